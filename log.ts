@@ -1,0 +1,97 @@
+/**
+ * Logging setup: LogTape with a synchronous stderr sink, JSON lines by default or readable text
+ * for terminals. Every component gets `getLogger(["ccm", "<component>"])`, passed in as a dependency.
+ */
+import {
+  configure,
+  getJsonLinesFormatter,
+  getLogger,
+  getTextFormatter,
+  type Logger,
+  type LogLevel,
+  type LogRecord,
+  type Sink,
+} from "@logtape/logtape";
+
+export type { Logger, LogLevel, LogRecord };
+
+/** How log lines look: `json` (one object per line) or `text` (for people at a terminal). */
+export type LogFormat = "json" | "text";
+
+/** Options for `setupLogging`. */
+export interface LoggingOptions {
+  format: LogFormat;
+  level: LogLevel;
+  /** Returns the secrets that must never be printed (re-asked per line, so rotated tokens are covered). */
+  secrets?: () => readonly string[];
+  /** Where formatted lines go; defaults to a synchronous write to stderr so nothing is lost on exit. */
+  write?: (line: string) => void;
+}
+
+const REDACTED = "***";
+
+/** Replaces every occurrence of each secret (of at least 4 characters) in `text` with `***`. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join(REDACTED);
+  return out;
+}
+
+/** Maps klog's `--v` verbosity to a LogTape level: 0–3 info, 4–5 debug, 6+ trace. */
+export function levelForVerbosity(v: number): LogLevel {
+  if (v >= 6) return "trace";
+  if (v >= 4) return "debug";
+  return "info";
+}
+
+function stderrWriter(): (line: string) => void {
+  const encoder = new TextEncoder();
+  return (line) => {
+    const bytes = encoder.encode(line);
+    let written = 0;
+    while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
+  };
+}
+
+/** A sink that formats, redacts secrets and writes synchronously. */
+export function makeSink(options: LoggingOptions): Sink {
+  const format = options.format === "json"
+    ? getJsonLinesFormatter({ categorySeparator: ".", message: "rendered", properties: "flatten" })
+    : getTextFormatter({ timestamp: "date-time-tz", category: "." });
+  const write = options.write ?? stderrWriter();
+  return (record: LogRecord) => {
+    let line = format(record);
+    if (!line.endsWith("\n")) line += "\n";
+    write(redactSecrets(line, options.secrets?.() ?? []));
+  };
+}
+
+/** Configures LogTape for the whole process. Call once from `main.ts` (tests may call it again). */
+export async function setupLogging(options: LoggingOptions): Promise<void> {
+  await configure({
+    reset: true,
+    sinks: { out: makeSink(options) },
+    loggers: [
+      { category: ["ccm"], lowestLevel: options.level, sinks: ["out"] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["out"] },
+    ],
+  });
+}
+
+/** The logger of one component, with a `component` property on every record. */
+export function componentLogger(component: string): Logger {
+  return getLogger(["ccm", component]).with({ component });
+}
+
+/** Records captured by `captureLogs`, for tests that assert on log output. */
+export interface CapturedLogs {
+  readonly lines: string[];
+  text(): string;
+}
+
+/** Routes all `ccm` logs (JSON format, given level) into memory; returns the captured lines. */
+export async function captureLogs(level: LogLevel = "debug", secrets?: () => readonly string[]): Promise<CapturedLogs> {
+  const lines: string[] = [];
+  await setupLogging({ format: "json", level, secrets, write: (l) => lines.push(l) });
+  return { lines, text: () => lines.join("") };
+}
