@@ -90,7 +90,10 @@ export interface CapturedLogs {
 }
 
 /** Routes all `ccm` logs (JSON format, given level) into memory; returns the captured lines. */
-export async function captureLogs(level: LogLevel = "debug", secrets?: () => readonly string[]): Promise<CapturedLogs> {
+export async function captureLogs(
+  level: LogLevel = "debug",
+  secrets?: () => readonly string[],
+): Promise<CapturedLogs> {
   const lines: string[] = [];
   await setupLogging({ format: "json", level, secrets, write: (l) => lines.push(l) });
   return { lines, text: () => lines.join("") };

@@ -148,7 +148,9 @@ export class Histogram implements Metric {
     for (const [key, s] of this.#series) {
       const values: string[] = JSON.parse(key);
       this.buckets.forEach((le, i) => {
-        lines.push(`${this.name}_bucket${renderLabels(this.labelNames, values, ["le", String(le)])} ${s.counts[i]}`);
+        lines.push(
+          `${this.name}_bucket${renderLabels(this.labelNames, values, ["le", String(le)])} ${s.counts[i]}`,
+        );
       });
       lines.push(`${this.name}_bucket${renderLabels(this.labelNames, values, ["le", "+Inf"])} ${s.count}`);
       lines.push(`${this.name}_sum${renderLabels(this.labelNames, values)} ${s.sum}`);
@@ -168,7 +170,9 @@ export class Registry {
   #get<M extends Metric>(name: string, make: () => M, kind: new (...a: never[]) => M): M {
     const existing = this.#metrics.get(name);
     if (existing) {
-      if (!(existing instanceof kind)) throw new TypeError(`Metric ${name} is already registered as another type`);
+      if (!(existing instanceof kind)) {
+        throw new TypeError(`Metric ${name} is already registered as another type`);
+      }
       return existing;
     }
     const m = make();
@@ -187,7 +191,12 @@ export class Registry {
   }
 
   /** A histogram named `name` (created on first use); buckets in the unit of the name. */
-  histogram(name: string, help: string, labelNames: readonly string[] = [], buckets?: readonly number[]): Histogram {
+  histogram(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    buckets?: readonly number[],
+  ): Histogram {
     return this.#get(name, () => new Histogram(name, help, labelNames, buckets), Histogram);
   }
 
