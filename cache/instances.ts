@@ -1,0 +1,153 @@
+/** The account's Linodes in our region (and tag), refreshed as one paged listing per TTL. */
+import type { Clock } from "../clock.ts";
+import type { BackoffOptions } from "../backoff.ts";
+import type { Registry } from "../metrics.ts";
+import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
+import { type GetOptions, TtlCell } from "./ttl_cache.ts";
+import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
+
+/** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient` implements it. */
+export interface InstanceSource {
+  listInstances(filter?: Record<string, unknown>): Promise<readonly LinodeInstance[]>;
+}
+
+/** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
+export interface VpcIpReader {
+  get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
+  onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
+}
+
+/** Options of `InstanceCache`. */
+export interface InstanceCacheOptions {
+  clock: Clock;
+  metrics: Registry;
+  /** `LINODE_INSTANCE_CACHE_TTL` in ms (default 15 s). */
+  ttlMs?: number;
+  /** Only Linodes in this region (`--linode-region` / `LINODE_REGION`). */
+  region?: string;
+  /** Only Linodes carrying this tag (`--linode-tag-filter`). */
+  tagFilter?: string;
+  /** VPC addresses of the configured VPCs, indexed as InternalIPs. */
+  vpcIps?: VpcIpReader;
+  retry?: BackoffOptions;
+}
+
+/** Default `LINODE_INSTANCE_CACHE_TTL`. */
+export const DEFAULT_INSTANCE_TTL_MS = 15_000;
+
+/** Listener of cache changes, with the ids of the Linodes that were added, changed or removed. */
+export type InstanceChangeListener = (ids: ReadonlySet<number>) => void;
+
+function fingerprint(i: LinodeInstance): string {
+  return JSON.stringify([i.label, i.status, i.type, i.region, i.ipv4, i.ipv6, i.host_uuid ?? null]);
+}
+
+function diffInstances(a: readonly LinodeInstance[] | undefined, b: readonly LinodeInstance[]): Set<number> {
+  const before = new Map((a ?? []).map((i) => [i.id, fingerprint(i)]));
+  const changed = new Set<number>();
+  for (const i of b) {
+    if (before.get(i.id) !== fingerprint(i)) changed.add(i.id);
+    before.delete(i.id);
+  }
+  for (const id of before.keys()) changed.add(id);
+  return changed;
+}
+
+function diffVpcIps(a: readonly VpcIp[] | undefined, b: readonly VpcIp[]): Set<number> {
+  const before = vpcIpv4ByLinode(a ?? []);
+  const after = vpcIpv4ByLinode(b);
+  const changed = new Set<number>();
+  for (const id of new Set([...before.keys(), ...after.keys()])) {
+    if (JSON.stringify(before.get(id) ?? []) !== JSON.stringify(after.get(id) ?? [])) changed.add(id);
+  }
+  return changed;
+}
+
+/** Cached Linodes with lookups by id, label and IP; every loop reads Linodes through it. */
+export class InstanceCache {
+  readonly #cell: TtlCell<readonly LinodeInstance[]>;
+  readonly #vpcIps: VpcIpReader | undefined;
+  readonly #listeners = new Set<InstanceChangeListener>();
+  #index: { key: string; index: InstanceIndex } | undefined;
+  #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
+
+  constructor(source: InstanceSource, options: InstanceCacheOptions) {
+    const filter: Record<string, unknown> = {};
+    if (options.region) filter.region = options.region;
+    if (options.tagFilter) filter.tags = options.tagFilter;
+    this.#cell = new TtlCell({
+      name: "instances",
+      ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
+      clock: options.clock,
+      metrics: options.metrics,
+      retry: options.retry,
+      load: () => source.listInstances(Object.keys(filter).length ? filter : undefined),
+      isEmpty: (list) => list.length === 0,
+    });
+    this.#vpcIps = options.vpcIps;
+    this.#cell.onChange((a, b) => this.#emit(diffInstances(a, b)));
+    this.#vpcIps?.onChange((a, b) => this.#emit(diffVpcIps(a, b)));
+  }
+
+  /** The index, refreshing instances (and VPC IPs) first when older than their TTLs. */
+  async view(options?: GetOptions): Promise<Snapshot<InstanceIndex>> {
+    const [instances, vpc] = await Promise.all([this.#cell.get(options), this.#vpcIps?.get()]);
+    return this.#combine(instances, vpc);
+  }
+
+  /** The index as cached, without any refresh (undefined before the first load). */
+  peek(): Snapshot<InstanceIndex> | undefined {
+    const instances = this.#cell.peek();
+    return instances && this.#combine(instances, undefined);
+  }
+
+  /** True when the instance list was loaded within `maxAgeMs` and its last refresh succeeded. */
+  isFreshEnough(maxAgeMs: number): boolean {
+    return this.#cell.isFreshEnough(maxAgeMs);
+  }
+
+  /** Forces a refresh now (single-flight). */
+  refresh(): Promise<void> {
+    return this.#cell.refresh();
+  }
+
+  /** Write-through after this CCM changed or read a Linode, so the next read does not go to the API. */
+  recordInstance(instance: LinodeInstance): void {
+    this.#cell.write((list) => [...list.filter((i) => i.id !== instance.id), instance]);
+  }
+
+  /** Write-through after a confirmed 404: the Linode is gone. */
+  forgetInstance(id: number): void {
+    this.#cell.write((list) => list.filter((i) => i.id !== id));
+  }
+
+  /** Calls `listener` with the changed Linode ids after each refresh or write; returns the unsubscribe. */
+  onChange(listener: InstanceChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(ids: ReadonlySet<number>): void {
+    if (ids.size === 0) return;
+    for (const listener of this.#listeners) listener(ids);
+  }
+
+  #combine(
+    i: Snapshot<readonly LinodeInstance[]>,
+    v: Snapshot<readonly VpcIp[]> | undefined,
+  ): Snapshot<InstanceIndex> {
+    const vpc = v ?? this.#lastVpc;
+    if (v) this.#lastVpc = v;
+    const key = `${i.generation}/${vpc?.generation ?? -1}`;
+    if (this.#index?.key !== key) {
+      this.#index = { key, index: new InstanceIndex(i.data, vpcIpv4ByLinode(vpc?.data ?? [])) };
+    }
+    return {
+      data: this.#index.index,
+      ageMs: Math.max(i.ageMs, vpc?.ageMs ?? 0),
+      stale: i.stale || (vpc?.stale ?? false),
+      suspicious: i.suspicious,
+      generation: i.generation + (vpc?.generation ?? 0),
+    };
+  }
+}

@@ -1,0 +1,179 @@
+/** One cached collection: refreshed at most once per TTL, single-flight, write-through, stale on failure. */
+import type { Clock } from "../clock.ts";
+import { Backoff, type BackoffOptions } from "../backoff.ts";
+import type { Counter, Gauge, Registry } from "../metrics.ts";
+import type { Snapshot } from "./types.ts";
+
+/** How a `TtlCell` loads and judges its data. */
+export interface TtlCellOptions<T> {
+  /** The `cache` label of the metrics, e.g. `instances`. */
+  name: string;
+  ttlMs: number;
+  clock: Clock;
+  metrics: Registry;
+  /** Fetches the whole collection (all pages). */
+  load: () => Promise<T>;
+  /** True when a loaded value is empty, so an empty-after-non-empty result can be flagged. */
+  isEmpty?: (data: T) => boolean;
+  /** Consecutive empty results needed before an empty list replaces a non-empty one (default 2). */
+  confirmEmptyAfter?: number;
+  /** Backoff between failed refreshes (default 1 s doubling up to 60 s). */
+  retry?: BackoffOptions;
+}
+
+/** Read options of `TtlCell.get`. */
+export interface GetOptions {
+  /** Refresh when the data is older than this (default: the TTL). */
+  maxAgeMs?: number;
+}
+
+/** Listener of data replacements. */
+export type CellListener<T> = (previous: T | undefined, next: T) => void;
+
+const DEFAULT_RETRY: BackoffOptions = { baseMs: 1000, maxMs: 60_000 };
+
+/** A single-flight TTL cache of one value (usually a list). */
+export class TtlCell<T> {
+  readonly #o: TtlCellOptions<T>;
+  readonly #retry: Backoff;
+  readonly #listeners = new Set<CellListener<T>>();
+  readonly #refreshes: Counter;
+  readonly #hits: Counter;
+  readonly #misses: Counter;
+  readonly #age: Gauge;
+  #data: { value: T } | undefined;
+  #loadedAt = 0;
+  #stale = false;
+  #suspicious = false;
+  #emptyStreak = 0;
+  #generation = 0;
+  #nextAttemptAt = 0;
+  #lastError: unknown;
+  #inflight: Promise<void> | undefined;
+  #pendingWrites: ((data: T) => T)[] = [];
+
+  constructor(options: TtlCellOptions<T>) {
+    this.#o = options;
+    this.#retry = new Backoff(options.retry ?? DEFAULT_RETRY);
+    const m = options.metrics;
+    this.#refreshes = m.counter("ccm_cache_refreshes_total", "Cache refreshes by result", [
+      "cache",
+      "result",
+    ]);
+    this.#hits = m.counter("ccm_cache_hits_total", "Cache reads served without a refresh", ["cache"]);
+    this.#misses = m.counter("ccm_cache_misses_total", "Cache reads that needed a refresh", ["cache"]);
+    this.#age = m.gauge("ccm_cache_age_seconds", "Age of the cached data", ["cache"]);
+  }
+
+  /** The data, refreshed first when older than the TTL (or `maxAgeMs`). Throws only when nothing was ever loaded. */
+  async get(options: GetOptions = {}): Promise<Snapshot<T>> {
+    const maxAgeMs = options.maxAgeMs ?? this.#o.ttlMs;
+    const labels = { cache: this.#o.name };
+    const now = this.#o.clock.monotonic();
+    const data = this.#data;
+    const fresh = data && now - this.#loadedAt <= maxAgeMs && !this.#stale;
+    const backingOff = now < this.#nextAttemptAt && !this.#inflight;
+    if (data && (fresh || backingOff)) {
+      this.#hits.inc(labels);
+      return this.#snapshot(data);
+    }
+    if (backingOff) throw this.#lastError;
+    this.#misses.inc(labels);
+    await this.refresh();
+    if (!this.#data) throw this.#lastError;
+    return this.#snapshot(this.#data);
+  }
+
+  /** Refreshes now (joining a refresh already in flight). Never throws: failures mark the data stale. */
+  refresh(): Promise<void> {
+    this.#inflight ??= this.#load().finally(() => this.#inflight = undefined);
+    return this.#inflight;
+  }
+
+  /** The current data without any refresh, or undefined before the first load. */
+  peek(): Snapshot<T> | undefined {
+    return this.#data ? this.#snapshot(this.#data) : undefined;
+  }
+
+  /** True when the data was loaded within `maxAgeMs`, and the last refresh neither failed nor looked suspicious. */
+  isFreshEnough(maxAgeMs: number): boolean {
+    return this.#data !== undefined && !this.#stale && this.#o.clock.monotonic() - this.#loadedAt <= maxAgeMs;
+  }
+
+  /** Write-through: applies `update` now and to the result of any refresh already in flight. */
+  write(update: (data: T) => T): void {
+    if (this.#inflight) this.#pendingWrites.push(update);
+    if (this.#data) this.#replace(update(this.#data.value));
+  }
+
+  /** Calls `listener` whenever the data is replaced; returns the unsubscribe function. */
+  onChange(listener: CellListener<T>): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async #load(): Promise<void> {
+    const labels = { cache: this.#o.name };
+    this.#pendingWrites = [];
+    let next: T;
+    try {
+      next = await this.#o.load();
+    } catch (e) {
+      this.#fail(e);
+      this.#refreshes.inc({ ...labels, result: "error" });
+      return;
+    }
+    for (const w of this.#pendingWrites) next = w(next);
+    this.#pendingWrites = [];
+    if (this.#isSuspicious(next)) {
+      this.#suspicious = true;
+      this.#fail(new Error(`Refusing an empty ${this.#o.name} list until confirmed`));
+      this.#refreshes.inc({ ...labels, result: "suspicious" });
+      return;
+    }
+    this.#loadedAt = this.#o.clock.monotonic();
+    this.#stale = false;
+    this.#suspicious = false;
+    this.#nextAttemptAt = 0;
+    this.#retry.reset();
+    this.#replace(next);
+    this.#age.set(labels, 0);
+    this.#refreshes.inc({ ...labels, result: "success" });
+  }
+
+  #isSuspicious(next: T): boolean {
+    const isEmpty = this.#o.isEmpty;
+    if (!isEmpty || !isEmpty(next)) {
+      this.#emptyStreak = 0;
+      return false;
+    }
+    this.#emptyStreak++;
+    const hadData = this.#data !== undefined && !isEmpty(this.#data.value);
+    return hadData && this.#emptyStreak < (this.#o.confirmEmptyAfter ?? 2);
+  }
+
+  #fail(error: unknown): void {
+    this.#lastError = error;
+    this.#stale = true;
+    this.#nextAttemptAt = this.#o.clock.monotonic() + this.#retry.next();
+  }
+
+  #replace(next: T): void {
+    const previous = this.#data?.value;
+    this.#data = { value: next };
+    this.#generation++;
+    for (const listener of this.#listeners) listener(previous, next);
+  }
+
+  #snapshot(data: { value: T }): Snapshot<T> {
+    const ageMs = Math.max(0, this.#o.clock.monotonic() - this.#loadedAt);
+    this.#age.set({ cache: this.#o.name }, ageMs / 1000);
+    return {
+      data: data.value,
+      ageMs,
+      stale: this.#stale,
+      suspicious: this.#suspicious,
+      generation: this.#generation,
+    };
+  }
+}

@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock.ts";
+import { Registry } from "../metrics.ts";
+import { TtlCell } from "./ttl_cache.ts";
+
+interface Harness {
+  cell: TtlCell<number[]>;
+  clock: FakeClock;
+  metrics: Registry;
+  loads: () => number;
+  next: { value: number[] | Error };
+  gate: { wait?: Promise<void> };
+}
+
+function harness(ttlMs = 1000): Harness {
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  let loads = 0;
+  const next: Harness["next"] = { value: [1, 2] };
+  const gate: Harness["gate"] = {};
+  const cell = new TtlCell<number[]>({
+    name: "t",
+    ttlMs,
+    clock,
+    metrics,
+    retry: { baseMs: 500, maxMs: 4000, jitter: 0 },
+    isEmpty: (d) => d.length === 0,
+    load: async () => {
+      loads++;
+      await gate.wait;
+      if (next.value instanceof Error) throw next.value;
+      return [...next.value];
+    },
+  });
+  return { cell, clock, metrics, loads: () => loads, next, gate };
+}
+
+function count(h: Harness, name: string, labels: Record<string, string>): number {
+  return h.metrics.counter(name, "", Object.keys(labels)).get(labels);
+}
+
+Deno.test("TtlCell.get() loads once per TTL and serves hits in between", async () => {
+  const h = harness();
+  assert.deepEqual((await h.cell.get()).data, [1, 2]);
+  await h.clock.advance(999);
+  h.next.value = [3];
+  assert.deepEqual((await h.cell.get()).data, [1, 2]);
+  assert.equal(h.loads(), 1);
+  await h.clock.advance(2);
+  const snap = await h.cell.get();
+  assert.deepEqual(snap.data, [3]);
+  assert.equal(snap.ageMs, 0);
+  assert.equal(h.loads(), 2);
+  assert.equal(count(h, "ccm_cache_hits_total", { cache: "t" }), 1);
+  assert.equal(count(h, "ccm_cache_misses_total", { cache: "t" }), 2);
+  assert.equal(count(h, "ccm_cache_refreshes_total", { cache: "t", result: "success" }), 2);
+});
+
+Deno.test("TtlCell.get() shares one in-flight refresh between concurrent readers", async () => {
+  const h = harness();
+  let release = () => {};
+  h.gate.wait = new Promise((r) => release = r);
+  const readers = Array.from({ length: 50 }, () => h.cell.get());
+  release();
+  const snaps = await Promise.all(readers);
+  assert.equal(h.loads(), 1);
+  assert.ok(snaps.every((s) => s.data.length === 2));
+});
+
+Deno.test("TtlCell.get() keeps the last good data on failure, marks it stale and backs off", async () => {
+  const h = harness();
+  await h.cell.get();
+  await h.clock.advance(1500);
+  h.next.value = new Error("HTTP 503");
+  const failed = await h.cell.get();
+  assert.deepEqual(failed.data, [1, 2]);
+  assert.equal(failed.stale, true);
+  assert.equal(failed.ageMs, 1500);
+  assert.equal(h.cell.isFreshEnough(60_000), false);
+  await h.clock.advance(400);
+  await h.cell.get();
+  assert.equal(h.loads(), 2, "no retry inside the backoff window");
+  await h.clock.advance(200);
+  h.next.value = [9];
+  const healed = await h.cell.get();
+  assert.deepEqual(healed.data, [9]);
+  assert.equal(healed.stale, false);
+  assert.equal(h.loads(), 3);
+  assert.equal(count(h, "ccm_cache_refreshes_total", { cache: "t", result: "error" }), 1);
+});
+
+Deno.test("TtlCell.get() throws while nothing was ever loaded", async () => {
+  const h = harness();
+  h.next.value = new Error("HTTP 500");
+  await assert.rejects(h.cell.get(), /HTTP 500/);
+  await assert.rejects(h.cell.get(), /HTTP 500/);
+  assert.equal(h.loads(), 1, "second read waits for the backoff");
+  assert.equal(h.cell.peek(), undefined);
+});
+
+Deno.test("TtlCell.get() flags an empty list after a non-empty one and accepts it only when confirmed", async () => {
+  const h = harness();
+  await h.cell.get();
+  h.next.value = [];
+  await h.clock.advance(1001);
+  const first = await h.cell.get();
+  assert.deepEqual(first.data, [1, 2]);
+  assert.equal(first.suspicious, true);
+  assert.equal(first.stale, true);
+  await h.clock.advance(600);
+  const second = await h.cell.get();
+  assert.deepEqual(second.data, []);
+  assert.equal(second.suspicious, false);
+  assert.equal(count(h, "ccm_cache_refreshes_total", { cache: "t", result: "suspicious" }), 1);
+});
+
+Deno.test("TtlCell.write() applies at once and survives a refresh already in flight", async () => {
+  const h = harness();
+  await h.cell.get();
+  let release = () => {};
+  h.gate.wait = new Promise((r) => release = r);
+  const refreshing = h.cell.refresh();
+  h.cell.write((d) => [...d, 7]);
+  assert.deepEqual(h.cell.peek()?.data, [1, 2, 7]);
+  release();
+  await refreshing;
+  assert.deepEqual(h.cell.peek()?.data, [1, 2, 7]);
+});
+
+Deno.test("TtlCell.onChange() reports previous and next data", async () => {
+  const h = harness();
+  const seen: [number[] | undefined, number[]][] = [];
+  const off = h.cell.onChange((a, b) => seen.push([a, b]));
+  await h.cell.get();
+  h.cell.write((d) => [...d, 3]);
+  off();
+  h.cell.write((d) => [...d, 4]);
+  assert.deepEqual(seen, [[undefined, [1, 2]], [[1, 2], [1, 2, 3]]]);
+});
+
+Deno.test("TtlCell.get() honours a tighter maxAgeMs", async () => {
+  const h = harness(10_000);
+  await h.cell.get();
+  await h.clock.advance(3000);
+  await h.cell.get({ maxAgeMs: 2000 });
+  assert.equal(h.loads(), 2);
+  assert.equal(h.cell.isFreshEnough(100), true);
+});

@@ -1,0 +1,58 @@
+/**
+ * The Linode objects the cache holds, as the subset of the API's wire shape that the CCM reads.
+ * `linode/client.ts` returns the full objects; they satisfy these structurally.
+ */
+
+/** A Linode instance (`GET /linode/instances`). */
+export interface LinodeInstance {
+  readonly id: number;
+  readonly label: string;
+  readonly region: string;
+  readonly type: string | null;
+  readonly status: string;
+  readonly ipv4: readonly string[];
+  readonly ipv6: string | null;
+  readonly tags: readonly string[];
+  readonly host_uuid?: string;
+}
+
+/** A subnet of a VPC. */
+export interface VpcSubnet {
+  readonly id: number;
+  readonly label: string;
+  readonly ipv4?: string | null;
+}
+
+/** A VPC with its subnets (`GET /vpcs`). */
+export interface Vpc {
+  readonly id: number;
+  readonly label: string;
+  readonly region: string;
+  readonly subnets: readonly VpcSubnet[];
+}
+
+/** One address or routed range of a VPC interface (`GET /vpcs/{id}/ips`). */
+export interface VpcIp {
+  readonly address: string | null;
+  readonly address_range: string | null;
+  readonly linode_id: number | null;
+  readonly vpc_id: number;
+  readonly subnet_id: number;
+  readonly config_id?: number | null;
+  readonly interface_id?: number | null;
+  readonly active?: boolean;
+  readonly nat_1_1?: string | null;
+}
+
+/** What a reader gets: the data, how old it is, and whether it may be trusted for destructive decisions. */
+export interface Snapshot<T> {
+  readonly data: T;
+  /** Milliseconds since the data was last loaded successfully (or written through). */
+  readonly ageMs: number;
+  /** The last refresh failed (or was suspicious): `data` is the last good copy. */
+  readonly stale: boolean;
+  /** The last refresh returned an empty list after a non-empty one; not proof of absence. */
+  readonly suspicious: boolean;
+  /** Increases on every change of `data`. */
+  readonly generation: number;
+}

@@ -1,0 +1,100 @@
+/** Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips`), refreshed once per TTL. */
+import type { Clock } from "../clock.ts";
+import type { BackoffOptions } from "../backoff.ts";
+import type { Registry } from "../metrics.ts";
+import { type GetOptions, TtlCell } from "./ttl_cache.ts";
+import type { Snapshot, Vpc, VpcIp } from "./types.ts";
+
+/** Lists one VPC's addresses, all pages. `LinodeClient` implements it. */
+export interface VpcIpSource {
+  listVPCIPs(vpcId: number): Promise<readonly VpcIp[]>;
+}
+
+/** The resolved VPCs whose addresses are listed. `VpcCache` implements it. */
+export interface VpcReader {
+  readonly configured: boolean;
+  get(options?: GetOptions): Promise<Snapshot<readonly Vpc[]>>;
+}
+
+/** Options of `VpcIpCache`. */
+export interface VpcIpCacheOptions {
+  clock: Clock;
+  metrics: Registry;
+  /** `LINODE_ROUTES_CACHE_TTL_SECONDS` in ms (default 60 s). */
+  ttlMs?: number;
+  retry?: BackoffOptions;
+}
+
+/** Replaces the routed ranges of one Linode in one VPC, keeping its addresses. Pure. */
+export function withIpRanges(
+  ips: readonly VpcIp[],
+  vpcId: number,
+  linodeId: number,
+  ranges: readonly string[],
+): VpcIp[] {
+  const mine = (ip: VpcIp) => ip.vpc_id === vpcId && ip.linode_id === linodeId;
+  const template = ips.find((ip) => mine(ip) && ip.address);
+  const kept = ips.filter((ip) => !(mine(ip) && ip.address_range));
+  if (!template) return kept;
+  const added = ranges.map((range): VpcIp => ({
+    ...template,
+    address: null,
+    address_range: range,
+    nat_1_1: null,
+  }));
+  return [...kept, ...added];
+}
+
+/** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */
+export class VpcIpCache {
+  readonly #cell: TtlCell<readonly VpcIp[]>;
+  readonly #vpcs: VpcReader;
+
+  constructor(source: VpcIpSource, vpcs: VpcReader, options: VpcIpCacheOptions) {
+    this.#vpcs = vpcs;
+    this.#cell = new TtlCell<readonly VpcIp[]>({
+      name: "vpc_ips",
+      ttlMs: options.ttlMs ?? 60_000,
+      clock: options.clock,
+      metrics: options.metrics,
+      retry: options.retry,
+      load: async () => {
+        if (!vpcs.configured) return [];
+        const { data, stale } = await vpcs.get();
+        if (stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
+        const lists = await Promise.all(data.map((v) => source.listVPCIPs(v.id)));
+        return lists.flat();
+      },
+    });
+  }
+
+  /** True when VPCs are configured (otherwise every read is an empty list without any call). */
+  get configured(): boolean {
+    return this.#vpcs.configured;
+  }
+
+  /** The addresses, refreshed first when older than the TTL. */
+  get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>> {
+    return this.#cell.get(options);
+  }
+
+  /** The addresses as cached (undefined before the first load). */
+  peek(): Snapshot<readonly VpcIp[]> | undefined {
+    return this.#cell.peek();
+  }
+
+  /** True when loaded within `maxAgeMs` and the last refresh succeeded. */
+  isFreshEnough(maxAgeMs: number): boolean {
+    return this.#cell.isFreshEnough(maxAgeMs);
+  }
+
+  /** Write-through after this CCM set a Linode's `ip_ranges` on its VPC interface. */
+  recordIpRanges(vpcId: number, linodeId: number, ranges: readonly string[]): void {
+    this.#cell.write((ips) => withIpRanges(ips, vpcId, linodeId, ranges));
+  }
+
+  /** Calls `listener` whenever the addresses change; returns the unsubscribe. */
+  onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void {
+    return this.#cell.onChange(listener);
+  }
+}
