@@ -1,0 +1,230 @@
+import assert from "node:assert/strict";
+import { captureLogs, componentLogger } from "./log.ts";
+import { Registry } from "./metrics.ts";
+import {
+  type HealthCheck,
+  METRICS_CONTENT_TYPE,
+  type RunningServer,
+  type ServerOptions,
+  startServer,
+} from "./serve.ts";
+import { generateSelfSignedCert, readTlsFiles } from "./tls.ts";
+
+/** A check whose outcome the test flips. */
+function toggle(
+  name: string,
+  initial: boolean | string = true,
+): HealthCheck & { set(v: boolean | string): void } {
+  let value = initial;
+  return { name, check: () => value, set: (v) => value = v };
+}
+
+function options(overrides: Partial<Omit<ServerOptions, "port">> = {}): ServerOptions & { port: number } {
+  return {
+    hostname: "127.0.0.1",
+    tls: "self-signed",
+    registry: new Registry(),
+    checks: { healthz: [], readyz: [] },
+    leading: () => false,
+    log: componentLogger("serve"),
+    ...overrides,
+    port: 0,
+  };
+}
+
+/** Starts a server and an HTTPS client that trusts only its certificate. */
+async function serve(overrides: Partial<Omit<ServerOptions, "port">> = {}) {
+  const server = await startServer(options(overrides));
+  const client = Deno.createHttpClient({ caCerts: [server.certPem] });
+  return {
+    server,
+    async get(path: string, init: RequestInit = {}) {
+      const res = await fetch(`${server.url}${path}`, { ...init, client });
+      return { status: res.status, headers: res.headers, body: await res.text() };
+    },
+    async [Symbol.asyncDispose]() {
+      client.close();
+      await server.close();
+    },
+  };
+}
+
+Deno.test("startServer() serves /healthz, /readyz and /metrics over HTTPS with a self-signed certificate", async () => {
+  const registry = new Registry();
+  registry.counter("ccm_test_total", "A test counter.").inc();
+  await using s = await serve({ registry });
+  assert.match(s.server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.deepEqual(await s.get("/healthz").then((r) => [r.status, r.body]), [200, "ok"]);
+  assert.deepEqual(await s.get("/readyz").then((r) => [r.status, r.body]), [200, "ok"]);
+  const metrics = await s.get("/metrics");
+  assert.equal(metrics.status, 200);
+  assert.equal(metrics.headers.get("content-type"), METRICS_CONTENT_TYPE);
+  assert.match(metrics.body, /^ccm_test_total 1$/m);
+});
+
+Deno.test("startServer() /readyz flips with its checks and reports leadership", async () => {
+  const clients = toggle("linode-client");
+  const informers = toggle("informers-synced", "nodes not synced");
+  let leading = false;
+  await using s = await serve({
+    checks: { healthz: [], readyz: [clients, informers] },
+    leading: () => leading,
+  });
+
+  const notReady = await s.get("/readyz");
+  assert.equal(notReady.status, 500);
+  assert.equal(
+    notReady.body,
+    "[+]ping ok\n[+]linode-client ok\n[-]informers-synced failed: nodes not synced\n" +
+      "[+]leader-election ok: standby\nreadyz check failed\n",
+  );
+
+  informers.set(true);
+  const standby = await s.get("/readyz?verbose");
+  assert.equal(standby.status, 200, "a standby is ready");
+  assert.equal(standby.headers.get("x-ccm-leader"), "false");
+  assert.equal(
+    standby.body,
+    "[+]ping ok\n[+]linode-client ok\n[+]informers-synced ok\n[+]leader-election ok: standby\nreadyz check passed\n",
+  );
+
+  leading = true;
+  const leader = await s.get("/readyz?verbose");
+  assert.equal(leader.headers.get("x-ccm-leader"), "true");
+  assert.match(leader.body, /^\[\+\]leader-election ok: leading$/m);
+
+  clients.set(false);
+  const failing = await s.get("/readyz");
+  assert.equal(failing.status, 500);
+  assert.match(failing.body, /^\[-\]linode-client failed: not ok$/m);
+});
+
+Deno.test("startServer() /healthz fails while an essential loop is dead and recovers after", async () => {
+  const informer = toggle("informer-nodes");
+  const throwing: HealthCheck = {
+    name: "elector",
+    check: () => {
+      throw new Error("elector loop exited");
+    },
+  };
+  await using s = await serve({ checks: { healthz: [informer], readyz: [] } });
+  assert.equal((await s.get("/healthz")).status, 200);
+  informer.set("unhealthy for 300s");
+  const dead = await s.get("/healthz");
+  assert.equal(dead.status, 500);
+  assert.equal(dead.body, "[+]ping ok\n[-]informer-nodes failed: unhealthy for 300s\nhealthz check failed\n");
+  assert.equal((await s.get("/readyz")).status, 200, "readyz has its own checks");
+  informer.set(true);
+  assert.deepEqual(await s.get("/healthz?verbose").then((r) => [r.status, r.body]), [
+    200,
+    "[+]ping ok\n[+]informer-nodes ok\nhealthz check passed\n",
+  ]);
+
+  await using t = await serve({ checks: { healthz: [throwing], readyz: [] } });
+  assert.match((await t.get("/healthz")).body, /^\[-\]elector failed: elector loop exited$/m);
+});
+
+/** One sample line of the text format: name, optional labels (escaped values), value. */
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\n"])*",?)*\})? (\S+)$/;
+
+Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels", async () => {
+  const registry = new Registry();
+  registry.counter("ccm_linode_requests_total", "Linode API calls.", ["method", "route"])
+    .inc({ method: "GET", route: 'weird "route"\\with\nnewline' }, 3);
+  registry.gauge("ccm_workqueue_depth", "Keys waiting.", ["name"]).set({ name: "service" }, 2);
+  registry.histogram("ccm_reconcile_duration_seconds", "Reconcile time.", ["controller"], [0.1, 1])
+    .observe({ controller: "route" }, 0.5);
+  await using s = await serve({ registry });
+  const { body } = await s.get("/metrics");
+  const lines = body.trimEnd().split("\n");
+  const types = new Map<string, string>();
+  for (const line of lines) {
+    const meta = /^# (HELP|TYPE) (\S+) (.+)$/.exec(line);
+    if (meta) {
+      if (meta[1] === "TYPE") types.set(meta[2]!, meta[3]!);
+      continue;
+    }
+    const sample = SAMPLE.exec(line);
+    assert.ok(sample, `not a sample line: ${JSON.stringify(line)}`);
+    assert.ok(!Number.isNaN(Number(sample[4]!.replace("+Inf", "Infinity"))), line);
+    const family = sample[1]!.replace(/_(bucket|sum|count)$/, "");
+    assert.ok(types.has(sample[1]!) || types.get(family) === "histogram", `TYPE before ${line}`);
+  }
+  assert.deepEqual(Object.fromEntries(types), {
+    ccm_linode_requests_total: "counter",
+    ccm_workqueue_depth: "gauge",
+    ccm_reconcile_duration_seconds: "histogram",
+  });
+  assert.ok(
+    lines.includes('ccm_linode_requests_total{method="GET",route="weird \\"route\\"\\\\with\\nnewline"} 3'),
+  );
+  assert.ok(lines.includes('ccm_workqueue_depth{name="service"} 2'));
+  assert.ok(lines.includes('ccm_reconcile_duration_seconds_bucket{controller="route",le="+Inf"} 1'));
+});
+
+Deno.test("startServer() serves the certificate given in files", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const given = await generateSelfSignedCert({ hosts: ["127.0.0.1"] });
+    await Deno.writeTextFile(`${dir}/tls.crt`, given.certPem);
+    await Deno.writeTextFile(`${dir}/tls.key`, given.keyPem);
+    await using s = await serve({ tls: await readTlsFiles(`${dir}/tls.crt`, `${dir}/tls.key`) });
+    assert.equal(s.server.certPem, given.certPem);
+    assert.equal((await s.get("/healthz")).body, "ok");
+
+    const other = await generateSelfSignedCert({ hosts: ["127.0.0.1"] });
+    using stranger = Deno.createHttpClient({ caCerts: [other.certPem] });
+    await assert.rejects(fetch(`${s.server.url}/healthz`, { client: stranger }), TypeError);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startServer() answers 404 for other paths and 405 for other methods", async () => {
+  await using s = await serve();
+  for (const path of ["/", "/metricsx", "/healthz/extra", "/debug/pprof", "/livez"]) {
+    const res = await s.get(path);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.body, "404 page not found\n");
+  }
+  assert.equal((await s.get("/metrics/")).status, 200);
+  const post = await s.get("/readyz", { method: "POST", body: "x" });
+  assert.equal(post.status, 405);
+  assert.equal(post.headers.get("allow"), "GET, HEAD");
+  assert.equal((await s.get("/healthz", { method: "HEAD" })).status, 200);
+});
+
+Deno.test("startServer() close() stops listening and a second close() is harmless", async () => {
+  const server: RunningServer = await startServer(options());
+  using client = Deno.createHttpClient({ caCerts: [server.certPem] });
+  const res = await fetch(`${server.url}/healthz`, { client });
+  assert.equal(await res.text(), "ok");
+  await server.close();
+  await server.close();
+  await assert.rejects(fetch(`${server.url}/healthz`, { client }), TypeError);
+});
+
+Deno.test("startServer() stops when its signal aborts", async () => {
+  const stop = new AbortController();
+  const server = await startServer(options({ signal: stop.signal }));
+  stop.abort();
+  await server.close();
+  using client = Deno.createHttpClient({ caCerts: [server.certPem] });
+  await assert.rejects(fetch(`${server.url}/healthz`, { client }), TypeError);
+});
+
+Deno.test("startServer() with port null serves nothing", async () => {
+  assert.equal(await startServer({ ...options(), port: null }), null);
+});
+
+Deno.test("startServer() never logs the private key", async () => {
+  const logs = await captureLogs("trace");
+  const tls = await generateSelfSignedCert({ hosts: ["127.0.0.1"] });
+  await using s = await serve({ tls, checks: { healthz: [toggle("x", false)], readyz: [] } });
+  await s.get("/healthz");
+  const keyBody = tls.keyPem.split("\n").slice(1, -2).join("");
+  assert.match(logs.text(), /"url":"https:\/\/127\.0\.0\.1:\d+"/, "the start is logged");
+  assert.ok(!logs.text().includes(keyBody.slice(0, 40)));
+  assert.ok(!logs.text().includes("PRIVATE KEY"));
+});
