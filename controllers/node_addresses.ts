@@ -1,0 +1,166 @@
+/**
+ * Pure planning of what the CCM owns on a Node: addresses, labels, annotations and its taints.
+ * Matches the Go CCM's names and address order. No I/O, no clock.
+ */
+import type { V1Node, V1NodeAddress, V1Taint } from "@kubernetes/client-node";
+import type { LinodeInstance } from "../cache/types.ts";
+import { stripPrefix } from "../cache/instance_index.ts";
+
+/** Taint kubelet sets with `--cloud-provider=external` until the CCM has initialised the Node. */
+export const UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
+/** Taint the lifecycle controller sets while the Linode is shut down. */
+export const SHUTDOWN_TAINT_KEY = "node.cloudprovider.kubernetes.io/shutdown";
+/** Annotation kubelet sets to the `--node-ip` it was given. */
+export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+/** Label with the Linode's host UUID (a label, despite the Go constant's name). */
+export const HOST_UUID_LABEL = "node.k8s.linode.com/host-uuid";
+/** Annotation with the Linode's private IPv4. */
+export const PRIVATE_IP_ANNOTATION = "node.k8s.linode.com/private-ip";
+/** Annotation with the Linode's public IPv6. */
+export const PUBLIC_IPV6_ANNOTATION = "node.k8s.linode.com/public-ipv6";
+
+/** A node address type, as in `status.addresses`. */
+export type NodeAddressType = "Hostname" | "InternalIP" | "ExternalIP";
+
+/** One entry of `status.addresses`. */
+export interface NodeAddress {
+  type: NodeAddressType;
+  address: string;
+}
+
+/** An IPv4 network, e.g. `LINODE_EXTERNAL_SUBNET`. */
+export interface Ipv4Cidr {
+  readonly base: number;
+  readonly mask: number;
+}
+
+/** Options of address planning. */
+export interface AddressOptions {
+  /** `LINODE_EXTERNAL_SUBNET`: private-range addresses inside it count as external. */
+  externalSubnet?: Ipv4Cidr;
+}
+
+const RFC1918: readonly Ipv4Cidr[] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"].map(parseIpv4Cidr);
+
+/** The 32-bit value of a dotted IPv4 address, or undefined when `ip` is not one. */
+export function ipv4ToNumber(ip: string): number | undefined {
+  const parts = ip.split(".");
+  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255)) return;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+/** Parses `a.b.c.d/n`; throws RangeError otherwise. */
+export function parseIpv4Cidr(cidr: string): Ipv4Cidr {
+  const [ip = "", bits = "", ...rest] = cidr.trim().split("/");
+  const base = ipv4ToNumber(ip);
+  const n = /^[0-9]{1,2}$/.test(bits) ? Number(bits) : NaN;
+  if (base === undefined || rest.length || !(n >= 0 && n <= 32)) {
+    throw new RangeError(`Invalid IPv4 CIDR ${cidr}`);
+  }
+  const mask = n === 0 ? 0 : (0xffffffff << (32 - n)) >>> 0;
+  return { base: (base & mask) >>> 0, mask };
+}
+
+/** True when the IPv4 address `ip` is inside `cidr`. */
+export function cidrContains(cidr: Ipv4Cidr, ip: string): boolean {
+  const n = ipv4ToNumber(ip);
+  return n !== undefined && ((n & cidr.mask) >>> 0) === cidr.base;
+}
+
+/** True for RFC 1918 IPv4 addresses that are not inside the external subnet. */
+export function isPrivateIpv4(ip: string, externalSubnet?: Ipv4Cidr): boolean {
+  if (!RFC1918.some((c) => cidrContains(c, ip))) return false;
+  return !externalSubnet || !cidrContains(externalSubnet, ip);
+}
+
+/**
+ * The Node's addresses: Hostname (the Linode label); VPC IPv4 as InternalIP; private IPv4 as InternalIP;
+ * public IPv4 then IPv6 as ExternalIP; then the kubelet's `--node-ip` values as InternalIP when not already listed.
+ */
+export function planAddresses(
+  instance: LinodeInstance,
+  vpcIpv4: readonly string[],
+  options: AddressOptions & { providedNodeIps?: readonly string[] } = {},
+): NodeAddress[] {
+  const internal = (address: string): NodeAddress => ({ type: "InternalIP", address });
+  const external = (address: string): NodeAddress => ({ type: "ExternalIP", address });
+  const ipv4 = instance.ipv4.filter((ip) => ipv4ToNumber(ip) !== undefined);
+  const isPrivate = (ip: string) => isPrivateIpv4(ip, options.externalSubnet);
+  const all: NodeAddress[] = [
+    { type: "Hostname", address: instance.label },
+    ...vpcIpv4.map(internal),
+    ...ipv4.filter(isPrivate).map(internal),
+    ...ipv4.filter((ip) => !isPrivate(ip)).map(external),
+    ...(instance.ipv6 ? [external(stripPrefix(instance.ipv6))] : []),
+    ...(options.providedNodeIps ?? []).map(internal),
+  ];
+  const seen = new Set<string>();
+  return all.filter((a) => !seen.has(a.address) && seen.add(a.address));
+}
+
+/** The labels the CCM owns: instance type, region (GA and beta names) and host UUID. */
+export function planLabels(instance: LinodeInstance): Record<string, string> {
+  const labels: Record<string, string> = {
+    "topology.kubernetes.io/region": instance.region,
+    "failure-domain.beta.kubernetes.io/region": instance.region,
+  };
+  if (instance.type) {
+    labels["node.kubernetes.io/instance-type"] = instance.type;
+    labels["beta.kubernetes.io/instance-type"] = instance.type;
+  }
+  if (instance.host_uuid) labels[HOST_UUID_LABEL] = instance.host_uuid;
+  return labels;
+}
+
+/** The annotations the CCM owns, when known: the first private IPv4 and the public IPv6. */
+export function planAnnotations(
+  instance: LinodeInstance,
+  options: AddressOptions = {},
+): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  const privateIp = instance.ipv4.find((ip) => isPrivateIpv4(ip, options.externalSubnet));
+  if (privateIp) annotations[PRIVATE_IP_ANNOTATION] = privateIp;
+  if (instance.ipv6) annotations[PUBLIC_IPV6_ANNOTATION] = stripPrefix(instance.ipv6);
+  return annotations;
+}
+
+/** The entries of `want` that differ from `have` (undefined when none do). */
+export function changedEntries(
+  have: Readonly<Record<string, string>> | undefined,
+  want: Readonly<Record<string, string>>,
+): Record<string, string> | undefined {
+  const out = Object.entries(want).filter(([k, v]) => have?.[k] !== v);
+  return out.length ? Object.fromEntries(out) : undefined;
+}
+
+/** True when both address lists hold the same entries in the same order. */
+export function sameAddresses(a: readonly V1NodeAddress[] | undefined, b: readonly NodeAddress[]): boolean {
+  return (a ?? []).length === b.length &&
+    b.every((x, i) => a?.[i]?.type === x.type && a[i]?.address === x.address);
+}
+
+/** True when the Node carries a taint with this key. */
+export function hasTaint(node: V1Node, key: string): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === key);
+}
+
+/** The Node's taints without `key`; the others stay exactly as they were. */
+export function withoutTaint(node: V1Node, key: string): V1Taint[] {
+  return (node.spec?.taints ?? []).filter((t) => t.key !== key);
+}
+
+/** The Node's taints plus `taint` (unless one with its key is already there). */
+export function withTaint(node: V1Node, taint: V1Taint): V1Taint[] {
+  const taints = node.spec?.taints ?? [];
+  return taints.some((t) => t.key === taint.key) ? [...taints] : [...taints, taint];
+}
+
+/** The IPs a Node reports about itself: `status.addresses` (Internal/External) and kubelet's `--node-ip`. */
+export function nodeReportedIps(node: V1Node): string[] {
+  const fromStatus = (node.status?.addresses ?? [])
+    .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
+    .map((a) => a.address);
+  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
+  const all = [...(provided ? provided.split(",").map((s) => s.trim()) : []), ...fromStatus];
+  return [...new Set(all.filter(Boolean))];
+}

@@ -1,0 +1,200 @@
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import type { LinodeInstance } from "../cache/types.ts";
+import {
+  cidrContains,
+  type NodeAddress,
+  nodeReportedIps,
+  parseIpv4Cidr,
+  planAddresses,
+  planAnnotations,
+  planLabels,
+  withoutTaint,
+  withTaint,
+} from "./node_addresses.ts";
+
+function linode(over: Partial<LinodeInstance> = {}): LinodeInstance {
+  return {
+    id: 1,
+    label: "n1",
+    region: "us-east",
+    type: "g6-standard-2",
+    status: "running",
+    ipv4: ["45.79.1.2"],
+    ipv6: null,
+    tags: [],
+    ...over,
+  };
+}
+
+const h = (address: string): NodeAddress => ({ type: "Hostname", address });
+const int = (address: string): NodeAddress => ({ type: "InternalIP", address });
+const ext = (address: string): NodeAddress => ({ type: "ExternalIP", address });
+
+const ADDRESS_CASES: {
+  name: string;
+  linode: LinodeInstance;
+  vpc?: string[];
+  subnet?: string;
+  provided?: string[];
+  want: NodeAddress[];
+}[] = [
+  { name: "public only", linode: linode(), want: [h("n1"), ext("45.79.1.2")] },
+  {
+    name: "public and private, private listed first",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.130.5"] }),
+    want: [h("n1"), int("192.168.130.5"), ext("45.79.1.2")],
+  },
+  {
+    name: "IPv6 without its prefix length, after IPv4",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2600:3c03::f03c:91ff:fe24:3a2f/128" }),
+    want: [h("n1"), int("192.168.1.1"), ext("45.79.1.2"), ext("2600:3c03::f03c:91ff:fe24:3a2f")],
+  },
+  {
+    name: "VPC IPv4 first among InternalIPs",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"] }),
+    vpc: ["10.0.0.4"],
+    want: [h("n1"), int("10.0.0.4"), int("192.168.1.1"), ext("45.79.1.2")],
+  },
+  {
+    name: "private addresses inside LINODE_EXTERNAL_SUBNET are external",
+    linode: linode({ ipv4: ["172.16.0.9", "192.168.1.1"] }),
+    subnet: "172.16.0.0/24",
+    want: [h("n1"), int("192.168.1.1"), ext("172.16.0.9")],
+  },
+  {
+    name: "kubelet --node-ip kept as InternalIP when not a Linode address",
+    linode: linode(),
+    provided: ["10.9.9.9", "45.79.1.2"],
+    want: [h("n1"), ext("45.79.1.2"), int("10.9.9.9")],
+  },
+  {
+    name: "duplicates collapse to the first entry",
+    linode: linode({ ipv4: ["45.79.1.2", "45.79.1.2"] }),
+    vpc: ["10.0.0.4", "10.0.0.4"],
+    want: [h("n1"), int("10.0.0.4"), ext("45.79.1.2")],
+  },
+  {
+    name: "100.64/10 and 172.32/16 are not RFC 1918",
+    linode: linode({ ipv4: ["100.64.0.1", "172.32.0.1", "172.31.255.255"] }),
+    want: [h("n1"), int("172.31.255.255"), ext("100.64.0.1"), ext("172.32.0.1")],
+  },
+];
+
+for (const c of ADDRESS_CASES) {
+  Deno.test(`planAddresses() ${c.name}`, () => {
+    const externalSubnet = c.subnet ? parseIpv4Cidr(c.subnet) : undefined;
+    assert.deepEqual(
+      planAddresses(c.linode, c.vpc ?? [], { externalSubnet, providedNodeIps: c.provided }),
+      c.want,
+    );
+  });
+}
+
+const LABEL_CASES = [
+  {
+    name: "type, region and host UUID",
+    linode: linode({ host_uuid: "abc-123" }),
+    want: {
+      "node.kubernetes.io/instance-type": "g6-standard-2",
+      "beta.kubernetes.io/instance-type": "g6-standard-2",
+      "topology.kubernetes.io/region": "us-east",
+      "failure-domain.beta.kubernetes.io/region": "us-east",
+      "node.k8s.linode.com/host-uuid": "abc-123",
+    },
+  },
+  {
+    name: "no type and no host UUID leave those labels out",
+    linode: linode({ type: null }),
+    want: {
+      "topology.kubernetes.io/region": "us-east",
+      "failure-domain.beta.kubernetes.io/region": "us-east",
+    },
+  },
+];
+
+for (const c of LABEL_CASES) {
+  Deno.test(`planLabels() ${c.name}`, () => assert.deepEqual(planLabels(c.linode), c.want));
+}
+
+const ANNOTATION_CASES = [
+  { name: "public only has none", linode: linode(), want: {} },
+  {
+    name: "private IPv4 and public IPv6",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2600:3c03::1/128" }),
+    want: {
+      "node.k8s.linode.com/private-ip": "192.168.1.1",
+      "node.k8s.linode.com/public-ipv6": "2600:3c03::1",
+    },
+  },
+  {
+    name: "a private address in the external subnet is not the private IP",
+    linode: linode({ ipv4: ["10.1.0.1"] }),
+    subnet: "10.1.0.0/16",
+    want: {},
+  },
+];
+
+for (const c of ANNOTATION_CASES) {
+  Deno.test(`planAnnotations() ${c.name}`, () => {
+    const externalSubnet = c.subnet ? parseIpv4Cidr(c.subnet) : undefined;
+    assert.deepEqual(planAnnotations(c.linode, { externalSubnet }), c.want);
+  });
+}
+
+const CIDR_CASES = [
+  { cidr: "10.0.0.0/8", ip: "10.255.1.1", want: true },
+  { cidr: "10.0.0.0/8", ip: "11.0.0.1", want: false },
+  { cidr: "0.0.0.0/0", ip: "8.8.8.8", want: true },
+  { cidr: "192.168.1.7/32", ip: "192.168.1.7", want: true },
+  { cidr: "192.168.1.7/32", ip: "192.168.1.8", want: false },
+  { cidr: "10.0.0.0/8", ip: "2600::1", want: false },
+];
+
+for (const c of CIDR_CASES) {
+  Deno.test(`cidrContains() ${c.cidr} ${c.ip} is ${c.want}`, () => {
+    assert.equal(cidrContains(parseIpv4Cidr(c.cidr), c.ip), c.want);
+  });
+}
+
+Deno.test("parseIpv4Cidr() rejects malformed networks", () => {
+  for (
+    const bad of ["10.0.0.0", "10.0.0.0/33", "10.0.0/8", "256.0.0.0/8", "10.0.0.0/8/1", "::/0", "01.0.0.0/8"]
+  ) {
+    assert.throws(() => parseIpv4Cidr(bad), RangeError, bad);
+  }
+});
+
+function node(
+  over: { taints?: { key: string; effect: string }[]; annotations?: Record<string, string> },
+): V1Node {
+  return {
+    metadata: { name: "n1", annotations: over.annotations },
+    spec: { taints: over.taints },
+    status: {
+      addresses: [
+        { type: "Hostname", address: "n1" },
+        { type: "InternalIP", address: "10.0.0.1" },
+        { type: "ExternalIP", address: "45.1.1.1" },
+      ],
+    },
+  };
+}
+
+Deno.test("withoutTaint() removes only the given key", () => {
+  const taints = [{ key: "a", effect: "NoSchedule" }, { key: "b", effect: "NoExecute" }];
+  assert.deepEqual(withoutTaint(node({ taints }), "a"), [{ key: "b", effect: "NoExecute" }]);
+  assert.deepEqual(withoutTaint(node({}), "a"), []);
+});
+
+Deno.test("withTaint() adds once and keeps the others", () => {
+  const taints = [{ key: "a", effect: "NoSchedule" }];
+  const add = { key: "s", effect: "NoSchedule" };
+  assert.deepEqual(withTaint(node({ taints }), add), [...taints, add]);
+  assert.deepEqual(withTaint(node({ taints: [add] }), add), [add]);
+});
+
+Deno.test("nodeReportedIps() lists kubelet's --node-ip first, then status IPs", () => {
+  const n = node({ annotations: { "alpha.kubernetes.io/provided-node-ip": "10.0.0.1,fd00::1" } });
+  assert.deepEqual(nodeReportedIps(n), ["10.0.0.1", "fd00::1", "45.1.1.1"]);
+});
