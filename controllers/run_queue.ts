@@ -1,0 +1,134 @@
+/**
+ * The worker loop every controller runs on its `WorkQueue`: take a key, reconcile it, and turn the
+ * outcome into the queue's next step (the upstream service controller's `processNextWorkItem`).
+ */
+import { isAbort } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { WorkQueue } from "./work_queue.ts";
+
+/** Thrown by a reconcile that must wait a known time before retrying (Linode's `Retry-After`). */
+export class RetryAfterError extends Error {
+  override name = "RetryAfterError";
+  constructor(message: string, readonly retryAfterMs: number, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/**
+ * Thrown for a bad user input (an invalid annotation): retrying cannot help, so the key is not
+ * requeued until its object changes. Other error classes opt in with `permanent = true`.
+ */
+export class InvalidInputError extends Error {
+  override name = "InvalidInputError";
+  readonly permanent = true;
+}
+
+/** What the worker loop did with a key after its handler returned or threw. */
+export type Outcome = "success" | "retry-after" | "rate-limited" | "permanent" | "aborted";
+
+/** True for errors that say retrying will not help (`InvalidInputError` or `permanent: true`). */
+export function isPermanentError(error: unknown): boolean {
+  return error instanceof InvalidInputError ||
+    (typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true);
+}
+
+/** The wait an error asks for (`RetryAfterError`, or any error with a numeric `retryAfterMs`), if any. */
+export function retryAfterMsOf(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const ms = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** Options of `runWorkers`. */
+export interface RunWorkersOptions<T> {
+  /** Number of keys handled at once (distinct keys only: a key never runs twice at once). */
+  concurrency: number;
+  /** Stops taking keys when aborted; running handlers finish first. */
+  signal: AbortSignal;
+  /** Reconciles one key; throws to be requeued. Receives the loop's signal to cut waits short. */
+  handle: (key: T, signal: AbortSignal) => Promise<void>;
+  log: Logger;
+  /** Called after a handler throws, unless aborted (e.g. to record a Warning Event); its errors are logged. */
+  onError?: (key: T, error: unknown, outcome: Outcome) => void | Promise<void>;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Applies one handler failure to the queue; returns what was done. */
+function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWorkersOptions<T>): Outcome {
+  const { log, signal } = options;
+  const props = { queue: queue.name, key: String(key), error: describe(error) };
+  if (signal.aborted && isAbort(error, signal)) {
+    // Cut short by the end of this run (e.g. lost leadership): the next run picks it up again.
+    queue.add(key);
+    log.debug("{queue} {key} aborted", props);
+    return "aborted";
+  }
+  if (isPermanentError(error)) {
+    queue.forget(key);
+    log.warning("{queue} {key} not retried until it changes: {error}", props);
+    return "permanent";
+  }
+  const retryAfterMs = retryAfterMsOf(error);
+  if (retryAfterMs !== undefined) {
+    queue.addAfter(key, retryAfterMs);
+    log.warning("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
+      ...props,
+      delayMs: retryAfterMs,
+    });
+    return "retry-after";
+  }
+  const delayMs = queue.addRateLimited(key);
+  const attempt = queue.numRequeues(key);
+  log.warning("{queue} {key} failed (attempt {attempt}), retrying in {delayMs} ms: {error}", {
+    ...props,
+    attempt,
+    delayMs,
+  });
+  return "rate-limited";
+}
+
+async function processKey<T>(queue: WorkQueue<T>, key: T, options: RunWorkersOptions<T>): Promise<void> {
+  try {
+    await options.handle(key, options.signal);
+    queue.forget(key);
+    return;
+  } catch (error) {
+    const outcome = requeue(queue, key, error, options);
+    if (options.onError && outcome !== "aborted") await notify(options, key, error, outcome);
+  } finally {
+    queue.done(key);
+  }
+}
+
+async function notify<T>(
+  options: RunWorkersOptions<T>,
+  key: T,
+  error: unknown,
+  outcome: Outcome,
+): Promise<void> {
+  try {
+    await options.onError?.(key, error, outcome);
+  } catch (e) {
+    options.log.error("error hook failed for {key}: {error}", { key: String(key), error: describe(e) });
+  }
+}
+
+async function worker<T>(queue: WorkQueue<T>, options: RunWorkersOptions<T>): Promise<void> {
+  for (;;) {
+    const key = await queue.get(options.signal);
+    if (key === undefined) return;
+    await processKey(queue, key, options);
+  }
+}
+
+/**
+ * Runs `concurrency` workers on `queue` until `signal` aborts (or the queue shuts down and
+ * empties), then waits for running handlers. The queue stays usable for a later run.
+ */
+export async function runWorkers<T>(queue: WorkQueue<T>, options: RunWorkersOptions<T>): Promise<void> {
+  const count = Math.max(1, Math.floor(options.concurrency));
+  await Promise.all(Array.from({ length: count }, () => worker(queue, options)));
+}
