@@ -1,4 +1,5 @@
 /** Fencing: every write asks the fence first, so nothing is sent once leadership is lost. */
+import type { Clock } from "../clock.ts";
 
 /** Thrown by a fenced write when this process no longer leads. */
 export class LeaseLostError extends Error {
@@ -22,23 +23,38 @@ export const ALWAYS_LEADING: Fence = {
   assertLeading(): void {},
 };
 
-/** A fence that a leader elector (or a test) switches on and off. */
+/** A fence that a leader elector (or a test) switches on and off, optionally with a deadline. */
 export class SwitchFence implements Fence {
   #leading: boolean;
+  #untilMs = Infinity;
+  #clock: Pick<Clock, "monotonic"> | undefined;
+
   constructor(leading = false) {
     this.#leading = leading;
   }
 
+  /** False once switched off or once the monotonic deadline of `leadUntil` has passed. */
   get leading(): boolean {
+    // Checked on every read, so a renew loop stuck in a hung request cannot keep writes open.
+    if (this.#leading && this.#clock && this.#clock.monotonic() >= this.#untilMs) this.#leading = false;
     return this.#leading;
   }
 
-  /** Sets whether writes are allowed. */
+  /** Sets whether writes are allowed (no deadline). */
   set(leading: boolean): void {
     this.#leading = leading;
+    this.#untilMs = Infinity;
+    this.#clock = undefined;
+  }
+
+  /** Allows writes until `clock.monotonic()` reaches `deadlineMs`; each successful renew moves it on. */
+  leadUntil(deadlineMs: number, clock: Pick<Clock, "monotonic">): void {
+    this.#leading = true;
+    this.#untilMs = deadlineMs;
+    this.#clock = clock;
   }
 
   assertLeading(): void {
-    if (!this.#leading) throw new LeaseLostError();
+    if (!this.leading) throw new LeaseLostError();
   }
 }

@@ -1,0 +1,319 @@
+/**
+ * Leader election on a Lease with client-go's semantics: a candidate takes the Lease when it is free or
+ * when its record has not changed for `leaseDurationSeconds` on the candidate's own monotonic clock
+ * (never by comparing wall clocks across nodes); the leader renews every retry period and gives up, fence
+ * first, when it has not renewed within the renew deadline.
+ */
+import { type Clock, isAbort } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Counter, Gauge, Registry } from "../metrics.ts";
+import type { SwitchFence } from "./fence.ts";
+import { type LeaseApi, LeaseConflictError, type LeaseRecord, type LeaseSnapshot } from "./lease.ts";
+
+/** client-go's JitterFactor for the acquire retry: a candidate waits retryPeriod × [1, 2.2). */
+export const ACQUIRE_JITTER_FACTOR = 1.2;
+
+/** What a `LeaderElector` needs. Durations are milliseconds on `clock.monotonic()`. */
+export interface LeaderElectorDeps {
+  api: LeaseApi;
+  clock: Clock;
+  log: Logger;
+  metrics: Registry;
+  /** `<hostname>_<uuid>` (see `newIdentity`). */
+  identity: string;
+  namespace: string;
+  name: string;
+  /** How long others wait after the last change they saw; written rounded up to whole seconds. */
+  leaseDurationMs: number;
+  /** The leader gives up when it has not renewed for this long; must be below `leaseDurationMs`. */
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  /** Switched on while leading; turns itself off at the renew deadline even if a request hangs. */
+  fence: SwitchFence;
+  /** Timeout of one Lease request (default half the renew deadline), cut to the time left before the deadline. */
+  requestTimeoutMs?: number;
+  /** Random source of the acquire jitter, 0..1 (tests). */
+  random?: () => number;
+}
+
+/** What runs while this process leads. */
+export interface LeaderCallbacks {
+  /** Runs the controllers until `term` aborts; `run` awaits it before releasing the Lease. */
+  onStartedLeading(term: AbortSignal): Promise<void>;
+  /** Called once leadership has ended, after `onStartedLeading` has settled. */
+  onStoppedLeading?(): void;
+}
+
+/** How `run` ended: "released" after its signal aborted (Lease handed back), "lost" when renewal failed. */
+export type ElectionOutcome = "released" | "lost";
+
+interface ElectorMetrics {
+  isLeader: Gauge;
+  transitions: Counter;
+  acquireFailures: Counter;
+  renewFailures: Counter;
+}
+
+function electorMetrics(metrics: Registry): ElectorMetrics {
+  return {
+    isLeader: metrics.gauge("ccm_leader_is_leader", "1 while this process holds the leader Lease", ["lease"]),
+    transitions: metrics.counter("ccm_leader_transitions_total", "Times this process became leader", [
+      "lease",
+    ]),
+    acquireFailures: metrics.counter(
+      "ccm_leader_acquire_failures_total",
+      "Failed requests while trying to take the leader Lease",
+      ["lease"],
+    ),
+    renewFailures: metrics.counter(
+      "ccm_leader_renew_failures_total",
+      "Failed requests while renewing the leader Lease",
+      ["lease"],
+    ),
+  };
+}
+
+/** A signal that aborts after `ms` on `clock` (per-request timeout); dispose it to stop the timer. */
+function timeoutAfter(clock: Clock, ms: number): { signal: AbortSignal } & Disposable {
+  const timeout = new AbortController();
+  const stop = new AbortController();
+  clock.sleep(Math.max(0, ms), stop.signal).then(
+    () => timeout.abort(new DOMException("Lease request timed out", "TimeoutError")),
+    () => {},
+  );
+  return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort() };
+}
+
+/** Runs one leader election on one Lease. `run` is meant to be called once per process. */
+export class LeaderElector {
+  readonly #deps: LeaderElectorDeps;
+  readonly #metrics: ElectorMetrics;
+  readonly #labels: { lease: string };
+  readonly #leaseDurationSec: number;
+  readonly #requestTimeoutMs: number;
+  #observed: LeaseSnapshot | undefined;
+  /** Monotonic time at which the record was last seen to change (client-go's observedTime). */
+  #observedAtMs = 0;
+  #lastRenewMs = 0;
+
+  constructor(deps: LeaderElectorDeps) {
+    const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = deps;
+    if (!(retryPeriodMs > 0)) throw new RangeError("retryPeriodMs must be positive");
+    if (!(renewDeadlineMs > retryPeriodMs * ACQUIRE_JITTER_FACTOR)) {
+      throw new RangeError("renewDeadlineMs must be greater than 1.2 × retryPeriodMs");
+    }
+    if (!(leaseDurationMs > renewDeadlineMs)) {
+      throw new RangeError("leaseDurationMs must be greater than renewDeadlineMs");
+    }
+    this.#deps = deps;
+    this.#metrics = electorMetrics(deps.metrics);
+    this.#labels = { lease: `${deps.namespace}/${deps.name}` };
+    this.#leaseDurationSec = Math.ceil(leaseDurationMs / 1000);
+    this.#requestTimeoutMs = Math.min(deps.requestTimeoutMs ?? renewDeadlineMs / 2, renewDeadlineMs);
+  }
+
+  /** True while the last record this process saw or wrote names it as holder. */
+  get isLeader(): boolean {
+    return this.#observed?.record.holderIdentity === this.#deps.identity;
+  }
+
+  /**
+   * Campaigns until leading, runs `onStartedLeading`, renews until the renew deadline passes ("lost") or
+   * `signal` aborts: then stops the term, awaits the controllers and releases the Lease ("released").
+   */
+  async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<ElectionOutcome> {
+    this.#deps.fence.set(false);
+    if (!(await this.#acquire(signal))) return "released";
+    const { fence, log, clock, identity } = this.#deps;
+    fence.leadUntil(this.#lastRenewMs + this.#deps.renewDeadlineMs, clock);
+    this.#metrics.isLeader.set(this.#labels, 1);
+    this.#metrics.transitions.inc(this.#labels);
+    log.info("became leader of lease {lease} as {identity}", { ...this.#labels, identity });
+
+    const term = new AbortController();
+    const work = this.#runTerm(callbacks, term.signal);
+    const outcome = await this.#renewLoop(signal);
+    // Lost: writes stop now, before the Lease can expire for the others; then the controllers stop.
+    if (outcome === "lost") fence.set(false);
+    term.abort();
+    await work;
+    fence.set(false);
+    this.#metrics.isLeader.set(this.#labels, 0);
+    if (outcome === "released") await this.#release();
+    log.info(`${outcome} leadership of lease {lease} as {identity}`, { ...this.#labels, identity });
+    callbacks.onStoppedLeading?.();
+    return outcome;
+  }
+
+  /** Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt. */
+  async #acquire(signal: AbortSignal): Promise<boolean> {
+    const { clock, retryPeriodMs, random = Math.random } = this.#deps;
+    for (;;) {
+      if (signal.aborted) return false;
+      const startedMs = clock.monotonic();
+      if (await this.#attempt("acquire", this.#requestTimeoutMs)) {
+        this.#lastRenewMs = startedMs;
+        return true;
+      }
+      const waitMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
+      try {
+        await clock.sleep(waitMs, signal);
+      } catch (e) {
+        if (isAbort(e, signal)) return false;
+        throw e;
+      }
+    }
+  }
+
+  /** Renews every retry period; one sleep per attempt, never past the renew deadline. */
+  async #renewLoop(signal: AbortSignal): Promise<ElectionOutcome> {
+    const { clock, fence, retryPeriodMs, renewDeadlineMs, identity, log } = this.#deps;
+    for (;;) {
+      const leftMs = this.#lastRenewMs + renewDeadlineMs - clock.monotonic();
+      try {
+        await clock.sleep(Math.min(retryPeriodMs, Math.max(0, leftMs)), signal);
+      } catch (e) {
+        if (isAbort(e, signal)) return "released";
+        throw e;
+      }
+      if (!fence.leading) return "lost";
+      const startedMs = clock.monotonic();
+      const timeoutMs = Math.min(this.#requestTimeoutMs, this.#lastRenewMs + renewDeadlineMs - startedMs);
+      if (await this.#attempt("renew", timeoutMs)) {
+        // Measured from when the request was sent: others saw the change no earlier than that.
+        this.#lastRenewMs = startedMs;
+        fence.leadUntil(startedMs + renewDeadlineMs, clock);
+      } else if (this.#observed && !this.isLeader) {
+        log.warning("lease {lease} is now held by {holder}", {
+          ...this.#labels,
+          holder: this.#observed.record.holderIdentity,
+          identity,
+        });
+        return "lost";
+      }
+    }
+  }
+
+  /** Awaits the controllers of one term; their failure is logged, leadership goes on as in client-go. */
+  async #runTerm(callbacks: LeaderCallbacks, term: AbortSignal): Promise<void> {
+    try {
+      await callbacks.onStartedLeading(term);
+    } catch (e) {
+      if (!isAbort(e, term)) this.#deps.log.error("leader term failed: {error}", { error: String(e) });
+    }
+  }
+
+  /** One acquire-or-renew with its own timeout; failures are counted and logged, never thrown. */
+  async #attempt(phase: "acquire" | "renew", timeoutMs: number): Promise<boolean> {
+    using timeout = timeoutAfter(this.#deps.clock, timeoutMs);
+    const signal = timeout.signal;
+    try {
+      return await this.#tryAcquireOrRenew(signal);
+    } catch (e) {
+      const failures = phase === "acquire" ? this.#metrics.acquireFailures : this.#metrics.renewFailures;
+      failures.inc(this.#labels);
+      const level = phase === "renew" || !(e instanceof LeaseConflictError) ? "warning" : "debug";
+      this.#deps.log[level]("cannot {phase} lease {lease}: {error}", {
+        ...this.#labels,
+        phase,
+        error: String(e),
+      });
+      if (e instanceof LeaseConflictError) await this.#reread(signal);
+      return false;
+    }
+  }
+
+  /** client-go's tryAcquireOrRenew: fast path for the leader, then read, decide and write. */
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const { api, clock, identity, namespace, name } = this.#deps;
+    const nowMs = clock.now();
+    const observed = this.#observed;
+    if (observed && this.isLeader) {
+      try {
+        this.#observe(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
+        return true;
+      } catch (e) {
+        // 409: someone else wrote since our last write; re-read below before writing again.
+        if (!(e instanceof LeaseConflictError)) throw e;
+      }
+    }
+    const current = await api.get({ namespace, name }, { signal });
+    if (!current) {
+      const fresh = { ...this.#renewal(undefined, nowMs), acquireTimeMs: nowMs, leaseTransitions: 0 };
+      this.#observe(await api.create({ namespace, name }, fresh, { signal }));
+      return true;
+    }
+    this.#observe(current);
+    const holder = current.record.holderIdentity;
+    if (holder !== "" && holder !== identity && this.#isLeaseValid()) return false;
+    const record = holder === identity ? this.#renewal(current.record, nowMs) : {
+      ...this.#renewal(undefined, nowMs),
+      acquireTimeMs: nowMs,
+      leaseTransitions: current.record.leaseTransitions + 1,
+    };
+    this.#observe(await api.replace(current, record, { signal }));
+    return true;
+  }
+
+  /** The record this process writes to renew, keeping acquireTime and transitions of `previous`. */
+  #renewal(previous: LeaseRecord | undefined, nowMs: number): LeaseRecord {
+    return {
+      holderIdentity: this.#deps.identity,
+      leaseDurationSec: this.#leaseDurationSec,
+      acquireTimeMs: previous?.acquireTimeMs ?? nowMs,
+      renewTimeMs: nowMs,
+      leaseTransitions: previous?.leaseTransitions ?? 0,
+    };
+  }
+
+  /** Remembers `snapshot`; restarts the expiry clock only when the record changed. */
+  #observe(snapshot: LeaseSnapshot): void {
+    if (snapshot.fingerprint !== this.#observed?.fingerprint) {
+      this.#observedAtMs = this.#deps.clock.monotonic();
+    }
+    this.#observed = snapshot;
+  }
+
+  /** True while the holder's record changed less than its leaseDurationSeconds ago, on our own clock. */
+  #isLeaseValid(): boolean {
+    const durationMs = (this.#observed?.record.leaseDurationSec ?? 0) * 1000;
+    return this.#deps.clock.monotonic() < this.#observedAtMs + durationMs;
+  }
+
+  /** After a conflict: read the Lease again so the next write starts from its current version. */
+  async #reread(signal: AbortSignal): Promise<void> {
+    const { api, namespace, name } = this.#deps;
+    try {
+      const current = await api.get({ namespace, name }, { signal });
+      if (current) this.#observe(current);
+    } catch {
+      // The next attempt reads again anyway.
+    }
+  }
+
+  /** Hands the Lease back (no holder, 1 s duration) so a standby takes over at once. */
+  async #release(): Promise<void> {
+    const { api, clock, log } = this.#deps;
+    using timeout = timeoutAfter(clock, this.#deps.renewDeadlineMs);
+    const signal = timeout.signal;
+    for (let tries = 0; tries < 2 && this.#observed && this.isLeader; tries++) {
+      const base: LeaseSnapshot = this.#observed;
+      const nowMs = clock.now();
+      const record: LeaseRecord = {
+        holderIdentity: "",
+        leaseDurationSec: 1,
+        acquireTimeMs: nowMs,
+        renewTimeMs: nowMs,
+        leaseTransitions: base.record.leaseTransitions,
+      };
+      try {
+        this.#observe(await api.replace(base, record, { signal }));
+        return;
+      } catch (e) {
+        log.warning("cannot release lease {lease}: {error}", { ...this.#labels, error: String(e) });
+        if (!(e instanceof LeaseConflictError)) return;
+        await this.#reread(signal);
+      }
+    }
+  }
+}
