@@ -1,0 +1,289 @@
+/**
+ * `cloud-node-lifecycle`: taints Nodes whose Linode is shut down and deletes Nodes whose Linode is
+ * confirmed gone (a direct GET answering 404). Unknown is never absent: any doubt means no deletion.
+ */
+import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import type { InstanceIndex } from "../cache/instance_index.ts";
+import type { LinodeInstance, Snapshot } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import { isAbort } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Registry } from "../metrics.ts";
+import { hasTaint, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
+import { classifyProviderId, parseProviderId } from "./provider_id.ts";
+
+/** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
+export interface LifecycleNodeLister {
+  list(): readonly V1Node[];
+}
+
+/** The cached Linodes. `InstanceCache` implements it. */
+export interface LifecycleInstances {
+  view(options?: { maxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
+  recordInstance(instance: LinodeInstance): void;
+}
+
+/** A direct read of one Linode; rejects with an error whose `status` is 404 when it does not exist. */
+export interface InstanceGetter {
+  getInstance(linodeId: number): Promise<LinodeInstance>;
+}
+
+/** Fenced Node writes. */
+export interface LifecycleNodeWriter {
+  /** Merge patch; includes `metadata.resourceVersion` when given so a concurrent change answers 409. */
+  patchNode(name: string, patch: NodePatch): Promise<unknown>;
+  /** Deletes with uid and resourceVersion preconditions. */
+  deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<unknown>;
+}
+
+/** A merge patch of a Node's metadata and spec. */
+export interface NodePatch {
+  metadata?: {
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: { providerID?: string; taints?: V1Taint[] };
+}
+
+/** Writes a Kubernetes Event about a Node (and the matching log line). */
+export interface NodeEventSink {
+  emit(node: V1Node, type: "Normal" | "Warning", reason: string, message: string): void | Promise<void>;
+}
+
+/** What the lifecycle controller needs. */
+export interface LifecycleDeps {
+  nodes: LifecycleNodeLister;
+  instances: LifecycleInstances;
+  linode: InstanceGetter;
+  writer: LifecycleNodeWriter;
+  events: NodeEventSink;
+  log: Logger;
+  metrics: Registry;
+  clock: Clock;
+}
+
+/** Options of the lifecycle controller. */
+export interface LifecycleOptions {
+  /** `--node-monitor-period` (default 5 s). */
+  monitorPeriodMs?: number;
+  /** Share of Linode Nodes that may look gone in one pass before deletions are blocked (default 0.5). */
+  maxDeletionShare?: number;
+  /** Oldest cache data that may justify a taint or a deletion (default 60 s). */
+  maxCacheAgeMs?: number;
+}
+
+/** Default `--node-monitor-period`. */
+export const DEFAULT_MONITOR_PERIOD_MS = 5_000;
+const SHUTDOWN_STATUSES = new Set(["offline", "stopped", "shutting_down"]);
+const SHUTDOWN_TAINT: V1Taint = { key: SHUTDOWN_TAINT_KEY, effect: "NoSchedule" };
+
+/** What one lifecycle pass should do. */
+export interface LifecyclePlan {
+  taint: V1Node[];
+  untaint: V1Node[];
+  gone: { node: V1Node; linodeId: number }[];
+  /** True when too many Nodes look gone: none of `gone` may be deleted. */
+  blocked: boolean;
+}
+
+/** True when the Node's `Ready` condition is `True`. */
+export function isNodeReady(node: V1Node): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/** True when the lifecycle controller needs Linode state: some Linode Node is not Ready. */
+export function needsInstanceState(nodes: readonly V1Node[]): boolean {
+  return nodes.some((n) => classifyProviderId(n.spec?.providerID) === "linode" && !isNodeReady(n));
+}
+
+/**
+ * Decides taints and deletion candidates. `index` is undefined when Linode state is unknown: then only
+ * Ready Nodes lose a leftover shutdown taint. Nodes without a valid `linode://` providerID are never touched.
+ */
+export function planLifecycle(
+  nodes: readonly V1Node[],
+  index: InstanceIndex | undefined,
+  options: { maxDeletionShare?: number } = {},
+): LifecyclePlan {
+  const plan: LifecyclePlan = { taint: [], untaint: [], gone: [], blocked: false };
+  const managed = nodes.filter((n) => classifyProviderId(n.spec?.providerID) === "linode");
+  for (const node of managed) {
+    const tainted = hasTaint(node, SHUTDOWN_TAINT_KEY);
+    if (isNodeReady(node)) {
+      if (tainted) plan.untaint.push(node);
+      continue;
+    }
+    const linodeId = parseProviderId(node.spec?.providerID);
+    if (!index || linodeId === undefined) continue;
+    const linode = index.byId(linodeId);
+    if (!linode) plan.gone.push({ node, linodeId });
+    else if (SHUTDOWN_STATUSES.has(linode.status) && !tainted) plan.taint.push(node);
+    else if (linode.status === "running" && tainted) plan.untaint.push(node);
+  }
+  const share = options.maxDeletionShare ?? 0.5;
+  const count = plan.gone.length;
+  plan.blocked = count > 0 && (count >= managed.length || count > share * managed.length);
+  return plan;
+}
+
+/** The HTTP status carried by a client error (`status` or `code`), if any. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const e = error as { status?: unknown; code?: unknown };
+  const s = typeof e.status === "number" ? e.status : e.code;
+  return typeof s === "number" ? s : undefined;
+}
+
+/** State kept between passes (so a blocked mass deletion is reported once, not every 5 s). */
+export interface LifecycleState {
+  lastBlocked?: string;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** The cached index when it may justify taints and deletions; undefined when Linode state is unknown. */
+async function trustedIndex(
+  deps: LifecycleDeps,
+  options: LifecycleOptions,
+): Promise<InstanceIndex | undefined> {
+  let snap: Snapshot<InstanceIndex>;
+  try {
+    snap = await deps.instances.view();
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    deps.log.warning("Linode state unknown, skipping shutdown and deletion checks: {error}", {
+      error: describe(error),
+    });
+    return undefined;
+  }
+  const maxAgeMs = options.maxCacheAgeMs ?? 60_000;
+  if (snap.stale || snap.suspicious || snap.ageMs > maxAgeMs) {
+    const { stale, suspicious, ageMs } = snap;
+    deps.log.warning("Linode cache not trusted (stale {stale}, suspicious {suspicious}, age {ageMs} ms)", {
+      stale,
+      suspicious,
+      ageMs,
+    });
+    return undefined;
+  }
+  return snap.data;
+}
+
+async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, on: boolean): Promise<void> {
+  const name = node.metadata?.name ?? "";
+  const taints = on ? withTaint(node, SHUTDOWN_TAINT) : withoutTaint(node, SHUTDOWN_TAINT_KEY);
+  try {
+    // The whole taints list is replaced: the resourceVersion makes a concurrent taint change a 409.
+    await deps.writer.patchNode(name, {
+      metadata: { resourceVersion: node.metadata?.resourceVersion },
+      spec: { taints },
+    });
+    deps.log.info(on ? "tainted node {node} as shut down" : "removed shutdown taint from node {node}", {
+      node: name,
+    });
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    deps.log.warning("Cannot update taints of node {node}: {error}", { node: name, error: describe(error) });
+  }
+}
+
+async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number): Promise<void> {
+  const name = node.metadata?.name ?? "";
+  try {
+    const linode = await deps.linode.getInstance(linodeId);
+    deps.instances.recordInstance(linode);
+    deps.log.debug("linode {linodeId} of node {node} still exists", { linodeId, node: name });
+    return;
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    if (httpStatusOf(error) !== 404) {
+      deps.log.warning("Cannot confirm linode {linodeId} of node {node} is gone: {error}", {
+        linodeId,
+        node: name,
+        error: describe(error),
+      });
+      return;
+    }
+  }
+  const uid = node.metadata?.uid ?? "";
+  const resourceVersion = node.metadata?.resourceVersion ?? "";
+  try {
+    await deps.writer.deleteNode(name, { uid, resourceVersion });
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    deps.log.warning("Cannot delete node {node}: {error}", { node: name, error: describe(error) });
+    return;
+  }
+  deps.metrics.counter("ccm_node_deletions_total", "Nodes deleted because their Linode is gone").inc();
+  await deps.events.emit(
+    node,
+    "Normal",
+    "DeletingNode",
+    `Deleted node ${name}: linode ${linodeId} does not exist`,
+  );
+}
+
+async function reportBlocked(
+  deps: LifecycleDeps,
+  plan: LifecyclePlan,
+  total: number,
+  state: LifecycleState,
+): Promise<void> {
+  deps.metrics.counter("ccm_node_deletions_blocked_total", "Lifecycle passes that refused a mass deletion")
+    .inc();
+  const names = plan.gone.map((g) => g.node.metadata?.name ?? "").sort();
+  const key = names.join(",");
+  if (state.lastBlocked === key) return;
+  state.lastBlocked = key;
+  const message = `Refusing to delete ${names.length} of ${total} nodes whose Linodes look gone`;
+  deps.log.error("{message}: {nodes}", { message, nodes: key });
+  const first = plan.gone[0]?.node;
+  if (first) await deps.events.emit(first, "Warning", "NodeDeletionBlocked", message);
+}
+
+/** One lifecycle pass: no Linode read unless some Linode Node is not Ready. */
+export async function reconcileLifecycle(
+  deps: LifecycleDeps,
+  options: LifecycleOptions = {},
+  state: LifecycleState = {},
+): Promise<LifecyclePlan> {
+  const nodes = deps.nodes.list();
+  const index = needsInstanceState(nodes) ? await trustedIndex(deps, options) : undefined;
+  const plan = planLifecycle(nodes, index, options);
+  for (const node of plan.untaint) await setShutdownTaint(deps, node, false);
+  for (const node of plan.taint) await setShutdownTaint(deps, node, true);
+  if (plan.blocked) {
+    const total = nodes.filter((n) => classifyProviderId(n.spec?.providerID) === "linode").length;
+    await reportBlocked(deps, plan, total, state);
+    return plan;
+  }
+  state.lastBlocked = undefined;
+  for (const { node, linodeId } of plan.gone) await deleteIfGone(deps, node, linodeId);
+  return plan;
+}
+
+/** The `cloud-node-lifecycle` controller: one pass every `--node-monitor-period` until aborted. */
+export function startNodeLifecycleController(
+  deps: LifecycleDeps,
+  options: LifecycleOptions = {},
+): { run(signal: AbortSignal): Promise<void> } {
+  const state: LifecycleState = {};
+  const periodMs = options.monitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
+  return {
+    async run(signal: AbortSignal): Promise<void> {
+      while (!signal.aborted) {
+        try {
+          await reconcileLifecycle(deps, options, state);
+          await deps.clock.sleep(periodMs, signal);
+        } catch (error) {
+          if (isAbort(error, signal) || signal.aborted) return;
+          deps.log.warning("lifecycle pass failed: {error}", { error: describe(error) });
+          await deps.clock.sleep(periodMs, signal).catch(() => {});
+        }
+      }
+    },
+  };
+}
