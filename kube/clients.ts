@@ -1,0 +1,129 @@
+/** The Kubernetes API clients the program uses, built once from a KubeConfig and passed in as dependencies. */
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  createConfiguration,
+  EventsV1Api,
+  type HttpLibrary,
+  type KubeConfig,
+  ServerConfiguration,
+  setHeaderMiddleware,
+  type V1Lease,
+  type V1Node,
+  type V1Service,
+} from "@kubernetes/client-node";
+import type { Fence } from "../lease/fence.ts";
+import type { Registry } from "../metrics.ts";
+import type { ResourceSource } from "./informer.ts";
+import { makeHttpLibrary, toKubeApiError } from "./requests.ts";
+
+/** The API clients plus the KubeConfig they came from (informers need it for watches). */
+export interface KubeClients {
+  readonly kc: KubeConfig;
+  /** Nodes, Services, core/v1 Events. Writes are fenced when a fence was given. */
+  readonly core: CoreV1Api;
+  /** Leases. Never fenced: the leader elector writes the Lease to become leader in the first place. */
+  readonly coordination: CoordinationV1Api;
+  /** events.k8s.io/v1 Events. Writes are fenced when a fence was given. */
+  readonly events: EventsV1Api;
+}
+
+/** Options of `makeKubeClients`. */
+export interface KubeClientOptions {
+  metrics: Registry;
+  /** Every write of `core` and `events` asks it immediately before sending. */
+  fence?: Fence;
+  /** Per-request timeout (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Sent as User-Agent (default `linode-cloud-controller-manager`). */
+  userAgent?: string;
+}
+
+type ApiClass<T> = new (config: ReturnType<typeof createConfiguration>) => T;
+
+/**
+ * Wraps every method of a generated client so that a failed call rejects with `KubeApiError` rather than
+ * client-node's `ApiException`, whatever the caller does with it afterwards.
+ */
+function normaliseErrors<T extends object>(api: T): T {
+  return new Proxy(api, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        if (result instanceof Promise) {
+          return result.catch((e: unknown) => {
+            throw toKubeApiError(e);
+          });
+        }
+        return result;
+      };
+    },
+  });
+}
+
+function makeApi<T extends object>(
+  kc: KubeConfig,
+  http: HttpLibrary,
+  userAgent: string,
+  api: ApiClass<T>,
+): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    throw new TypeError("Cannot create Kubernetes clients: the kubeconfig has no current cluster");
+  }
+  const config = createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+    httpApi: http,
+    middleware: [setHeaderMiddleware("User-Agent", userAgent)],
+  });
+  return normaliseErrors(new api(config));
+}
+
+/** Builds counted (`ccm_kube_requests_total`), timed-out and optionally fenced API clients. */
+export function makeKubeClients(kc: KubeConfig, options: KubeClientOptions): KubeClients {
+  const userAgent = options.userAgent ?? "linode-cloud-controller-manager";
+  const fenced = makeHttpLibrary(options);
+  const unfenced = makeHttpLibrary({ ...options, fence: undefined });
+  return {
+    kc,
+    core: makeApi(kc, fenced, userAgent, CoreV1Api),
+    coordination: makeApi(kc, unfenced, userAgent, CoordinationV1Api),
+    events: makeApi(kc, fenced, userAgent, EventsV1Api),
+  };
+}
+
+/** Lists and watches every Node. */
+export function nodeSource(core: CoreV1Api): ResourceSource<V1Node> {
+  return {
+    resource: "nodes",
+    path: "/api/v1/nodes",
+    apiVersion: "v1",
+    kind: "Node",
+    list: (selectors) => core.listNode(selectors),
+  };
+}
+
+/** Lists and watches Services in every namespace. */
+export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
+  return {
+    resource: "services",
+    path: "/api/v1/services",
+    apiVersion: "v1",
+    kind: "Service",
+    list: (selectors) => core.listServiceForAllNamespaces(selectors),
+  };
+}
+
+/** Lists and watches the Leases of one namespace. */
+export function leaseSource(coordination: CoordinationV1Api, namespace: string): ResourceSource<V1Lease> {
+  return {
+    resource: "leases",
+    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    list: (selectors) => coordination.listNamespacedLease({ namespace, ...selectors }),
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * Loads the KubeConfig the way client-go's `BuildConfigFromFlags` does: a kubeconfig file (with `--master`
+ * overriding its server), or in-cluster from the service-account folder. Environment values arrive through
+ * `source`; this module reads files only.
+ */
+import { dirname, isAbsolute, join } from "node:path";
+import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
+import { load, YAMLException } from "js-yaml";
+
+/** The service-account folder of every pod. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** Where to load credentials from; values come from flags and env via `config.ts`. */
+export interface KubeConfigSource {
+  /** `--kubeconfig` or `KUBECONFIG` (first entry). Empty: in-cluster. */
+  kubeconfig?: string;
+  /** `--master`: overrides the server of the kubeconfig, or of the in-cluster config. */
+  master?: string;
+  /** `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT`, for in-cluster config. */
+  serviceHost?: string;
+  servicePort?: string;
+  /** The service-account folder (default `SERVICE_ACCOUNT_DIR`; tests point it at a temp dir). */
+  serviceAccountDir?: string;
+}
+
+/** The kubeconfig cannot be used; the program should exit 2 with this message. Never holds credentials. */
+export class KubeConfigError extends Error {
+  override name = "KubeConfigError";
+}
+
+/** Loads and validates a KubeConfig from `source`; throws `KubeConfigError`. */
+export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
+  const kc = source.kubeconfig ? loadFile(source.kubeconfig) : loadInCluster(source);
+  if (source.master) overrideServer(kc, source.master);
+  else allowPlainHttp(kc);
+  return kc;
+}
+
+function fail(what: string, detail: string): never {
+  throw new KubeConfigError(`Cannot load ${what}: ${detail}`);
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) fail(what, `${path} not found`);
+    if (e instanceof Deno.errors.PermissionDenied) fail(what, `no permission to read ${path}`);
+    fail(what, `cannot read ${path}`);
+  }
+}
+
+function parseYaml(text: string, what: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = load(text);
+  } catch (e) {
+    // The YAML error text quotes the offending lines, which may hold a token: keep only the position.
+    const at = e instanceof YAMLException && e.mark
+      ? ` at line ${e.mark.line + 1}, column ${e.mark.column + 1}`
+      : "";
+    fail(what, `invalid YAML${at}`);
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) fail(what, "not a kubeconfig mapping");
+  return doc as Record<string, unknown>;
+}
+
+function loadFile(path: string): KubeConfig {
+  const what = `kubeconfig ${path}`;
+  const doc = parseYaml(readText(path, what), what);
+  const kc = new KubeConfig();
+  try {
+    // Already parsed: hand client-node JSON (valid YAML) so its own field mapping applies.
+    kc.loadFromString(JSON.stringify(doc));
+  } catch (e) {
+    fail(what, e instanceof Error ? e.message : "malformed entries");
+  }
+  makePathsAbsolute(kc, dirname(path));
+  validateCurrent(kc, what);
+  return kc;
+}
+
+function makePathsAbsolute(kc: KubeConfig, root: string): void {
+  const abs = (p: string | undefined) => (p && !isAbsolute(p) ? join(root, p) : p);
+  for (const c of kc.clusters) c.caFile = abs(c.caFile);
+  for (const u of kc.users) {
+    u.certFile = abs(u.certFile);
+    u.keyFile = abs(u.keyFile);
+  }
+}
+
+function validateCurrent(kc: KubeConfig, what: string): void {
+  const name = kc.getCurrentContext();
+  if (!name) fail(what, "no current-context is set");
+  const context = kc.getContextObject(name);
+  if (!context) fail(what, `current-context "${name}" is not defined`);
+  const cluster = kc.getCluster(context.cluster);
+  if (!cluster) fail(what, `context "${name}" refers to unknown cluster "${context.cluster}"`);
+  if (context.user && !kc.getUser(context.user)) {
+    fail(what, `context "${name}" refers to unknown user "${context.user}"`);
+  }
+  requireReadable(cluster.caFile, what, "certificate-authority");
+  const user = context.user ? kc.getUser(context.user) : null;
+  requireReadable(user?.certFile, what, "client-certificate");
+  requireReadable(user?.keyFile, what, "client-key");
+}
+
+function requireReadable(path: string | undefined, what: string, field: string): void {
+  if (!path) return;
+  try {
+    Deno.statSync(path);
+  } catch {
+    fail(what, `${field} file ${path} not found`);
+  }
+}
+
+function loadInCluster(source: KubeConfigSource): KubeConfig {
+  const what = "in-cluster config";
+  const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  const host = source.serviceHost;
+  const port = source.servicePort;
+  if (!source.master && (!host || !port)) {
+    fail(
+      what,
+      "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (pass --kubeconfig outside a pod)",
+    );
+  }
+  const tokenFile = join(dir, "token");
+  requireReadable(tokenFile, what, "service-account token");
+  const caFile = join(dir, "ca.crt");
+  const hasCa = exists(caFile);
+  const server = host && port ? `https://${host.includes(":") ? `[${host}]` : host}:${port}` : "";
+  const cluster: Cluster = {
+    name: "inCluster",
+    server,
+    caFile: hasCa ? caFile : undefined,
+    skipTLSVerify: false,
+  };
+  // client-node's file auth re-reads the token every 60 s, which follows kubelet's token rotation.
+  const user: User = { name: "inClusterUser", authProvider: { name: "tokenFile", config: { tokenFile } } };
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(cluster, user);
+  return kc;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function replaceCluster(kc: KubeConfig, change: (c: Cluster) => Cluster): void {
+  const current = kc.getCurrentCluster();
+  if (!current) return;
+  kc.clusters = kc.clusters.map((c) => (c.name === current.name ? change(c) : c));
+}
+
+function overrideServer(kc: KubeConfig, master: string): void {
+  let url: URL;
+  try {
+    url = new URL(master);
+  } catch {
+    fail("kubeconfig", `--master ${master} is not a URL`);
+  }
+  replaceCluster(
+    kc,
+    (c) => ({ ...c, server: master.replace(/\/$/, ""), skipTLSVerify: plainHttp(url) || c.skipTLSVerify }),
+  );
+}
+
+/** TLS verification means nothing over plain HTTP; client-node would refuse the URL unless it is skipped. */
+function allowPlainHttp(kc: KubeConfig): void {
+  replaceCluster(kc, (c) => (c.server.startsWith("http:") ? { ...c, skipTLSVerify: true } : c));
+}
+
+function plainHttp(url: URL): boolean {
+  return url.protocol === "http:";
+}
+
+/** Credentials in `kc` that must be redacted from logs (static tokens, passwords, keys; token files read now). */
+export function kubeConfigSecrets(kc: KubeConfig): string[] {
+  const out: string[] = [];
+  for (const u of kc.users) {
+    for (const s of [u.token, u.password, u.keyData]) if (s) out.push(s);
+    const tokenFile: unknown = u.authProvider?.config?.tokenFile;
+    if (typeof tokenFile === "string") {
+      try {
+        out.push(Deno.readTextFileSync(tokenFile).trim());
+      } catch {
+        // Unreadable now: requests will fail with a clear error; nothing to redact yet.
+      }
+    }
+  }
+  return out;
+}
