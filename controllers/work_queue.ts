@@ -152,10 +152,10 @@ export class WorkQueue<T = string> {
 
   /**
    * Waits for the next key and marks it running; the caller must call `done(key)`. Resolves to
-   * `undefined` when the queue is shut down and empty, or when `signal` aborts.
+   * `undefined` when the queue is shut down and empty, or once `signal` has aborted (even with keys queued).
    */
   async get(signal?: AbortSignal): Promise<T | undefined> {
-    while (this.#queue.length === 0) {
+    while (this.#queue.length === 0 || signal?.aborted) {
       if (this.#shuttingDown || signal?.aborted) return undefined;
       await this.#wait(signal);
     }

@@ -240,3 +240,15 @@ Deno.test("WorkQueue() metrics count depth, adds, retries and work duration", as
   assert.match(text, /^ccm_workqueue_depth\{name="service"\} 2$/m);
   queue.shutDown();
 });
+
+Deno.test("WorkQueue.addAfter() runs on the system clock and shutDown() clears its timer", async () => {
+  const queue = new WorkQueue<string>({ name: "test" });
+  const stop = new AbortController();
+  const started = performance.now();
+  queue.addAfter("soon", 5);
+  queue.addAfter("never", 60_000);
+  assert.equal(await queue.get(stop.signal), "soon");
+  assert.ok(performance.now() - started >= 4);
+  queue.done("soon");
+  queue.shutDown(); // the sanitizer fails the test if the 60 s timer were left behind
+});
