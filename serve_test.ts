@@ -166,7 +166,7 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
 Deno.test("startServer() serves the certificate given in files", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const given = await generateSelfSignedCert({ hosts: ["127.0.0.1"] });
+    const given = await generateSelfSignedCert({ hosts: ["127.0.0.1"], algorithm: "RSA-2048" });
     await Deno.writeTextFile(`${dir}/tls.crt`, given.certPem);
     await Deno.writeTextFile(`${dir}/tls.key`, given.keyPem);
     await using s = await serve({ tls: await readTlsFiles(`${dir}/tls.crt`, `${dir}/tls.key`) });
