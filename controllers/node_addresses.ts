@@ -3,7 +3,9 @@
  * Matches the Go CCM's names and address order. No I/O, no clock.
  */
 import type { V1Node, V1NodeAddress, V1Taint } from "@kubernetes/client-node";
+import type { InstanceIndex } from "../cache/instance_index.ts";
 import type { LinodeInstance } from "../cache/types.ts";
+import { parseProviderId, toProviderId } from "./provider_id.ts";
 import { stripPrefix } from "../cache/instance_index.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM has initialised the Node. */
@@ -163,4 +165,84 @@ export function nodeReportedIps(node: V1Node): string[] {
   const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
   const all = [...(provided ? provided.split(",").map((s) => s.trim()) : []), ...fromStatus];
   return [...new Set(all.filter(Boolean))];
+}
+
+/** A merge patch of a Node's metadata and spec. */
+export interface NodePatch {
+  metadata?: {
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: { providerID?: string; taints?: V1Taint[] };
+}
+
+/** How a Node's Linode was found. */
+export type LookupVia = "providerID" | "label" | "ip";
+
+/**
+ * Finds a Node's Linode: by `spec.providerID` when set (and only that), else by a Linode label equal to the
+ * Node name, else by one of the Node's IPs (status addresses and kubelet's `--node-ip`). Pure.
+ */
+export function findInstance(
+  node: V1Node,
+  index: InstanceIndex,
+): { instance: LinodeInstance; via: LookupVia } | undefined {
+  const providerID = node.spec?.providerID;
+  if (providerID) {
+    const id = parseProviderId(providerID);
+    const instance = id === undefined ? undefined : index.byId(id);
+    return instance && { instance, via: "providerID" };
+  }
+  const byLabel = index.byLabel(node.metadata?.name ?? "");
+  if (byLabel) return { instance: byLabel, via: "label" };
+  for (const ip of nodeReportedIps(node)) {
+    const byIp = index.byIp(ip);
+    if (byIp) return { instance: byIp, via: "ip" };
+  }
+  return undefined;
+}
+
+/** The writes that bring a Node in line with its Linode: a status patch and a metadata/spec patch. */
+export interface NodeUpdatePlan {
+  addresses?: NodeAddress[];
+  patch?: NodePatch;
+}
+
+/** Plans addresses, labels, annotations, providerID and removal of the uninitialized taint. Pure. */
+export function planNodeUpdate(
+  node: V1Node,
+  instance: LinodeInstance,
+  vpcIpv4: readonly string[],
+  options: { externalSubnet?: Ipv4Cidr } = {},
+): NodeUpdatePlan {
+  const plan: NodeUpdatePlan = {};
+  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
+  const providedNodeIps = provided ? provided.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  const addresses = planAddresses(instance, vpcIpv4, {
+    externalSubnet: options.externalSubnet,
+    providedNodeIps,
+  });
+  if (!sameAddresses(node.status?.addresses, addresses)) plan.addresses = addresses;
+  const labels = changedEntries(node.metadata?.labels, planLabels(instance));
+  const annotations = changedEntries(node.metadata?.annotations, planAnnotations(instance, options));
+  const providerID = node.spec?.providerID ? undefined : toProviderId(instance.id);
+  const untaint = hasTaint(node, UNINITIALIZED_TAINT_KEY);
+  if (!labels && !annotations && !providerID && !untaint) return plan;
+  const patch: NodePatch = {};
+  if (labels || annotations || untaint) {
+    patch.metadata = {
+      ...(untaint ? { resourceVersion: node.metadata?.resourceVersion } : {}),
+      ...(labels ? { labels } : {}),
+      ...(annotations ? { annotations } : {}),
+    };
+  }
+  if (providerID || untaint) {
+    patch.spec = {
+      ...(providerID ? { providerID } : {}),
+      ...(untaint ? { taints: withoutTaint(node, UNINITIALIZED_TAINT_KEY) } : {}),
+    };
+  }
+  plan.patch = patch;
+  return plan;
 }

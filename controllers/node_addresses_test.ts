@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
+import { InstanceIndex } from "../cache/instance_index.ts";
 import type { LinodeInstance } from "../cache/types.ts";
 import {
   cidrContains,
+  findInstance,
   type NodeAddress,
   nodeReportedIps,
   parseIpv4Cidr,
   planAddresses,
   planAnnotations,
   planLabels,
+  planNodeUpdate,
   withoutTaint,
   withTaint,
 } from "./node_addresses.ts";
@@ -197,4 +200,133 @@ Deno.test("withTaint() adds once and keeps the others", () => {
 Deno.test("nodeReportedIps() lists kubelet's --node-ip first, then status IPs", () => {
   const n = node({ annotations: { "alpha.kubernetes.io/provided-node-ip": "10.0.0.1,fd00::1" } });
   assert.deepEqual(nodeReportedIps(n), ["10.0.0.1", "fd00::1", "45.1.1.1"]);
+});
+
+const INDEX = new InstanceIndex(
+  [
+    linode({ id: 1, label: "n1", ipv4: ["45.79.1.1", "192.168.0.1"] }),
+    linode({ id: 2, label: "other", ipv4: ["45.79.1.2"], ipv6: "2600::2/128" }),
+    linode({ id: 3, label: "dup", ipv4: ["45.79.1.3"] }),
+    linode({ id: 4, label: "dup", ipv4: ["45.79.1.4"] }),
+  ],
+  new Map([[2, ["10.0.0.2"]]]),
+);
+
+function kubeNode(name: string, o: { providerID?: string; ips?: string[]; provided?: string } = {}): V1Node {
+  return {
+    metadata: {
+      name,
+      annotations: o.provided ? { "alpha.kubernetes.io/provided-node-ip": o.provided } : undefined,
+    },
+    spec: { providerID: o.providerID },
+    status: { addresses: (o.ips ?? []).map((address) => ({ type: "InternalIP", address })) },
+  };
+}
+
+const LOOKUP_CASES: { name: string; node: V1Node; want?: [number, string] }[] = [
+  { name: "by providerID", node: kubeNode("x", { providerID: "linode://2" }), want: [2, "providerID"] },
+  {
+    name: "providerID wins over a matching label",
+    node: kubeNode("n1", { providerID: "linode://2" }),
+    want: [2, "providerID"],
+  },
+  {
+    name: "a providerID of a missing Linode finds nothing",
+    node: kubeNode("n1", { providerID: "linode://99" }),
+  },
+  { name: "an invalid providerID finds nothing", node: kubeNode("n1", { providerID: "linode://n1" }) },
+  { name: "by label", node: kubeNode("n1"), want: [1, "label"] },
+  {
+    name: "an ambiguous label falls through to IPs",
+    node: kubeNode("dup", { ips: ["45.79.1.4"] }),
+    want: [4, "ip"],
+  },
+  { name: "by status address", node: kubeNode("x", { ips: ["9.9.9.9", "192.168.0.1"] }), want: [1, "ip"] },
+  { name: "by kubelet --node-ip", node: kubeNode("x", { provided: "10.0.0.2" }), want: [2, "ip"] },
+  { name: "by IPv6", node: kubeNode("x", { ips: ["2600::2"] }), want: [2, "ip"] },
+  { name: "nothing matches", node: kubeNode("x", { ips: ["9.9.9.9"] }) },
+];
+
+for (const c of LOOKUP_CASES) {
+  Deno.test(`findInstance() ${c.name}`, () => {
+    const found = findInstance(c.node, INDEX);
+    assert.deepEqual(found && [found.instance.id, found.via], c.want);
+  });
+}
+
+const UNINIT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
+const OTHER = { key: "dedicated", value: "db", effect: "NoExecute" };
+
+function initNode(): V1Node {
+  return {
+    metadata: { name: "n1", resourceVersion: "7", labels: { keep: "me" }, annotations: { a: "b" } },
+    spec: { taints: [OTHER, UNINIT] },
+    status: { addresses: [], conditions: [{ type: "Ready", status: "False" }] },
+  };
+}
+
+Deno.test("planNodeUpdate() initialises every owned field and keeps other taints", () => {
+  const plan = planNodeUpdate(
+    initNode(),
+    linode({ ipv4: ["45.79.1.2", "192.168.1.1"], host_uuid: "u1" }),
+    [],
+  );
+  assert.deepEqual(plan.addresses, [h("n1"), int("192.168.1.1"), ext("45.79.1.2")]);
+  assert.deepEqual(plan.patch, {
+    metadata: {
+      resourceVersion: "7",
+      labels: {
+        "topology.kubernetes.io/region": "us-east",
+        "failure-domain.beta.kubernetes.io/region": "us-east",
+        "node.kubernetes.io/instance-type": "g6-standard-2",
+        "beta.kubernetes.io/instance-type": "g6-standard-2",
+        "node.k8s.linode.com/host-uuid": "u1",
+      },
+      annotations: { "node.k8s.linode.com/private-ip": "192.168.1.1" },
+    },
+    spec: { providerID: "linode://1", taints: [OTHER] },
+  });
+});
+
+Deno.test("planNodeUpdate() plans nothing for a Node already in line", () => {
+  const instance = linode({ ipv4: ["45.79.1.2", "192.168.1.1"] });
+  const first = planNodeUpdate(initNode(), instance, []);
+  const n = initNode();
+  n.metadata = {
+    ...n.metadata,
+    ...first.patch?.metadata,
+    labels: { ...n.metadata?.labels, ...first.patch?.metadata?.labels },
+  };
+  n.metadata.annotations = { a: "b", ...first.patch?.metadata?.annotations };
+  n.spec = { providerID: "linode://1", taints: [OTHER] };
+  n.status = { addresses: first.addresses };
+  assert.deepEqual(planNodeUpdate(n, instance, []), {});
+});
+
+Deno.test("planNodeUpdate() patches only what changed on an initialised Node", () => {
+  const instance = linode({ ipv4: ["45.79.1.2"], type: "g6-standard-4" });
+  const n: V1Node = {
+    metadata: {
+      name: "n1",
+      resourceVersion: "9",
+      labels: {
+        "topology.kubernetes.io/region": "us-east",
+        "failure-domain.beta.kubernetes.io/region": "us-east",
+        "node.kubernetes.io/instance-type": "g6-standard-2",
+        "beta.kubernetes.io/instance-type": "g6-standard-2",
+      },
+    },
+    spec: { providerID: "linode://1", taints: [OTHER] },
+    status: { addresses: [h("n1"), ext("45.79.1.2")] },
+  };
+  assert.deepEqual(planNodeUpdate(n, instance, []), {
+    patch: {
+      metadata: {
+        labels: {
+          "node.kubernetes.io/instance-type": "g6-standard-4",
+          "beta.kubernetes.io/instance-type": "g6-standard-4",
+        },
+      },
+    },
+  });
 });

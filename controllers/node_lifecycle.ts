@@ -9,7 +9,8 @@ import type { Clock } from "../clock.ts";
 import { isAbort } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Registry } from "../metrics.ts";
-import { hasTaint, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
+import { isNotFound } from "../linode/errors.ts";
+import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -23,7 +24,7 @@ export interface LifecycleInstances {
   recordInstance(instance: LinodeInstance): void;
 }
 
-/** A direct read of one Linode; rejects with an error whose `status` is 404 when it does not exist. */
+/** A direct read of one Linode; rejects with a `LinodeApiError` of kind `not_found` when it does not exist. */
 export interface InstanceGetter {
   getInstance(linodeId: number): Promise<LinodeInstance>;
 }
@@ -34,16 +35,6 @@ export interface LifecycleNodeWriter {
   patchNode(name: string, patch: NodePatch): Promise<unknown>;
   /** Deletes with uid and resourceVersion preconditions. */
   deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<unknown>;
-}
-
-/** A merge patch of a Node's metadata and spec. */
-export interface NodePatch {
-  metadata?: {
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: { providerID?: string; taints?: V1Taint[] };
 }
 
 /** Writes a Kubernetes Event about a Node (and the matching log line). */
@@ -199,7 +190,7 @@ async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number)
     return;
   } catch (error) {
     if (isAbort(error)) throw error;
-    if (httpStatusOf(error) !== 404) {
+    if (!isNotFound(error)) {
       deps.log.warning("Cannot confirm linode {linodeId} of node {node} is gone: {error}", {
         linodeId,
         node: name,
