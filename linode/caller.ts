@@ -1,0 +1,235 @@
+/**
+ * One Linode call, end to end: concurrency slot, token, fence, per-attempt timeout, retries with
+ * backoff and `Retry-After`, metrics and call counts. `LinodeClient` describes calls; this runs them.
+ *
+ * Retry rule: GET, PUT and DELETE are idempotent and are retried on 429, 5xx, timeouts and network
+ * errors. A POST creates something, so after a timeout, a network error or a 500/502/504 the server
+ * may have acted and the POST is not repeated; only 429 and 503 (refused before acting) are retried.
+ * A POST marked `idempotent` (NodeBalancer config rebuild sets the whole node list) retries like a PUT.
+ * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
+ */
+import { backoffDelayMs, type BackoffOptions } from "../backoff.ts";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Counter, Histogram, Registry } from "../metrics.ts";
+import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
+import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
+import type { TokenSource } from "./token.ts";
+import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
+
+/** Options shared by `ApiCaller` and `LinodeClient`. */
+export interface CallerOptions {
+  /** `LINODE_URL`, ending in the API version: `https://api.linode.com/v4` or `…/v4beta`. */
+  baseUrl: string;
+  token: TokenSource;
+  /** Per-attempt timeout (`LINODE_REQUEST_TIMEOUT_SECONDS` in ms). */
+  timeoutMs: number;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Asked before every non-GET attempt (default: always leading). */
+  fence?: Fence;
+  metrics: Registry;
+  log: Logger;
+  clock: Clock;
+  /** Jitter source for the backoff (default Math.random). */
+  random?: () => number;
+  /** Backoff between retries without `Retry-After` (default 500 ms doubling to 10 s). */
+  retry?: BackoffOptions;
+  /** Longest `Retry-After` slept in-process (default 30 s); longer ones go back to the caller. */
+  maxRetrySleepMs?: number;
+}
+
+/** One call as `LinodeClient` describes it. */
+export interface CallSpec {
+  method: HttpMethod;
+  /** Route template: `/linode/instances/{id}`. */
+  route: string;
+  /** For messages: "list linode instances" → "Cannot list linode instances: HTTP 503". */
+  action: string;
+  /** A POST that may be repeated safely. */
+  idempotent?: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+/** Default `maxRetries`. */
+export const DEFAULT_MAX_RETRIES = 3;
+/** Default `concurrency`. */
+export const DEFAULT_CONCURRENCY = 8;
+/** Default retry backoff. */
+export const DEFAULT_RETRY: BackoffOptions = { baseMs: 500, maxMs: 10_000 };
+const DEFAULT_MAX_RETRY_SLEEP_MS = 30_000;
+// Sanity bound of a parsed Retry-After handed back to callers (an HTTP date far ahead, a typo).
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Counts permits; `acquire` waits (abortably) when none is free. */
+class Semaphore {
+  #free: number;
+  readonly #waiters: Array<() => void> = [];
+  constructor(permits: number) {
+    this.#free = Math.max(1, permits);
+  }
+
+  async acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.#waiters.indexOf(wake);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      this.#waiters.push(wake);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  release(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
+
+/** Runs Linode calls with the policies above. */
+export class ApiCaller {
+  readonly #o: CallerOptions;
+  readonly #slots: Semaphore;
+  readonly #requests: Counter;
+  readonly #retries: Counter;
+  readonly #duration: Histogram;
+  readonly #counts = new Map<string, number>();
+
+  constructor(options: CallerOptions) {
+    this.#o = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, "") };
+    this.#slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    const m = options.metrics;
+    this.#requests = m.counter(
+      "ccm_linode_requests_total",
+      "Linode API requests sent, by method, route template and status",
+      ["method", "route", "status"],
+    );
+    this.#retries = m.counter("ccm_linode_retries_total", "Linode API retries", ["method", "route"]);
+    this.#duration = m.histogram(
+      "ccm_linode_request_duration_seconds",
+      "Linode API request duration",
+      ["method", "route"],
+    );
+  }
+
+  /** Requests sent by this caller, keyed `"GET /linode/instances"` (every attempt counts). */
+  callCounts(): Record<string, number> {
+    return Object.fromEntries(this.#counts);
+  }
+
+  /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
+  async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+    const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;
+    let ambiguous = false;
+    for (let attempt = 0;; attempt++) {
+      try {
+        return await this.#attempt(spec, send);
+      } catch (e) {
+        if (!(e instanceof LinodeApiError)) throw e;
+        if (onGone && ambiguous && isNotFound(e)) return onGone();
+        const delayMs = this.#retryDelayMs(spec, e, attempt, maxRetries);
+        if (delayMs === undefined) throw e;
+        ambiguous ||= e.kind !== "rate_limited";
+        this.#retries.inc({ method: spec.method, route: spec.route });
+        this.#o.log.warning("retrying {method} {route} in {delayMs} ms after {kind} (status {status})", {
+          method: spec.method,
+          route: spec.route,
+          delayMs,
+          kind: e.kind,
+          status: e.status,
+          attempt: attempt + 1,
+        });
+        await this.#o.clock.sleep(delayMs, spec.signal);
+      }
+    }
+  }
+
+  #retryDelayMs(spec: CallSpec, e: LinodeApiError, attempt: number, maxRetries: number): number | undefined {
+    if (attempt >= maxRetries || !isRetryable(e) || spec.signal?.aborted) return undefined;
+    const repeatable = spec.method !== "POST" || spec.idempotent === true || e.status === 429 ||
+      e.status === 503;
+    if (!repeatable) return undefined;
+    if (e.retryAfterMs !== undefined) {
+      const cap = this.#o.maxRetrySleepMs ?? DEFAULT_MAX_RETRY_SLEEP_MS;
+      return e.retryAfterMs <= cap ? e.retryAfterMs : undefined;
+    }
+    return backoffDelayMs(attempt, this.#o.retry ?? DEFAULT_RETRY, this.#o.random);
+  }
+
+  async #attempt<T>(spec: CallSpec, send: () => Promise<T>): Promise<T> {
+    await this.#slots.acquire(spec.signal);
+    try {
+      const token = await this.#token(spec);
+      if (spec.method !== "GET") (this.#o.fence ?? ALWAYS_LEADING).assertLeading();
+      return await this.#send(spec, token, send);
+    } finally {
+      this.#slots.release();
+    }
+  }
+
+  async #token(spec: CallSpec): Promise<string> {
+    try {
+      return await this.#o.token.token();
+    } catch (e) {
+      // The token source's errors name the file, never the content.
+      throw new LinodeApiError(spec.action, {
+        status: 0,
+        kind: "auth",
+        method: spec.method,
+        route: spec.route,
+        cause: e,
+      });
+    }
+  }
+
+  async #send<T>(spec: CallSpec, token: string, send: () => Promise<T>): Promise<T> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    const ctx: RequestContext = { baseUrl: this.#o.baseUrl, token, signal, sent: false };
+    const started = this.#o.clock.monotonic();
+    let status = "200";
+    try {
+      return await withRequestContext(ctx, send);
+    } catch (e) {
+      if (spec.signal?.aborted) {
+        status = "aborted";
+        throw spec.signal.reason;
+      }
+      const err = toLinodeApiError(e, {
+        action: spec.action,
+        method: spec.method,
+        route: spec.route,
+        timedOut: timeout.signal.aborted,
+        nowMs: this.#o.clock.now(),
+        maxRetryAfterMs: MAX_RETRY_AFTER_MS,
+      });
+      status = err.status > 0 ? String(err.status) : err.kind;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      if (ctx.sent) this.#record(spec, status, started);
+    }
+  }
+
+  #record(spec: CallSpec, status: string, startedMs: number): void {
+    const labels = { method: spec.method, route: spec.route };
+    this.#requests.inc({ ...labels, status });
+    this.#duration.observe(labels, (this.#o.clock.monotonic() - startedMs) / 1000);
+    const key = `${spec.method} ${spec.route}`;
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+  }
+}

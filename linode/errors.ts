@@ -1,0 +1,136 @@
+/**
+ * The one error type that leaves `linode/`. Built from axios errors, api-v4 validation arrays and
+ * paging checks, and never carrying the axios error itself: its config holds the token.
+ */
+
+/** What a caller does about a failed Linode call. */
+export type LinodeErrorKind =
+  | "not_found"
+  | "rate_limited"
+  | "server"
+  | "timeout"
+  | "network"
+  | "client"
+  | "auth";
+
+/** One reason from a Linode error body (`{"errors":[{"reason","field"}]}`). */
+export interface LinodeReason {
+  readonly reason: string;
+  readonly field?: string;
+}
+
+/** The request a `LinodeApiError` belongs to. */
+export interface LinodeErrorInit {
+  /** HTTP status, or 0 when no response arrived (network, timeout, not sent). */
+  status: number;
+  kind: LinodeErrorKind;
+  method: string;
+  /** Route template with `{id}` for numeric segments, e.g. `/linode/instances/{id}`. */
+  route: string;
+  reasons?: readonly LinodeReason[];
+  /** The server's `Retry-After`, in ms, when it sent one. */
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+const MAX_REASONS_IN_MESSAGE = 3;
+
+function describe(init: LinodeErrorInit): string {
+  const head = init.status > 0 ? `HTTP ${init.status}` : init.kind === "timeout" ? "timed out" : init.kind;
+  const reasons = (init.reasons ?? []).slice(0, MAX_REASONS_IN_MESSAGE)
+    .map((r) => r.field ? `${r.field}: ${r.reason}` : r.reason);
+  return reasons.length ? `${head} (${reasons.join("; ")})` : head;
+}
+
+/** A failed Linode API call: "Cannot list linode instances: HTTP 503". */
+export class LinodeApiError extends Error {
+  override name = "LinodeApiError";
+  /** HTTP status, or 0 for network errors, timeouts and requests refused before sending. */
+  readonly status: number;
+  readonly kind: LinodeErrorKind;
+  readonly method: string;
+  readonly route: string;
+  readonly reasons: readonly LinodeReason[];
+  readonly retryAfterMs: number | undefined;
+
+  constructor(action: string, init: LinodeErrorInit) {
+    super(
+      `Cannot ${action}: ${describe(init)}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
+    this.status = init.status;
+    this.kind = init.kind;
+    this.method = init.method;
+    this.route = init.route;
+    this.reasons = init.reasons ?? [];
+    this.retryAfterMs = init.retryAfterMs;
+  }
+
+  /** Safe fields only (no headers, token or body), so `JSON.stringify(error)` is useful. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      kind: this.kind,
+      method: this.method,
+      route: this.route,
+      reasons: this.reasons,
+      retryAfterMs: this.retryAfterMs,
+    };
+  }
+}
+
+/** True when `e` is a Linode 404 (the object is gone). */
+export function isNotFound(e: unknown): boolean {
+  return e instanceof LinodeApiError && e.kind === "not_found";
+}
+
+/** True when trying again later may succeed: 429, 5xx, timeouts, network errors. */
+export function isRetryable(e: unknown): boolean {
+  return e instanceof LinodeApiError &&
+    (e.kind === "rate_limited" || e.kind === "server" || e.kind === "timeout" || e.kind === "network");
+}
+
+/** The kind of an HTTP failure status. */
+export function kindForStatus(status: number): LinodeErrorKind {
+  if (status === 404) return "not_found";
+  if (status === 429) return "rate_limited";
+  if (status === 401 || status === 403) return "auth";
+  if (status >= 500) return "server";
+  return "client";
+}
+
+/** Parses `Retry-After` (delay in seconds or an HTTP date) into ms, capped at `maxMs`. */
+export function parseRetryAfterMs(value: unknown, nowMs: number, maxMs: number): number | undefined {
+  if (typeof value !== "string" && typeof value !== "number") return undefined;
+  const text = String(value).trim();
+  if (text === "") return undefined;
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = at - nowMs;
+  }
+  return Math.min(maxMs, Math.max(0, Math.round(ms)));
+}
+
+/** Reads `{"errors":[{reason, field}]}` out of an unknown body, keeping only strings. */
+export function parseReasons(body: unknown): LinodeReason[] {
+  const errors = isRecord(body) ? body.errors : body;
+  if (!Array.isArray(errors)) return [];
+  const out: LinodeReason[] = [];
+  for (const item of errors) {
+    if (!isRecord(item) || typeof item.reason !== "string") continue;
+    out.push(
+      typeof item.field === "string" ? { reason: item.reason, field: item.field } : { reason: item.reason },
+    );
+  }
+  return out;
+}
+
+/** True for a plain object-like value. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null;
+}
