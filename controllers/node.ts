@@ -24,11 +24,11 @@ import {
   httpStatusOf,
   type LifecycleDeps,
   type LifecycleOptions,
-  type NodeEventSink,
   startNodeLifecycleController,
 } from "./node_lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 import { InvalidInputError, runWorkers } from "./run_queue.ts";
+import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -59,7 +59,7 @@ export interface NodeControllerDeps {
   nodes: NodeLister;
   instances: NodeInstances;
   writer: NodeWriter;
-  events: NodeEventSink;
+  events: EventSink;
   log: Logger;
   metrics: Registry;
   clock: Clock;
@@ -136,9 +136,10 @@ export async function reconcileNode(
   const initialising = hasTaint(node, UNINITIALIZED_TAINT_KEY);
   if (kind === "invalid") {
     if (!initialising) return;
-    const message = `Cannot initialise node ${name}: invalid providerID ${node.spec?.providerID}`;
-    await deps.events.emit(node, "Warning", "InvalidProviderID", message);
-    throw new InvalidInputError(message);
+    const message = "Cannot initialise node {node}: invalid providerID {providerID}";
+    const props = { node: name, providerID: node.spec?.providerID };
+    warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
+    throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
   const { found, index } = await lookup(deps, node, initialising, options);
   if (!found) {
@@ -146,9 +147,14 @@ export async function reconcileNode(
       deps.log.debug("no linode for node {node} in the cache", { node: name });
       return;
     }
-    const message = `Cannot initialise node ${name}: no Linode matches its providerID, name or IPs`;
-    await deps.events.emit(node, "Warning", "InstanceNotFound", message);
-    throw new Error(message);
+    const message = "Cannot initialise node {node}: no Linode matches its providerID, name or IPs";
+    warnEvent(deps, {
+      ref: refFor(node, "Node"),
+      reason: "InstanceNotFound",
+      message,
+      props: { node: name },
+    });
+    throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
   const changed = await applyPlan(deps, node, found.instance, index.vpcIpv4(linodeId), options);

@@ -10,6 +10,7 @@ import { isAbort } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Registry } from "../metrics.ts";
 import { isNotFound } from "../linode/errors.ts";
+import { type EventSink, normalEvent, refFor, warnEvent } from "../kube/events.ts";
 import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 
@@ -37,18 +38,13 @@ export interface LifecycleNodeWriter {
   deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<unknown>;
 }
 
-/** Writes a Kubernetes Event about a Node (and the matching log line). */
-export interface NodeEventSink {
-  emit(node: V1Node, type: "Normal" | "Warning", reason: string, message: string): void | Promise<void>;
-}
-
 /** What the lifecycle controller needs. */
 export interface LifecycleDeps {
   nodes: LifecycleNodeLister;
   instances: LifecycleInstances;
   linode: InstanceGetter;
   writer: LifecycleNodeWriter;
-  events: NodeEventSink;
+  events: EventSink;
   log: Logger;
   metrics: Registry;
   clock: Clock;
@@ -209,30 +205,34 @@ async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number)
     return;
   }
   deps.metrics.counter("ccm_node_deletions_total", "Nodes deleted because their Linode is gone").inc();
-  await deps.events.emit(
-    node,
-    "Normal",
-    "DeletingNode",
-    `Deleted node ${name}: linode ${linodeId} does not exist`,
-  );
+  normalEvent(deps, {
+    ref: refFor(node, "Node"),
+    reason: "DeletingNode",
+    message: "Deleted node {node}: linode {linodeId} does not exist",
+    props: { node: name, linodeId },
+  });
 }
 
-async function reportBlocked(
+function reportBlocked(
   deps: LifecycleDeps,
   plan: LifecyclePlan,
   total: number,
   state: LifecycleState,
-): Promise<void> {
+): void {
   deps.metrics.counter("ccm_node_deletions_blocked_total", "Lifecycle passes that refused a mass deletion")
     .inc();
   const names = plan.gone.map((g) => g.node.metadata?.name ?? "").sort();
   const key = names.join(",");
   if (state.lastBlocked === key) return;
   state.lastBlocked = key;
-  const message = `Refusing to delete ${names.length} of ${total} nodes whose Linodes look gone`;
-  deps.log.error("{message}: {nodes}", { message, nodes: key });
   const first = plan.gone[0]?.node;
-  if (first) await deps.events.emit(first, "Warning", "NodeDeletionBlocked", message);
+  if (!first) return;
+  warnEvent(deps, {
+    ref: refFor(first, "Node"),
+    reason: "NodeDeletionBlocked",
+    message: "Refusing to delete {count} of {total} nodes whose Linodes look gone: {nodes}",
+    props: { count: names.length, total, nodes: key },
+  });
 }
 
 /** One lifecycle pass: no Linode read unless some Linode Node is not Ready. */
@@ -248,7 +248,7 @@ export async function reconcileLifecycle(
   for (const node of plan.taint) await setShutdownTaint(deps, node, true);
   if (plan.blocked) {
     const total = nodes.filter((n) => classifyProviderId(n.spec?.providerID) === "linode").length;
-    await reportBlocked(deps, plan, total, state);
+    reportBlocked(deps, plan, total, state);
     return plan;
   }
   state.lastBlocked = undefined;

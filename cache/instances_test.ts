@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock.ts";
+import { Registry } from "../metrics.ts";
+import { InstanceCache, type InstanceSource } from "./instances.ts";
+import { VpcIpCache, withIpRanges } from "./vpc_ips.ts";
+import { selectVpcs, VpcCache } from "./vpcs.ts";
+import type { LinodeInstance, Vpc, VpcIp } from "./types.ts";
+
+function linode(id: number, over: Partial<LinodeInstance> = {}): LinodeInstance {
+  return {
+    id,
+    label: `n${id}`,
+    region: "us-east",
+    type: "g6",
+    status: "running",
+    ipv4: [`45.0.0.${id}`],
+    ipv6: null,
+    tags: [],
+    ...over,
+  };
+}
+
+class FakeSource implements InstanceSource {
+  instances: LinodeInstance[] = [];
+  filters: (Record<string, unknown> | undefined)[] = [];
+  listInstances(filter?: Record<string, unknown>): Promise<LinodeInstance[]> {
+    this.filters.push(filter);
+    return Promise.resolve(this.instances.map((i) => ({ ...i })));
+  }
+}
+
+function vpcIp(linodeId: number, address: string | null, range: string | null = null): VpcIp {
+  return {
+    address,
+    address_range: range,
+    linode_id: linodeId,
+    vpc_id: 5,
+    subnet_id: 6,
+    config_id: 7,
+    interface_id: 8,
+  };
+}
+
+Deno.test("InstanceCache.view() lists with the region and tag X-Filter and indexes every IP", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1, { ipv4: ["45.0.0.1", "192.168.0.1"], ipv6: "2600::1/128" })];
+  const vpcIps = { get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])), onChange: () => () => {} };
+  const cache = new InstanceCache(source, {
+    clock: new FakeClock(),
+    metrics: new Registry(),
+    region: "us-east",
+    tagFilter: "k8s",
+    vpcIps,
+  });
+  const { data } = await cache.view();
+  assert.deepEqual(source.filters, [{ region: "us-east", tags: "k8s" }]);
+  for (const ip of ["45.0.0.1", "192.168.0.1", "2600::1", "10.0.0.1"]) assert.equal(data.byIp(ip)?.id, 1, ip);
+  assert.equal(data.byLabel("n1")?.id, 1);
+  assert.deepEqual(data.vpcIpv4(1), ["10.0.0.1"]);
+});
+
+function snap<T>(data: T) {
+  return { data, ageMs: 0, stale: false, suspicious: false, generation: 1 };
+}
+
+Deno.test("InstanceCache.onChange() reports the ids that changed in a refresh or a write", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1), linode(2), linode(3)];
+  const clock = new FakeClock();
+  const cache = new InstanceCache(source, { clock, metrics: new Registry(), ttlMs: 1000 });
+  const seen: number[][] = [];
+  cache.onChange((ids) => seen.push([...ids].sort()));
+  await cache.view();
+  source.instances = [linode(1, { status: "offline" }), linode(2), linode(4)];
+  await clock.advance(1001);
+  await cache.view();
+  cache.recordInstance(linode(2, { label: "renamed" }));
+  cache.forgetInstance(4);
+  assert.deepEqual(seen, [[1, 2, 3], [1, 3, 4], [2], [4]]);
+  assert.equal(cache.peek()?.data.byLabel("renamed")?.id, 2);
+  assert.equal(cache.peek()?.data.byId(4), undefined);
+});
+
+Deno.test("InstanceCache.view() without a filter sends none", async () => {
+  const source = new FakeSource();
+  await new InstanceCache(source, { clock: new FakeClock(), metrics: new Registry() }).view();
+  assert.deepEqual(source.filters, [undefined]);
+});
+
+const VPCS: Vpc[] = [
+  {
+    id: 1,
+    label: "a",
+    region: "us-east",
+    subnets: [{ id: 11, label: "default" }, { id: 12, label: "pods" }],
+  },
+  { id: 2, label: "b", region: "us-east", subnets: [{ id: 21, label: "default" }] },
+];
+
+Deno.test("selectVpcs() picks VPCs by name and id, and subnets by name and id", () => {
+  assert.deepEqual(selectVpcs(VPCS, { vpcNames: ["a"] }).map((v) => v.id), [1]);
+  assert.deepEqual(selectVpcs(VPCS, { vpcNames: ["a"], vpcIds: [1, 2] }).map((v) => v.id), [1, 2]);
+  const picked = selectVpcs(VPCS, { vpcIds: [1], subnetNames: ["pods"] });
+  assert.deepEqual(picked[0]?.subnets.map((s) => s.id), [12]);
+  assert.deepEqual(selectVpcs(VPCS, { vpcIds: [1], subnetIds: [11] })[0]?.subnets.map((s) => s.id), [11]);
+  assert.throws(() => selectVpcs(VPCS, { vpcNames: ["missing"] }), /Cannot find VPC named missing/);
+});
+
+Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is configured", async () => {
+  const listed: number[] = [];
+  const ipSource = {
+    listVPCIPs: (id: number) => {
+      listed.push(id);
+      return Promise.resolve([vpcIp(id, `10.0.0.${id}`)]);
+    },
+  };
+  const opts = { clock: new FakeClock(), metrics: new Registry() };
+  const none = new VpcIpCache(
+    ipSource,
+    new VpcCache({ listVPCs: () => Promise.resolve(VPCS) }, {}, opts),
+    opts,
+  );
+  assert.deepEqual((await none.get()).data, []);
+  assert.deepEqual(listed, []);
+  const vpcs = new VpcCache({ listVPCs: () => Promise.resolve(VPCS) }, { vpcNames: ["a", "b"] }, opts);
+  const ips = new VpcIpCache(ipSource, vpcs, opts);
+  assert.equal((await ips.get()).data.length, 2);
+  assert.deepEqual(listed, [1, 2]);
+});
+
+Deno.test("withIpRanges() replaces one Linode's ranges and keeps its address", () => {
+  const before = [vpcIp(1, "10.0.0.1"), vpcIp(1, null, "10.2.0.0/24"), vpcIp(2, "10.0.0.2")];
+  const after = withIpRanges(before, 5, 1, ["10.2.1.0/24"]);
+  assert.deepEqual(after.map((ip) => ip.address ?? ip.address_range), [
+    "10.0.0.1",
+    "10.0.0.2",
+    "10.2.1.0/24",
+  ]);
+  assert.equal(after[2]?.interface_id, 8);
+  assert.deepEqual(withIpRanges(before, 5, 3, ["10.9.0.0/24"]).length, 3, "no interface, nothing recorded");
+});
