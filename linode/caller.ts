@@ -8,12 +8,14 @@
  * A POST marked `idempotent` (NodeBalancer config rebuild sets the whole node list) retries like a PUT.
  * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
  */
+import type { Params, ResourcePage } from "@linode/api-v4";
 import { backoffDelayMs, type BackoffOptions } from "../backoff.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Counter, Histogram, Registry } from "../metrics.ts";
 import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
+import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
 import type { TokenSource } from "./token.ts";
 import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
 
@@ -51,6 +53,17 @@ export interface CallSpec {
   /** A POST that may be repeated safely. */
   idempotent?: boolean;
   signal?: AbortSignal | undefined;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborts the call, including its retry sleeps; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Builds a `CallSpec` from its parts and the caller's options. */
+export function callSpec(method: HttpMethod, route: string, action: string, options?: CallOptions): CallSpec {
+  return { method, route, action, signal: options?.signal };
 }
 
 /** Default `maxRetries`. */
@@ -128,6 +141,31 @@ export class ApiCaller {
   /** Requests sent by this caller, keyed `"GET /linode/instances"` (every attempt counts). */
   callCounts(): Record<string, number> {
     return Object.fromEntries(this.#counts);
+  }
+
+  /** Every item of a paged list, each page fetched (with retries) at `PAGE_SIZE`. */
+  async list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
+    try {
+      return await collectPages((page) => this.run(spec, () => fetchPage({ page, page_size: PAGE_SIZE })));
+    } catch (e) {
+      if (!(e instanceof PagingError)) throw e;
+      // Retryable ("server"): the listing moved while we walked it; a later walk will be consistent.
+      const reasons = [{ reason: e.message }];
+      throw new LinodeApiError(spec.action, {
+        status: 0,
+        kind: "server",
+        method: spec.method,
+        route: spec.route,
+        reasons,
+      });
+    }
+  }
+
+  /** A DELETE; a retry that finds the object gone (after an ambiguous failure) counts as done. */
+  async remove(spec: CallSpec, send: () => Promise<unknown>): Promise<void> {
+    await this.run(spec, async () => {
+      await send();
+    }, () => undefined);
   }
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */

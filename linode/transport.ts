@@ -29,7 +29,7 @@ const API_PREFIX = /^https:\/\/api\.linode\.com\/v4(beta)?(?=[/?]|$)/;
 
 const contexts = new AsyncLocalStorage<RequestContext>();
 
-type Interceptor = Parameters<typeof baseRequest.interceptors.request.use>[0] & {};
+type Interceptor = NonNullable<Parameters<typeof baseRequest.interceptors.request.use>[0]>;
 type AxiosConfig = Parameters<Interceptor>[0];
 
 function routeRequest(config: AxiosConfig): AxiosConfig {
