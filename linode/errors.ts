@@ -35,8 +35,19 @@ export interface LinodeErrorInit {
 
 const MAX_REASONS_IN_MESSAGE = 3;
 
+// What a failure without an HTTP status says in the message.
+const STATUSLESS: Record<LinodeErrorKind, string> = {
+  timeout: "timed out",
+  network: "network error",
+  auth: "no usable API token",
+  client: "invalid request",
+  server: "inconsistent response",
+  not_found: "not found",
+  rate_limited: "rate limited",
+};
+
 function describe(init: LinodeErrorInit): string {
-  const head = init.status > 0 ? `HTTP ${init.status}` : init.kind === "timeout" ? "timed out" : init.kind;
+  const head = init.status > 0 ? `HTTP ${init.status}` : STATUSLESS[init.kind];
   const reasons = (init.reasons ?? []).slice(0, MAX_REASONS_IN_MESSAGE)
     .map((r) => r.field ? `${r.field}: ${r.reason}` : r.reason);
   return reasons.length ? `${head} (${reasons.join("; ")})` : head;
@@ -118,7 +129,7 @@ export function parseRetryAfterMs(value: unknown, nowMs: number, maxMs: number):
 
 /** Reads `{"errors":[{reason, field}]}` out of an unknown body, keeping only strings. */
 export function parseReasons(body: unknown): LinodeReason[] {
-  const errors = isRecord(body) ? body.errors : body;
+  const errors = Array.isArray(body) ? body : isRecord(body) ? body.errors : undefined;
   if (!Array.isArray(errors)) return [];
   const out: LinodeReason[] = [];
   for (const item of errors) {

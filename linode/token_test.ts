@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock.ts";
+import { fileToken, staticToken, TokenError } from "./token.ts";
+
+async function tempDir(): Promise<string> {
+  return await Deno.makeTempDir({ prefix: "ccm-token-" });
+}
+
+/** Writes `content` the way the kubelet updates a Secret volume: a new dir and an atomic symlink swap. */
+async function writeSecret(dir: string, version: number, content: string): Promise<void> {
+  await Deno.mkdir(`${dir}/..v${version}`);
+  await Deno.writeTextFile(`${dir}/..v${version}/token`, content);
+  await Deno.symlink(`..v${version}`, `${dir}/..data_tmp`);
+  await Deno.rename(`${dir}/..data_tmp`, `${dir}/..data`);
+}
+
+Deno.test("staticToken() trims the value and rejects an empty one", async () => {
+  assert.equal(await staticToken("  abc\n").token(), "abc");
+  assert.throws(() => staticToken(" \n"), TokenError);
+});
+
+Deno.test("fileToken() picks up a rotated Secret after the check interval", async () => {
+  const dir = await tempDir();
+  try {
+    await writeSecret(dir, 1, "first-token\n");
+    await Deno.symlink("..data/token", `${dir}/token`);
+    const clock = new FakeClock();
+    const source = fileToken(`${dir}/token`, { clock, minCheckIntervalMs: 1000 });
+    assert.equal(await source.token(), "first-token");
+    await writeSecret(dir, 2, "second-token");
+    assert.equal(await source.token(), "first-token", "cached within the interval");
+    await clock.advance(1000);
+    assert.equal(await source.token(), "second-token");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileToken() notices a same-size rewrite of a plain file", async () => {
+  const dir = await tempDir();
+  try {
+    const path = `${dir}/token`;
+    await Deno.writeTextFile(path, "aaaa");
+    const clock = new FakeClock();
+    const source = fileToken(path, { clock, minCheckIntervalMs: 10 });
+    assert.equal(await source.token(), "aaaa");
+    await Deno.writeTextFile(path, "bbbb");
+    await Deno.utime(path, 1, 2_000_000_000);
+    await clock.advance(10);
+    assert.equal(await source.token(), "bbbb");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileToken() names the file but never its content when it cannot be used", async () => {
+  const dir = await tempDir();
+  try {
+    const clock = new FakeClock();
+    const missing = fileToken(`${dir}/absent`, { clock });
+    await assert.rejects(missing.token(), (e: unknown) => {
+      assert.ok(e instanceof TokenError);
+      assert.match(e.message, /Cannot read Linode token file .*absent: NotFound/);
+      return true;
+    });
+    await Deno.writeTextFile(`${dir}/empty`, " \n\t");
+    await assert.rejects(fileToken(`${dir}/empty`, { clock }).token(), /token file .*empty is empty/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileToken() keeps the last good token when a re-read fails", async () => {
+  const dir = await tempDir();
+  try {
+    const path = `${dir}/token`;
+    await Deno.writeTextFile(path, "good-token");
+    const clock = new FakeClock();
+    const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
+    assert.equal(await source.token(), "good-token");
+    await Deno.remove(path);
+    await clock.advance(5);
+    assert.equal(await source.token(), "good-token");
+    await Deno.writeTextFile(path, "next-token");
+    assert.equal(await source.token(), "next-token", "re-checked on the next call after a failure");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
