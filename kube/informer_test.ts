@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import { componentLogger } from "../log.ts";
+import { TcpProxy } from "../sim/proxy.ts";
+import { type KubeClients, nodeSource } from "./clients.ts";
+import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./fixtures_test.ts";
+import { type ChangeKind, Informer } from "./informer.ts";
+
+interface Running extends AsyncDisposable {
+  informer: Informer<V1Node>;
+  /** `"add n1"`, `"update n1"`, `"delete n1"` in order received. */
+  changes: string[];
+}
+
+function startNodeInformer(f: Fixture, clients: KubeClients = f.clients): Running {
+  const informer = new Informer(clients.kc, nodeSource(clients.core), {
+    log: componentLogger("informer-test"),
+    metrics: f.metrics,
+    backoff: { baseMs: 20, maxMs: 100 },
+  });
+  const changes: string[] = [];
+  informer.onChange((kind: ChangeKind, obj) => changes.push(`${kind} ${obj.metadata?.name}`));
+  const ac = new AbortController();
+  const done = informer.start(ac.signal);
+  return {
+    informer,
+    changes,
+    async [Symbol.asyncDispose]() {
+      ac.abort();
+      await done;
+    },
+  };
+}
+
+function names(informer: Informer<V1Node>): string[] {
+  return informer.list().map((n) => n.metadata?.name ?? "").sort();
+}
+
+function label(f: Fixture, name: string, value: string): void {
+  const obj = f.kube.store.get("nodes", name);
+  assert.ok(obj, `node ${name} exists`);
+  f.kube.store.update("nodes", { ...obj, metadata: { ...obj.metadata, labels: { step: value } } });
+}
+
+Deno.test("Informer.start() syncs, then delivers add, update and delete", async () => {
+  await using f = await startFixture();
+  f.kube.store.create("nodes", node("n1"));
+  f.kube.store.create("nodes", node("n2"));
+  await using run = startNodeInformer(f);
+  const ac = new AbortController();
+  await run.informer.waitForSync(ac.signal);
+  assert.deepEqual(names(run.informer), ["n1", "n2"]);
+  assert.deepEqual(run.changes.sort(), ["add n1", "add n2"]);
+  await waitFor(() => run.informer.healthy, "a healthy watch");
+  run.changes.length = 0;
+
+  await f.clients.core.createNode({ body: node("n3") });
+  label(f, "n1", "one");
+  f.kube.store.delete("nodes", "n2");
+  await waitFor(() => run.changes.length === 3, "three changes");
+  assert.deepEqual(run.changes, ["add n3", "update n1", "delete n2"]);
+  assert.deepEqual(names(run.informer), ["n1", "n3"]);
+  assert.equal(run.informer.get("n1")?.metadata?.labels?.step, "one");
+  assert.ok(
+    run.informer.get("n1")?.metadata?.creationTimestamp instanceof Date,
+    "watched objects are models",
+  );
+});
+
+Deno.test("Informer.start() resumes after the apiserver drops every watch", async () => {
+  await using f = await startFixture();
+  f.kube.store.create("nodes", node("n1"));
+  await using run = startNodeInformer(f);
+  await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
+  const watchesBefore = callsStartingWith(f.kube, "WATCH");
+  for (let i = 0; i < 3; i++) {
+    assert.ok(f.kube.faults.dropWatches({ reset: i === 1 }) >= 1, "a watch was open");
+    f.kube.store.create("nodes", node(`d${i}`));
+  }
+  label(f, "n1", "after-drops");
+  await waitFor(
+    () =>
+      names(run.informer).length === 4 && run.informer.get("n1")?.metadata?.labels?.step === "after-drops",
+    "convergence",
+  );
+  await waitFor(() => run.informer.healthy, "healthy again");
+  assert.deepEqual(names(run.informer), ["d0", "d1", "d2", "n1"]);
+  for (const name of ["d0", "d1", "d2"]) {
+    assert.ok(run.changes.includes(`add ${name}`), `add ${name} delivered`);
+  }
+  assert.ok(run.changes.includes("update n1"));
+  assert.ok(callsStartingWith(f.kube, "WATCH") > watchesBefore, "it watched again");
+});
+
+Deno.test("Informer.start() re-lists after connections are refused and delivers what changed", async () => {
+  await using f = await startFixture();
+  for (const name of ["n1", "n2", "n3"]) f.kube.store.create("nodes", node(name));
+  await using proxy = new TcpProxy({ port: Number(new URL(f.kube.url).port) });
+  await using run = startNodeInformer(f, f.clientsVia(proxy.url));
+  await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
+  run.changes.length = 0;
+
+  await proxy.cut();
+  await waitFor(() => !run.informer.healthy, "the informer to notice the outage");
+  f.kube.store.create("nodes", node("n4"));
+  f.kube.store.delete("nodes", "n1");
+  label(f, "n2", "during-outage");
+  const restarts = f.metrics.counter("ccm_informer_restarts_total", "", ["resource"]);
+  await waitFor(() => restarts.get({ resource: "nodes" }) >= 2, "restarts with backoff while refused");
+  await proxy.restore();
+
+  await waitFor(() => run.informer.healthy && names(run.informer).join() === "n2,n3,n4", "convergence");
+  assert.deepEqual(run.changes.sort(), ["add n4", "delete n1", "update n2"]);
+  assert.equal(run.informer.get("n2")?.metadata?.labels?.step, "during-outage");
+  assert.equal(f.metrics.gauge("ccm_informer_healthy", "", ["resource"]).get({ resource: "nodes" }), 1);
+});
+
+Deno.test("Informer.start() survives an apiserver that refuses connections for a window", async () => {
+  await using f = await startFixture();
+  f.kube.store.create("nodes", node("n1"));
+  await using run = startNodeInformer(f);
+  await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
+  const outage = f.kube.faults.refuseConnections(300);
+  await waitFor(() => !run.informer.healthy, "the informer to notice the outage");
+  f.kube.store.create("nodes", node("n2"));
+  await outage;
+  await waitFor(() => run.informer.healthy && names(run.informer).join() === "n1,n2", "convergence");
+  assert.ok(run.changes.includes("add n2"));
+});
+
+Deno.test("Informer.start() keeps retrying list errors (5xx) until the list succeeds", async () => {
+  await using f = await startFixture();
+  f.kube.store.create("nodes", node("n1"));
+  const removeFault = f.kube.faults.add({ method: "GET", route: "/api/v1/nodes", status: 500 });
+  await using run = startNodeInformer(f);
+  const restarts = f.metrics.counter("ccm_informer_restarts_total", "", ["resource"]);
+  await waitFor(() => restarts.get({ resource: "nodes" }) >= 3, "several failed lists");
+  assert.equal(run.informer.synced, false);
+  assert.equal(run.informer.healthy, false);
+  removeFault();
+  await waitFor(() => run.informer.synced && run.informer.healthy, "sync after the fault");
+  assert.deepEqual(names(run.informer), ["n1"]);
+
+  // A failing watch and re-list after sync: changes made meanwhile still arrive.
+  const removeWatchFault = f.kube.faults.add({ method: "WATCH", route: "/api/v1/nodes", status: 503 });
+  const removeListFault = f.kube.faults.add({ method: "GET", route: "/api/v1/nodes", status: 500, times: 2 });
+  f.kube.faults.dropWatches({ reset: true });
+  f.kube.store.create("nodes", node("n2"));
+  await waitFor(() => !run.informer.healthy, "unhealthy while the watch fails");
+  removeWatchFault();
+  removeListFault();
+  await waitFor(() => run.informer.healthy && names(run.informer).join() === "n1,n2", "convergence");
+  assert.ok(run.changes.includes("add n2"));
+});
+
+Deno.test("Informer.waitForSync() rejects when aborted before sync", async () => {
+  await using f = await startFixture();
+  const removeFault = f.kube.faults.add({ method: "GET", route: "/api/v1/nodes", status: 500 });
+  await using run = startNodeInformer(f);
+  const ac = new AbortController();
+  const waiting = run.informer.waitForSync(ac.signal);
+  ac.abort(new Error("stop waiting"));
+  await assert.rejects(waiting, /stop waiting/);
+  removeFault();
+});
