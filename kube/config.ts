@@ -30,7 +30,11 @@ export class KubeConfigError extends Error {
 
 /** Loads and validates a KubeConfig from `source`; throws `KubeConfigError`. */
 export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
-  const kc = source.kubeconfig ? loadFile(source.kubeconfig) : loadInCluster(source);
+  const kc = source.kubeconfig
+    ? loadFile(source.kubeconfig)
+    : source.master && !(source.serviceHost && source.servicePort)
+    ? masterOnly()
+    : loadInCluster(source);
   if (source.master) overrideServer(kc, source.master);
   else allowPlainHttp(kc);
   return kc;
@@ -114,12 +118,19 @@ function requireReadable(path: string | undefined, what: string, field: string):
   }
 }
 
+/** `--master` alone, as client-go builds it: that server, no credentials. */
+function masterOnly(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: "master", server: "", skipTLSVerify: false }, { name: "anonymous" });
+  return kc;
+}
+
 function loadInCluster(source: KubeConfigSource): KubeConfig {
   const what = "in-cluster config";
   const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const host = source.serviceHost;
   const port = source.servicePort;
-  if (!source.master && (!host || !port)) {
+  if (!host || !port) {
     fail(
       what,
       "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set (pass --kubeconfig outside a pod)",
@@ -129,7 +140,7 @@ function loadInCluster(source: KubeConfigSource): KubeConfig {
   requireReadable(tokenFile, what, "service-account token");
   const caFile = join(dir, "ca.crt");
   const hasCa = exists(caFile);
-  const server = host && port ? `https://${host.includes(":") ? `[${host}]` : host}:${port}` : "";
+  const server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
   const cluster: Cluster = {
     name: "inCluster",
     server,

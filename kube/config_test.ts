@@ -140,3 +140,11 @@ Deno.test("loadKubeConfig() in-cluster reports missing service env and a missing
       /service-account token file .*token not found/,
     );
   }));
+
+Deno.test("loadKubeConfig() with only --master talks to that server without credentials", async () => {
+  const kc = loadKubeConfig({ master: "http://127.0.0.1:8080" });
+  assert.equal(kc.getCurrentCluster()?.server, "http://127.0.0.1:8080");
+  const ctx = new RequestContext("http://127.0.0.1:8080/api/v1/nodes", HttpMethod.GET);
+  await kc.applySecurityAuthentication(ctx);
+  assert.equal(ctx.getHeaders()["Authorization"], undefined);
+});
