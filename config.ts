@@ -528,7 +528,8 @@ export function parseConfig(args: readonly string[], env: Env, options: ParseOpt
   };
 }
 
-function checkTokenFile(path: string): string | undefined {
+/** Reads a token file once at start: why it cannot be used (never its content), or `undefined`. */
+export function checkTokenFile(path: string): string | undefined {
   try {
     return Deno.readTextFileSync(path).trim() === "" ? "it is empty" : undefined;
   } catch (e) {
