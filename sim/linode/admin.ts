@@ -1,0 +1,123 @@
+/** The `/__admin/` endpoint (no token): calls, faults and world shaping over HTTP. */
+import { parseFaultRule, parseInstanceInput, parseVpcInput } from "./admin_input.ts";
+import type { CallCounter } from "./calls.ts";
+import type { Faults } from "./faults.ts";
+import { ApiError, type Body, errorResponse, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
+import { LINODE_STATUSES } from "./instance_shape.ts";
+import { param, type Route, Router } from "./router.ts";
+import type { World } from "./world.ts";
+
+/** What admin handlers reach. */
+export interface AdminContext {
+  req: Request;
+  params: number[];
+  world: World;
+  faults: Faults;
+  calls: CallCounter;
+}
+
+function addInstances(ctx: AdminContext, body: Body): Response {
+  const count = body.count;
+  const input = parseInstanceInput(body);
+  if (count === undefined) return json(ctx.world.addInstance(input));
+  if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > 100_000) {
+    throw fieldError("count", "count must be an integer between 1 and 100000");
+  }
+  return json({ data: ctx.world.addInstances(count, input) });
+}
+
+function addFault(ctx: AdminContext, body: Body): Response {
+  try {
+    return json({ id: ctx.faults.add(parseFaultRule(body)) });
+  } catch (e) {
+    if (e instanceof RangeError) throw new ApiError(400, [{ reason: e.message }]);
+    throw e;
+  }
+}
+
+const ROUTES: readonly Route<AdminContext>[] = [
+  { method: "GET", path: "calls", handle: (ctx) => json({ ...ctx.calls.snapshot(), log: ctx.calls.log }) },
+  { method: "DELETE", path: "calls", handle: (ctx) => (ctx.calls.reset(), json({})) },
+  { method: "GET", path: "faults", handle: (ctx) => json({ data: ctx.faults.list() }) },
+  { method: "POST", path: "faults", handle: async (ctx) => addFault(ctx, await readBody(ctx.req)) },
+  { method: "DELETE", path: "faults", handle: (ctx) => (ctx.faults.clear(), json({})) },
+  {
+    method: "DELETE",
+    path: "faults/:id",
+    handle: (ctx) => {
+      if (!ctx.faults.remove(`f${param(ctx, 0)}`)) throw notFound();
+      return json({});
+    },
+  },
+  { method: "POST", path: "world/reset", handle: (ctx) => (ctx.world.reset(), json({})) },
+  {
+    method: "POST",
+    path: "world/vpcs",
+    handle: async (ctx) => json(ctx.world.createVpc(parseVpcInput(await readBody(ctx.req)))),
+  },
+  {
+    method: "POST",
+    path: "world/instances",
+    handle: async (ctx) => addInstances(ctx, await readBody(ctx.req)),
+  },
+  { method: "GET", path: "world/instances", handle: (ctx) => json({ data: ctx.world.listInstances() }) },
+  {
+    method: "GET",
+    path: "world/instances/:id",
+    handle: (ctx) => {
+      const linode = ctx.world.instance(param(ctx, 0));
+      if (!linode) throw notFound();
+      return json(linode);
+    },
+  },
+  {
+    method: "PUT",
+    path: "world/instances/:id/status",
+    handle: async (ctx) => {
+      const status = optEnum(await readBody(ctx.req), "status", LINODE_STATUSES);
+      if (status === undefined) throw fieldError("status", "status is required");
+      return json(ctx.world.setStatus(param(ctx, 0), status));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "world/instances/:id",
+    handle: (ctx) => {
+      if (!ctx.world.deleteInstance(param(ctx, 0))) throw notFound();
+      return json({});
+    },
+  },
+  {
+    method: "GET",
+    path: "world/instances/:id/ip_ranges",
+    handle: (ctx) => {
+      if (!ctx.world.instance(param(ctx, 0))) throw notFound();
+      return json({ ip_ranges: ctx.world.ipRanges(param(ctx, 0)) });
+    },
+  },
+  { method: "GET", path: "world/nodebalancers", handle: (ctx) => json({ data: ctx.world.nodeBalancers() }) },
+  { method: "GET", path: "world/firewalls", handle: (ctx) => json({ data: ctx.world.firewalls() }) },
+];
+
+const ADMIN_ROUTER = new Router<AdminContext>(ROUTES);
+
+/** Answers one `/__admin/...` request. Admin requests are not counted in `calls`. */
+export async function handleAdmin(
+  req: Request,
+  path: string,
+  env: Omit<AdminContext, "req" | "params">,
+): Promise<Response> {
+  const segments = path.replace(/^\/__admin\//, "").replace(/\/$/, "").split("/");
+  // Fault ids are "f<n>"; accept them in the path as-is.
+  const normalized = segments.map((s) => s.replace(/^f(\d+)$/, "$1"));
+  const found = ADMIN_ROUTER.match(req.method, normalized);
+  if ("error" in found) {
+    return errorResponse(found.error, [{ reason: found.error === 404 ? "Not found" : "Method Not Allowed" }]);
+  }
+  try {
+    return await found.route.handle({ req, params: found.params, ...env });
+  } catch (e) {
+    if (e instanceof ApiError) return errorResponse(e.status, e.errors);
+    throw e;
+  }
+}

@@ -1,0 +1,95 @@
+/** Narrowing of `/__admin/` JSON bodies into world and fault inputs. */
+import type { FaultRule } from "./faults.ts";
+import { type Body, fieldError, isRecord, optBool, optEnum, optInt, optString, optStrings } from "./http.ts";
+import { LINODE_STATUSES } from "./instance_shape.ts";
+import type { AddInstanceInput } from "./store_instances.ts";
+import type { CreateVpcInput } from "./store_vpcs.ts";
+
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** `POST /__admin/world/instances` body → `addInstance` input. */
+export function parseInstanceInput(body: Body): AddInstanceInput {
+  const input: AddInstanceInput = {
+    label: optString(body, "label"),
+    region: optString(body, "region"),
+    type: optString(body, "type"),
+    status: optEnum(body, "status", LINODE_STATUSES),
+    ipv4: optStrings(body, "ipv4"),
+    tags: optStrings(body, "tags"),
+    group: optString(body, "group"),
+    privateIp: optBool(body, "privateIp"),
+    lkeClusterId: optInt(body, "lkeClusterId", 1, MAX_ID),
+  };
+  if (body.ipv6 === null) input.ipv6 = null;
+  else if (body.ipv6 !== undefined) input.ipv6 = optString(body, "ipv6");
+  if (body.vpc !== undefined) {
+    if (!isRecord(body.vpc)) throw fieldError("vpc", "vpc must be an object");
+    const vpcId = optInt(body.vpc, "vpcId", 1, MAX_ID, "vpc.");
+    const subnetId = optInt(body.vpc, "subnetId", 1, MAX_ID, "vpc.");
+    if (vpcId === undefined || subnetId === undefined) {
+      throw fieldError("vpc", "vpcId and subnetId are required");
+    }
+    input.vpc = {
+      vpcId,
+      subnetId,
+      ipv4: optString(body.vpc, "ipv4", "vpc."),
+      nat1to1: optBool(body.vpc, "nat1to1", "vpc."),
+      ipRanges: optStrings(body.vpc, "ipRanges", "vpc."),
+    };
+  }
+  return input;
+}
+
+/** `POST /__admin/world/vpcs` body → `createVpc` input. */
+export function parseVpcInput(body: Body): CreateVpcInput {
+  const raw = body.subnets ?? [];
+  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
+  return {
+    label: optString(body, "label") ?? "",
+    region: optString(body, "region") ?? "",
+    description: optString(body, "description"),
+    subnets: raw.map((s, i) => {
+      if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
+      return { label: optString(s, "label") ?? "", ipv4: optString(s, "ipv4") ?? "" };
+    }),
+  };
+}
+
+function isErrorStatus(n: number): n is 500 | 502 | 503 | 504 {
+  return n === 500 || n === 502 || n === 503 || n === 504;
+}
+
+const KINDS = ["latency", "error", "rateLimit", "hang", "outage", "truncatePage", "slowPages"] as const;
+
+/** `POST /__admin/faults` body → a fault rule (further checked by `Faults.add`). */
+export function parseFaultRule(body: Body): FaultRule {
+  const kind = optEnum(body, "kind", KINDS);
+  const match = {
+    method: optString(body, "method"),
+    route: optString(body, "route"),
+    count: optInt(body, "count", 1, MAX_ID),
+    probability: typeof body.probability === "number" ? body.probability : undefined,
+  };
+  const num = (field: string) => (typeof body[field] === "number" ? body[field] : undefined);
+  switch (kind) {
+    case "latency":
+      return { kind, ms: num("ms") ?? 0, ...match };
+    case "error": {
+      const status = num("status") ?? 500;
+      if (!isErrorStatus(status)) throw fieldError("status", "Must be 500, 502, 503 or 504");
+      return { kind, status, ...match };
+    }
+    case "rateLimit":
+      return { kind, retryAfterSec: num("retryAfterSec"), ...match };
+    case "hang":
+      return { kind, ...match };
+    case "outage":
+      return { kind, durationMs: num("durationMs") ?? 0, status: num("status"), ...match };
+    case "truncatePage":
+      return { kind, keep: num("keep"), ...match };
+    case "slowPages":
+      return { kind, msPerPage: num("msPerPage") ?? 0, ...match };
+    default:
+      throw fieldError("kind", `kind must be one of ${KINDS.join(", ")}`);
+  }
+}

@@ -1,0 +1,73 @@
+/** Request counters keyed by method + route template (`GET /v4/linode/instances/{id}`). */
+
+/** One received request. `status` is filled in when the answer is sent (0 while pending or hung). */
+export interface CallRecord {
+  key: string;
+  method: string;
+  path: string;
+  status: number;
+  fault?: string;
+  atMs: number;
+}
+
+/** A point-in-time copy of the counters. */
+export interface CallSnapshot {
+  total: number;
+  counts: Record<string, number>;
+}
+
+/** Turns a request path into its route template: every numeric segment becomes `{id}`. */
+export function routeTemplate(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path.replace(/\/\d+(?=\/|$)/g, "/{id}")}`;
+}
+
+/** Counts every request received, including failed and faulted ones. */
+export class CallCounter {
+  #counts = new Map<string, number>();
+  #total = 0;
+  #log: CallRecord[] = [];
+  readonly #logLimit: number;
+
+  constructor(logLimit = 10_000) {
+    this.#logLimit = logLimit;
+  }
+
+  /** Records a request and returns its log entry (mutated later with the status). */
+  record(method: string, path: string, atMs: number): CallRecord {
+    const key = routeTemplate(method, path);
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    this.#total++;
+    const entry: CallRecord = { key, method: method.toUpperCase(), path, status: 0, atMs };
+    this.#log.push(entry);
+    // Keep memory bounded in long benchmarks: drop the oldest half when full.
+    if (this.#log.length > this.#logLimit) this.#log = this.#log.slice(this.#log.length >> 1);
+    return entry;
+  }
+
+  /** Requests received for a key such as `"GET /v4/linode/instances"`. */
+  count(key: string): number {
+    return this.#counts.get(key) ?? 0;
+  }
+
+  /** All requests received since start or the last reset. */
+  total(): number {
+    return this.#total;
+  }
+
+  /** Zeroes the counters and empties the log. */
+  reset(): void {
+    this.#counts.clear();
+    this.#total = 0;
+    this.#log = [];
+  }
+
+  /** Copy of the counters. */
+  snapshot(): CallSnapshot {
+    return { total: this.#total, counts: Object.fromEntries(this.#counts) };
+  }
+
+  /** The most recent requests, oldest first (bounded). */
+  get log(): readonly CallRecord[] {
+    return this.#log;
+  }
+}

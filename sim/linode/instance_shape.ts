@@ -1,0 +1,116 @@
+/** Wire shapes of a Linode and its boot config, built with the API's defaults. */
+import type { Config, Interface, Linode, LinodeSpecs } from "@linode/api-v4";
+
+/** Every status the API reports for an instance. */
+export const LINODE_STATUSES = [
+  "running",
+  "offline",
+  "booting",
+  "rebooting",
+  "shutting_down",
+  "provisioning",
+  "deleting",
+  "migrating",
+  "rebuilding",
+  "cloning",
+  "restoring",
+  "stopped",
+  "resizing",
+] as const;
+
+/** An instance status (the API's list, which is wider than api-v4's type). */
+export type SimLinodeStatus = typeof LINODE_STATUSES[number];
+
+/** A Linode as the API returns it (api-v4's type lacks some statuses and `host_uuid`). */
+export type SimLinode = Omit<Linode, "status"> & { status: SimLinodeStatus; host_uuid: string };
+
+const SPECS: Record<string, [vcpus: number, memory: number, disk: number, transfer: number]> = {
+  "g6-nanode-1": [1, 1024, 25600, 1000],
+  "g6-standard-1": [1, 2048, 51200, 2000],
+  "g6-standard-2": [2, 4096, 81920, 4000],
+  "g6-standard-4": [4, 8192, 163840, 5000],
+  "g6-standard-6": [6, 16384, 327680, 8000],
+  "g6-dedicated-2": [2, 4096, 81920, 4000],
+  "g6-dedicated-4": [4, 8192, 163840, 5000],
+};
+
+/** Specs of a plan; unknown plans get g6-standard-2's. */
+export function specsOf(type: string): LinodeSpecs {
+  const [vcpus, memory, disk, transfer] = SPECS[type] ?? [2, 4096, 81920, 4000];
+  return { vcpus, memory, disk, transfer, gpus: 0, accelerated_devices: 0 };
+}
+
+/** Fields the caller chooses; everything else takes the API's usual values. */
+export interface LinodeShapeInput {
+  id: number;
+  label: string;
+  region: string;
+  type: string;
+  status: SimLinodeStatus;
+  ipv4: string[];
+  ipv6: string | null;
+  tags: string[];
+  group: string;
+  image: string | null;
+  lkeClusterId: number | null;
+  now: string;
+}
+
+/** A Linode object as `GET /linode/instances/{id}` returns it. */
+export function linodeShape(input: LinodeShapeInput): SimLinode {
+  return {
+    id: input.id,
+    label: input.label,
+    group: input.group,
+    status: input.status,
+    created: input.now,
+    updated: input.now,
+    type: input.type,
+    region: input.region,
+    image: input.image,
+    ipv4: input.ipv4,
+    ipv6: input.ipv6,
+    specs: specsOf(input.type),
+    alerts: { cpu: 180, io: 10000, network_in: 10, network_out: 10, transfer_quota: 80 },
+    backups: { enabled: false, last_successful: null, schedule: { day: null, window: null } },
+    hypervisor: "kvm",
+    watchdog_enabled: true,
+    tags: input.tags,
+    host_uuid: crypto.randomUUID().replaceAll("-", ""),
+    lke_cluster_id: input.lkeClusterId,
+    capabilities: [],
+    placement_group: null,
+    disk_encryption: "disabled",
+    has_user_data: false,
+    locks: [],
+    maintenance_policy: null,
+    site_type: "core",
+    interface_generation: "legacy_config",
+  };
+}
+
+/** The boot config profile every instance gets, with the given interfaces. */
+export function configShape(id: number, diskId: number, interfaces: Interface[], now: string): Config {
+  return {
+    id,
+    label: "My Boot Config",
+    comments: "",
+    created: now,
+    updated: now,
+    devices: { sda: { disk_id: diskId, volume_id: null }, sdb: { disk_id: diskId + 1, volume_id: null } },
+    helpers: {
+      updatedb_disabled: true,
+      distro: true,
+      modules_dep: true,
+      network: true,
+      devtmpfs_automount: true,
+    },
+    initrd: null,
+    interfaces,
+    kernel: "linode/grub2",
+    memory_limit: 0,
+    root_device: "/dev/sda",
+    run_level: "default",
+    virt_mode: "paravirt",
+  };
+}

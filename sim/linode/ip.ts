@@ -1,0 +1,71 @@
+/** IPv4 arithmetic for address allocation and CIDR validation. Pure functions. */
+
+/** A parsed IPv4 CIDR block: network base as an unsigned 32-bit number and the prefix length. */
+export interface Cidr {
+  base: number;
+  prefix: number;
+}
+
+/** Parses a dotted-quad IPv4 address into an unsigned 32-bit number, or undefined when malformed. */
+export function parseIpv4(text: string): number | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  let value = 0;
+  for (const part of parts) {
+    if (!/^\d{1,3}$/.test(part)) return undefined;
+    const octet = Number(part);
+    if (octet > 255) return undefined;
+    value = value * 256 + octet;
+  }
+  return value;
+}
+
+/** Formats an unsigned 32-bit number as a dotted-quad IPv4 address. */
+export function formatIpv4(value: number): string {
+  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join(".");
+}
+
+/** Parses "a.b.c.d/n" strictly: the address must be the network base, as the Linode API requires. */
+export function parseCidr(text: string): Cidr | undefined {
+  const match = /^([0-9.]+)\/(\d{1,2})$/.exec(text);
+  if (!match) return undefined;
+  const ip = parseIpv4(match[1] ?? "");
+  const prefix = Number(match[2]);
+  if (ip === undefined || prefix > 32) return undefined;
+  const base = (ip & maskOf(prefix)) >>> 0;
+  return base === ip ? { base, prefix } : undefined;
+}
+
+/** The netmask of a prefix length as an unsigned 32-bit number. */
+export function maskOf(prefix: number): number {
+  return prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+}
+
+/** Number of addresses in a block. */
+export function sizeOf(cidr: Cidr): number {
+  return 2 ** (32 - cidr.prefix);
+}
+
+/** True when the two blocks share any address. */
+export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
+  const aEnd = a.base + sizeOf(a) - 1;
+  const bEnd = b.base + sizeOf(b) - 1;
+  return a.base <= bEnd && b.base <= aEnd;
+}
+
+/** True when `ip` lies inside `cidr`. */
+export function cidrContains(cidr: Cidr, ip: number): boolean {
+  return ip >= cidr.base && ip < cidr.base + sizeOf(cidr);
+}
+
+const PRIVATE_BLOCKS: readonly Cidr[] = [
+  { base: 0x0a000000, prefix: 8 },
+  { base: 0xac100000, prefix: 12 },
+  { base: 0xc0a80000, prefix: 16 },
+];
+
+/** True for RFC 1918 addresses (what Linode accepts as NodeBalancer backends). */
+export function isPrivateIpv4(text: string): boolean {
+  const ip = parseIpv4(text);
+  return ip !== undefined && PRIVATE_BLOCKS.some((block) => cidrContains(block, ip));
+}

@@ -1,0 +1,199 @@
+import assert from "node:assert/strict";
+import {
+  getConfigInterface,
+  getConfigInterfaces,
+  getLinode,
+  getLinodeConfig,
+  getLinodeConfigs,
+  getLinodeFirewalls,
+  getLinodeIPs,
+  getLinodes,
+  updateConfigInterface,
+} from "@linode/api-v4";
+import { startLinodeSim } from "./server.ts";
+import { failure, rawCall, withSim } from "./test_client.ts";
+
+Deno.test("getLinodes() lists instances with the API's fields", async () => {
+  await using sim = await startLinodeSim();
+  const a = sim.world.addInstance({ label: "node-a", region: "us-ord", tags: ["k8s"], privateIp: true });
+  sim.world.addInstance({ label: "node-b", status: "offline", type: "g6-standard-4" });
+  const page = await withSim(sim, () => getLinodes());
+  assert.equal(page.results, 2);
+  assert.equal(page.pages, 1);
+  assert.equal(page.page, 1);
+  const first = page.data[0];
+  assert.ok(first);
+  assert.equal(first.id, a.id);
+  assert.equal(first.label, "node-a");
+  assert.equal(first.region, "us-ord");
+  assert.equal(first.status, "running");
+  assert.equal(first.type, "g6-standard-2");
+  assert.deepEqual(first.tags, ["k8s"]);
+  assert.equal(first.ipv4.length, 2);
+  assert.match(first.ipv4[1] ?? "", /^192\.168\.(1[2-9]\d|2[0-5]\d)\.\d+$/);
+  assert.match(first.ipv6 ?? "", /^2600:3c03::f03c:[0-9a-f:]+\/128$/);
+  for (const key of ["created", "updated", "specs", "alerts", "backups", "hypervisor", "watchdog_enabled"]) {
+    assert.ok(key in first, key);
+  }
+  assert.ok("host_uuid" in first && "lke_cluster_id" in first && "capabilities" in first);
+  assert.equal(page.data[1]?.status, "offline");
+  assert.equal(page.data[1]?.specs.vcpus, 4);
+});
+
+Deno.test("getLinode() returns one instance and 404s with the API's body", async () => {
+  await using sim = await startLinodeSim();
+  const a = sim.world.addInstance({ label: "one" });
+  const got = await withSim(sim, () => getLinode(a.id));
+  assert.equal(got.label, "one");
+  const missing = await failure(withSim(sim, () => getLinode(999)));
+  assert.deepEqual(missing, { status: 404, errors: [{ reason: "Not found" }] });
+});
+
+Deno.test("getLinode() without the right token answers 401 Invalid Token", async () => {
+  await using sim = await startLinodeSim({ token: "good" });
+  const a = sim.world.addInstance();
+  const bad = await failure(withSim(sim, () => getLinode(a.id), { token: "wrong" }));
+  assert.deepEqual(bad, { status: 401, errors: [{ reason: "Invalid Token" }] });
+  const res = await fetch(`${sim.url}/linode/instances`);
+  assert.equal(res.status, 401);
+  assert.deepEqual(await res.json(), { errors: [{ reason: "Invalid Token" }] });
+  assert.equal(sim.calls.count("GET /v4beta/linode/instances/{id}"), 1, "api-v4 reads instances over v4beta");
+  assert.equal(sim.calls.count("GET /v4/linode/instances"), 1);
+});
+
+Deno.test("getLinodeIPs() returns public, private, VPC and IPv6 addresses", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "vpc-1",
+    region: "us-east",
+    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const a = sim.world.addInstance({ privateIp: true, vpc: { vpcId: vpc.id, subnetId, nat1to1: true } });
+  const ips = await withSim(sim, () => getLinodeIPs(a.id));
+  assert.equal(ips.ipv4.public.length, 1);
+  assert.equal(ips.ipv4.public[0]?.address, a.ipv4[0]);
+  assert.equal(ips.ipv4.public[0]?.prefix, 24);
+  assert.deepEqual(ips.ipv4.public[0]?.vpc_nat_1_1, {
+    address: "10.0.0.2",
+    subnet_id: subnetId,
+    vpc_id: vpc.id,
+  });
+  assert.equal(ips.ipv4.private[0]?.address, a.ipv4[1]);
+  assert.equal(ips.ipv4.private[0]?.prefix, 17);
+  assert.deepEqual(ips.ipv4.shared, []);
+  assert.deepEqual(ips.ipv4.reserved, []);
+  assert.equal(ips.ipv4.vpc.length, 1);
+  assert.equal(ips.ipv4.vpc[0]?.address, "10.0.0.2");
+  assert.equal(ips.ipv4.vpc[0]?.gateway, "10.0.0.1");
+  assert.equal(ips.ipv4.vpc[0]?.nat_1_1, a.ipv4[0]);
+  assert.equal(ips.ipv6?.slaac.address, a.ipv6?.replace("/128", ""));
+  assert.match(ips.ipv6?.link_local.address ?? "", /^fe80::/);
+  assert.deepEqual(ips.ipv6?.global, []);
+});
+
+Deno.test("getLinodeConfigs() and interfaces show the VPC interface on the boot config", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "vpc-1",
+    region: "us-east",
+    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const a = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.9" } });
+  const plain = sim.world.addInstance();
+  const configs = await withSim(sim, () => getLinodeConfigs(a.id));
+  assert.equal(configs.results, 1);
+  const config = configs.data[0];
+  assert.ok(config);
+  assert.deepEqual(await withSim(sim, () => getLinodeConfig(a.id, config.id)), config);
+  const ifaces = await withSim(sim, () => getConfigInterfaces(a.id, config.id));
+  assert.deepEqual(ifaces.map((i) => i.purpose), ["public", "vpc"]);
+  const vpcIface = ifaces[1];
+  assert.ok(vpcIface);
+  assert.equal(vpcIface.vpc_id, vpc.id);
+  assert.equal(vpcIface.subnet_id, subnetId);
+  assert.deepEqual(vpcIface.ipv4, { vpc: "10.0.0.9", nat_1_1: null });
+  assert.deepEqual(vpcIface.ip_ranges, []);
+  assert.equal(vpcIface.active, true);
+  assert.deepEqual(await withSim(sim, () => getConfigInterface(a.id, config.id, vpcIface.id)), vpcIface);
+  const plainConfigs = await withSim(sim, () => getLinodeConfigs(plain.id));
+  assert.deepEqual(plainConfigs.data[0]?.interfaces, []);
+  assert.equal((await failure(withSim(sim, () => getLinodeConfig(a.id, 1)))).status, 404);
+  assert.equal((await failure(withSim(sim, () => getConfigInterface(a.id, config.id, 1)))).status, 404);
+});
+
+Deno.test("updateConfigInterface() sets ip_ranges and rejects bad or overlapping ranges", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "vpc-1",
+    region: "us-east",
+    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
+  });
+  const other = sim.world.createVpc({
+    label: "vpc-2",
+    region: "us-east",
+    subnets: [{ label: "sn", ipv4: "10.1.0.0/24" }],
+  });
+  const sn = (v: typeof vpc) => ({ vpcId: v.id, subnetId: v.subnets[0]?.id ?? 0 });
+  const a = sim.world.addInstance({ vpc: sn(vpc) });
+  const b = sim.world.addInstance({ vpc: sn(vpc) });
+  const c = sim.world.addInstance({ vpc: sn(other) });
+  const ifaceOf = async (id: number) => {
+    const cfg = (await withSim(sim, () => getLinodeConfigs(id))).data[0];
+    const iface = cfg?.interfaces?.find((i) => i.purpose === "vpc");
+    assert.ok(cfg && iface);
+    return [id, cfg.id, iface.id] as const;
+  };
+  const [ia, ib, ic] = [await ifaceOf(a.id), await ifaceOf(b.id), await ifaceOf(c.id)];
+  const set = (ids: readonly [number, number, number], ip_ranges: string[]) =>
+    withSim(sim, () => updateConfigInterface(ids[0], ids[1], ids[2], { ip_ranges }));
+  const updated = await set(ia, ["10.192.0.0/24"]);
+  assert.deepEqual(updated.ip_ranges, ["10.192.0.0/24"]);
+  assert.deepEqual(sim.world.ipRanges(a.id), ["10.192.0.0/24"]);
+  const overlap = await failure(set(ib, ["10.192.0.128/25"]));
+  assert.equal(overlap.status, 400);
+  assert.equal(overlap.errors[0]?.field, "ip_ranges[0]");
+  assert.match(overlap.errors[0]?.reason ?? "", /overlaps with 10\.192\.0\.0\/24/);
+  assert.deepEqual(sim.world.ipRanges(b.id), []);
+  assert.deepEqual(
+    (await set(ic, ["10.192.0.0/24"])).ip_ranges,
+    ["10.192.0.0/24"],
+    "other VPCs may reuse a range",
+  );
+  // api-v4 allows one range per call and checks syntax client-side; send the rest raw.
+  const raw = (ids: readonly [number, number, number], ip_ranges: unknown) =>
+    withSim(
+      sim,
+      () =>
+        rawCall("PUT", `/linode/instances/${ids[0]}/configs/${ids[1]}/interfaces/${ids[2]}`, { ip_ranges }),
+    );
+  const invalid = await failure(raw(ib, ["10.193.0.0/33"]));
+  assert.deepEqual(invalid, {
+    status: 400,
+    errors: [{ field: "ip_ranges[0]", reason: "10.193.0.0/33 is not a valid IPv4 CIDR range" }],
+  });
+  assert.equal((await failure(raw(ib, ["10.193.0.1/24"]))).status, 400);
+  assert.equal((await failure(raw(ib, "10.193.0.0/24"))).errors[0]?.field, "ip_ranges");
+  const dup = await failure(raw(ib, ["10.194.0.0/24", "10.194.0.0/25"]));
+  assert.equal(dup.errors[0]?.field, "ip_ranges[1]");
+  assert.deepEqual(await raw(ia, ["10.195.0.0/24", "10.196.0.0/24"]), {
+    ...(await withSim(sim, () => getConfigInterface(ia[0], ia[1], ia[2]))),
+    ip_ranges: ["10.195.0.0/24", "10.196.0.0/24"],
+  });
+  assert.deepEqual((await set(ia, [])).ip_ranges, []);
+  assert.deepEqual((await set(ib, ["10.192.0.128/25"])).ip_ranges, ["10.192.0.128/25"]);
+  assert.equal(sim.calls.count("PUT /v4/linode/instances/{id}/configs/{id}/interfaces/{id}"), 10);
+});
+
+Deno.test("world.setStatus() and deleteInstance() show through the API", async () => {
+  await using sim = await startLinodeSim();
+  const a = sim.world.addInstance();
+  sim.world.setStatus(a.id, "shutting_down");
+  assert.equal((await withSim(sim, () => getLinode(a.id))).status, "shutting_down");
+  assert.equal(sim.world.instance(a.id)?.status, "shutting_down");
+  assert.equal(sim.world.deleteInstance(a.id), true);
+  assert.equal(sim.world.instance(a.id), undefined);
+  assert.equal((await failure(withSim(sim, () => getLinode(a.id)))).status, 404);
+  assert.equal(await withSim(sim, () => getLinodeFirewalls(a.id).catch(() => null)), null);
+});

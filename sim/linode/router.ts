@@ -1,0 +1,83 @@
+/** A small table router over path segments, plus the list helper every collection uses. */
+import { applyFilter, parseFilter } from "./filter.ts";
+import { ApiError, json } from "./http.ts";
+import { paginate, parsePaging } from "./paging.ts";
+import type { World } from "./world.ts";
+
+/** What an API handler gets: the request, numeric path params in order, and the world. */
+export interface RouteContext {
+  req: Request;
+  url: URL;
+  params: number[];
+  world: World;
+}
+
+/** One route: `path` uses `:id` for numeric segments ("linode/instances/:id/configs"). */
+export interface Route<C = RouteContext> {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  handle(ctx: C): Response | Promise<Response>;
+}
+
+interface Compiled<C> {
+  route: Route<C>;
+  segments: string[];
+}
+
+/** The result of matching: a route and its params, or why not. */
+export type RouteMatch<C> = { route: Route<C>; params: number[] } | { error: 404 | 405 };
+
+/** Matches method + path segments against a route table. */
+export class Router<C = RouteContext> {
+  #routes: Compiled<C>[];
+
+  constructor(routes: readonly Route<C>[]) {
+    this.#routes = routes.map((route) => ({ route, segments: route.path.split("/") }));
+  }
+
+  /** Finds the route for a request; 405 when the path exists under another method. */
+  match(method: string, segments: readonly string[]): RouteMatch<C> {
+    let pathMatched = false;
+    for (const { route, segments: pattern } of this.#routes) {
+      const params = matchSegments(pattern, segments);
+      if (!params) continue;
+      pathMatched = true;
+      if (route.method === method) return { route, params };
+    }
+    return { error: pathMatched ? 405 : 404 };
+  }
+}
+
+function matchSegments(pattern: readonly string[], segments: readonly string[]): number[] | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: number[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] ?? "";
+    const s = segments[i] ?? "";
+    if (p === ":id") {
+      if (!/^\d{1,15}$/.test(s)) return undefined;
+      params.push(Number(s));
+    } else if (p !== s) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+/** The n-th path param (routes guarantee their count). */
+export function param(ctx: { params: readonly number[] }, index: number): number {
+  const value = ctx.params[index];
+  if (value === undefined) throw new ApiError(500, [{ reason: "Route parameter missing" }]);
+  return value;
+}
+
+/** Filters (X-Filter), orders and pages a collection into the API's envelope. */
+export function listResponse(
+  ctx: RouteContext,
+  items: readonly unknown[],
+  fields: ReadonlySet<string>,
+): Response {
+  const paging = parsePaging(ctx.url);
+  const filter = parseFilter(ctx.req.headers.get("x-filter"), fields);
+  return json(paginate(applyFilter(items, filter), paging));
+}

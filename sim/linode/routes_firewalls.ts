@@ -1,0 +1,72 @@
+/** `networking/firewalls` routes: firewalls, rules and devices. */
+import { json, readBody } from "./http.ts";
+import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+
+const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
+const DEVICE_FIELDS = new Set(["id", "created", "updated", "entity"]);
+
+function fws(ctx: RouteContext) {
+  return ctx.world.firewallStore;
+}
+
+/** The firewall routes. */
+export const FIREWALL_ROUTES: readonly Route[] = [
+  {
+    method: "GET",
+    path: "networking/firewalls",
+    handle: (ctx) => listResponse(ctx, fws(ctx).list(), FIREWALL_FIELDS),
+  },
+  {
+    method: "POST",
+    path: "networking/firewalls",
+    handle: async (ctx) => json(fws(ctx).create(await readBody(ctx.req))),
+  },
+  { method: "GET", path: "networking/firewalls/:id", handle: (ctx) => json(fws(ctx).get(param(ctx, 0))) },
+  {
+    method: "PUT",
+    path: "networking/firewalls/:id",
+    handle: async (ctx) => json(fws(ctx).update(param(ctx, 0), await readBody(ctx.req))),
+  },
+  {
+    method: "DELETE",
+    path: "networking/firewalls/:id",
+    handle: (ctx) => {
+      fws(ctx).get(param(ctx, 0));
+      fws(ctx).delete(param(ctx, 0));
+      return json({});
+    },
+  },
+  {
+    method: "GET",
+    path: "networking/firewalls/:id/rules",
+    handle: (ctx) => json(fws(ctx).get(param(ctx, 0)).rules),
+  },
+  {
+    method: "PUT",
+    path: "networking/firewalls/:id/rules",
+    handle: async (ctx) => json(fws(ctx).setRules(param(ctx, 0), await readBody(ctx.req))),
+  },
+  {
+    method: "GET",
+    path: "networking/firewalls/:id/devices",
+    handle: (ctx) => listResponse(ctx, fws(ctx).devices(param(ctx, 0)), DEVICE_FIELDS),
+  },
+  {
+    method: "POST",
+    path: "networking/firewalls/:id/devices",
+    handle: async (ctx) => json(fws(ctx).addDevice(param(ctx, 0), await readBody(ctx.req))),
+  },
+  {
+    method: "GET",
+    path: "networking/firewalls/:id/devices/:id",
+    handle: (ctx) => json(fws(ctx).device(param(ctx, 0), param(ctx, 1))),
+  },
+  {
+    method: "DELETE",
+    path: "networking/firewalls/:id/devices/:id",
+    handle: (ctx) => {
+      fws(ctx).removeDevice(param(ctx, 0), param(ctx, 1));
+      return json({});
+    },
+  },
+];

@@ -1,0 +1,91 @@
+/** `linode/instances` routes: instances, IPs, config profiles and their interfaces. */
+import { json, notFound, readBody } from "./http.ts";
+import { linodeIps, updateInterface } from "./instance_ops.ts";
+import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+import type { InstanceRecord } from "./store_instances.ts";
+
+const INSTANCE_FIELDS = new Set([
+  "id",
+  "label",
+  "group",
+  "region",
+  "tags",
+  "status",
+  "type",
+  "image",
+  "ipv4",
+  "ipv6",
+  "created",
+  "updated",
+  "hypervisor",
+  "lke_cluster_id",
+  "specs",
+  "backups",
+  "host_uuid",
+  "watchdog_enabled",
+  "disk_encryption",
+  "site_type",
+]);
+const CONFIG_FIELDS = new Set(["id", "label", "kernel", "created", "updated", "virt_mode", "run_level"]);
+const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
+
+function instance(ctx: RouteContext): InstanceRecord {
+  return ctx.world.instances.require(param(ctx, 0));
+}
+
+function config(ctx: RouteContext): InstanceRecord["config"] {
+  const rec = instance(ctx);
+  if (rec.config.id !== param(ctx, 1)) throw notFound();
+  return rec.config;
+}
+
+/** The instance routes. */
+export const LINODE_ROUTES: readonly Route[] = [
+  {
+    method: "GET",
+    path: "linode/instances",
+    handle: (ctx) => listResponse(ctx, ctx.world.instances.list(), INSTANCE_FIELDS),
+  },
+  { method: "GET", path: "linode/instances/:id", handle: (ctx) => json(instance(ctx).linode) },
+  {
+    method: "GET",
+    path: "linode/instances/:id/ips",
+    handle: (ctx) => json(linodeIps(instance(ctx), ctx.world.vpcs)),
+  },
+  {
+    method: "GET",
+    path: "linode/instances/:id/configs",
+    handle: (ctx) => listResponse(ctx, [instance(ctx).config], CONFIG_FIELDS),
+  },
+  { method: "GET", path: "linode/instances/:id/configs/:id", handle: (ctx) => json(config(ctx)) },
+  {
+    method: "GET",
+    path: "linode/instances/:id/configs/:id/interfaces",
+    // The API answers this one with a bare array, not a page.
+    handle: (ctx) => json(config(ctx).interfaces ?? []),
+  },
+  {
+    method: "GET",
+    path: "linode/instances/:id/configs/:id/interfaces/:id",
+    handle: (ctx) => json(ctx.world.instances.interface(param(ctx, 0), param(ctx, 1), param(ctx, 2))),
+  },
+  {
+    method: "PUT",
+    path: "linode/instances/:id/configs/:id/interfaces/:id",
+    handle: async (ctx) => {
+      const body = await readBody(ctx.req);
+      const ids = { linodeId: param(ctx, 0), configId: param(ctx, 1), ifaceId: param(ctx, 2) };
+      return json(updateInterface(ctx.world.instances, ctx.world.vpcs, ids, body));
+    },
+  },
+  {
+    method: "GET",
+    path: "linode/instances/:id/firewalls",
+    handle: (ctx) =>
+      listResponse(
+        ctx,
+        ctx.world.firewallStore.firewallsOf("linode", instance(ctx).linode.id),
+        FIREWALL_FIELDS,
+      ),
+  },
+];

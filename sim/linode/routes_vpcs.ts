@@ -1,0 +1,72 @@
+/** `vpcs` routes: VPCs, subnets and the VPC IP listings. */
+import { fieldError, isRecord, json, notFound, optString, readBody } from "./http.ts";
+import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+
+const VPC_FIELDS = new Set(["id", "label", "region", "description", "created", "updated"]);
+const SUBNET_FIELDS = new Set(["id", "label", "ipv4", "created", "updated"]);
+const IP_FIELDS = new Set([
+  "address",
+  "address_range",
+  "active",
+  "config_id",
+  "interface_id",
+  "linode_id",
+  "nodebalancer_id",
+  "nat_1_1",
+  "region",
+  "subnet_id",
+  "vpc_id",
+]);
+
+function vpcOr404(ctx: RouteContext) {
+  const vpc = ctx.world.vpcs.get(param(ctx, 0));
+  if (!vpc) throw notFound();
+  return vpc;
+}
+
+async function createVpc(ctx: RouteContext): Promise<Response> {
+  const body = await readBody(ctx.req);
+  const raw = body.subnets ?? [];
+  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
+  const subnets = raw.map((s, i) => {
+    if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
+    return {
+      label: optString(s, "label", `subnets[${i}].`) ?? "",
+      ipv4: optString(s, "ipv4", `subnets[${i}].`) ?? "",
+    };
+  });
+  const vpc = ctx.world.vpcs.create({
+    label: optString(body, "label") ?? "",
+    region: optString(body, "region") ?? "",
+    description: optString(body, "description"),
+    subnets,
+  });
+  return json(vpc);
+}
+
+/** The VPC routes. */
+export const VPC_ROUTES: readonly Route[] = [
+  { method: "GET", path: "vpcs", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.list(), VPC_FIELDS) },
+  { method: "POST", path: "vpcs", handle: createVpc },
+  { method: "GET", path: "vpcs/ips", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(), IP_FIELDS) },
+  { method: "GET", path: "vpcs/:id", handle: (ctx) => json(vpcOr404(ctx)) },
+  {
+    method: "GET",
+    path: "vpcs/:id/subnets",
+    handle: (ctx) => listResponse(ctx, vpcOr404(ctx).subnets, SUBNET_FIELDS),
+  },
+  {
+    method: "GET",
+    path: "vpcs/:id/subnets/:id",
+    handle: (ctx) => {
+      const subnet = vpcOr404(ctx).subnets.find((s) => s.id === param(ctx, 1));
+      if (!subnet) throw notFound();
+      return json(subnet);
+    },
+  },
+  {
+    method: "GET",
+    path: "vpcs/:id/ips",
+    handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(vpcOr404(ctx).id), IP_FIELDS),
+  },
+];

@@ -1,0 +1,135 @@
+/** `startLinodeSim()`: a Linode API v4 emulator on 127.0.0.1 serving `/v4` and `/v4beta`. */
+import { type Clock, systemClock } from "../../clock.ts";
+import { handleAdmin } from "./admin.ts";
+import { CallCounter, type CallRecord } from "./calls.ts";
+import { applyAfter, applyBefore, type FaultEnv } from "./fault_apply.ts";
+import { Faults } from "./faults.ts";
+import { ApiError, errorResponse } from "./http.ts";
+import { Router } from "./router.ts";
+import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
+import { LINODE_ROUTES } from "./routes_linodes.ts";
+import { NODEBALANCER_ROUTES } from "./routes_nodebalancers.ts";
+import { VPC_ROUTES } from "./routes_vpcs.ts";
+import { World } from "./world.ts";
+
+/** Options of `startLinodeSim`. */
+export interface LinodeSimOptions {
+  /** Bearer token to accept; random when omitted. */
+  token?: string;
+  /** Port on 127.0.0.1; random when omitted. */
+  port?: number;
+  /** Clock for timestamps, latency and outage windows; the system clock by default. */
+  clock?: Clock;
+  /** Random source for fault probabilities (0..1); Math.random by default. */
+  random?: () => number;
+  /** How many requests `calls.log` keeps. */
+  callLogLimit?: number;
+}
+
+/** A running emulator. */
+export interface LinodeSim {
+  /** "http://127.0.0.1:PORT/v4" (the same server also answers "/v4beta"). */
+  readonly url: string;
+  /** "http://127.0.0.1:PORT". */
+  readonly origin: string;
+  /** The bearer token it accepts. */
+  readonly token: string;
+  /** The account's objects, shaped from TypeScript. */
+  readonly world: World;
+  /** Fault injection rules. */
+  readonly faults: Faults;
+  /** Request counters by route template. */
+  readonly calls: CallCounter;
+  /** Stops the server; hung and delayed requests end first. Idempotent. */
+  close(): Promise<void>;
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const API_ROUTER = new Router([...LINODE_ROUTES, ...VPC_ROUTES, ...NODEBALANCER_ROUTES, ...FIREWALL_ROUTES]);
+
+interface SimState extends FaultEnv {
+  token: string;
+  world: World;
+  calls: CallCounter;
+}
+
+function internalError(e: unknown): Response {
+  if (e instanceof ApiError) return errorResponse(e.status, e.errors);
+  return errorResponse(500, [{ reason: "Internal Server Error" }]);
+}
+
+async function routeApi(req: Request, url: URL, state: SimState): Promise<Response> {
+  const match = /^\/v4(?:beta)?\/(.+?)\/?$/.exec(url.pathname);
+  if (!match) return errorResponse(404, [{ reason: "Not found" }]);
+  if (req.headers.get("authorization") !== `Bearer ${state.token}`) {
+    return errorResponse(401, [{ reason: "Invalid Token" }]);
+  }
+  const found = API_ROUTER.match(req.method, (match[1] ?? "").split("/"));
+  if ("error" in found) {
+    return errorResponse(found.error, [{ reason: found.error === 404 ? "Not found" : "Method Not Allowed" }]);
+  }
+  return await found.route.handle({ req, url, params: found.params, world: state.world });
+}
+
+async function answerApi(req: Request, url: URL, state: SimState, call: CallRecord): Promise<Response> {
+  const pathTemplate = call.key.slice(call.key.indexOf(" ") + 1);
+  const triggered = state.faults.select(call.method, pathTemplate);
+  const cut = await applyBefore(state, triggered, req);
+  if (cut) {
+    call.fault = cut.kind;
+    return cut.response;
+  }
+  const response = await routeApi(req, url, state);
+  return await applyAfter(state, triggered, response);
+}
+
+async function handle(req: Request, state: SimState): Promise<Response> {
+  const url = new URL(req.url);
+  if (url.pathname.startsWith("/__admin/")) {
+    return await handleAdmin(req, url.pathname, state).catch(internalError);
+  }
+  const call = state.calls.record(req.method, url.pathname, state.clock.now());
+  const response = await answerApi(req, url, state, call).catch(internalError);
+  call.status = response.status;
+  return response;
+}
+
+/** Starts the emulator on 127.0.0.1 (random port unless given). */
+export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<LinodeSim> {
+  const clock = options.clock ?? systemClock;
+  const closer = new AbortController();
+  const state: SimState = {
+    token: options.token ?? `sim-${crypto.randomUUID()}`,
+    world: new World(clock),
+    calls: new CallCounter(options.callLogLimit),
+    faults: new Faults(clock, options.random),
+    clock,
+    closing: closer.signal,
+  };
+  const { promise: listening, resolve } = Promise.withResolvers<Deno.NetAddr>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: options.port ?? 0, onListen: (addr) => resolve(addr as Deno.NetAddr) },
+    (req) => handle(req, state),
+  );
+  const addr = await listening;
+  const origin = `http://127.0.0.1:${addr.port}`;
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closer.abort();
+      await server.shutdown();
+    })();
+    return closed;
+  };
+  return {
+    url: `${origin}/v4`,
+    origin,
+    token: state.token,
+    world: state.world,
+    faults: state.faults,
+    calls: state.calls,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
