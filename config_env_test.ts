@@ -58,14 +58,26 @@ for (const [host, want] of LOOPBACK) {
 }
 
 const URLS: [string, { url: string; baseUrl: string; apiVersion: string } | RegExp][] = [
-  ["https://api.linode.com/v4", { url: "https://api.linode.com/v4", baseUrl: "https://api.linode.com", apiVersion: "v4" }],
+  ["https://api.linode.com/v4", {
+    url: "https://api.linode.com/v4",
+    baseUrl: "https://api.linode.com",
+    apiVersion: "v4",
+  }],
   ["https://api.linode.com/v4beta/", {
     url: "https://api.linode.com/v4beta",
     baseUrl: "https://api.linode.com",
     apiVersion: "v4beta",
   }],
-  ["http://127.0.0.1:8080/v4", { url: "http://127.0.0.1:8080/v4", baseUrl: "http://127.0.0.1:8080", apiVersion: "v4" }],
-  ["http://[::1]:9/api/v4", { url: "http://[::1]:9/api/v4", baseUrl: "http://[::1]:9/api", apiVersion: "v4" }],
+  ["http://127.0.0.1:8080/v4", {
+    url: "http://127.0.0.1:8080/v4",
+    baseUrl: "http://127.0.0.1:8080",
+    apiVersion: "v4",
+  }],
+  ["http://[::1]:9/api/v4", {
+    url: "http://[::1]:9/api/v4",
+    baseUrl: "http://[::1]:9/api",
+    apiVersion: "v4",
+  }],
   ["http://localhost/v4", { url: "http://localhost/v4", baseUrl: "http://localhost", apiVersion: "v4" }],
   ["http://example.com/v4", /http:\/\/ is only allowed for loopback hosts, not example\.com/],
   ["http://10.0.0.1/v4", /only allowed for loopback hosts/],
@@ -138,15 +150,27 @@ Deno.test("parseLinodeEnv() treats blank variables as unset", () => {
 Deno.test("chooseKubeSource() prefers --kubeconfig, then KUBECONFIG, then in-cluster, then --master", () => {
   const inCluster = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
   const cases: [{ kubeconfig: string; master: string }, Record<string, string>, unknown][] = [
-    [{ kubeconfig: "/a", master: "" }, { KUBECONFIG: "/b" }, { kind: "kubeconfig", kubeconfig: "/a", from: "flag" }],
-    [{ kubeconfig: "", master: "" }, { KUBECONFIG: ":/b:/c" }, { kind: "kubeconfig", kubeconfig: "/b", from: "env" }],
+    [{ kubeconfig: "/a", master: "" }, { KUBECONFIG: "/b" }, {
+      kind: "kubeconfig",
+      kubeconfig: "/a",
+      from: "flag",
+    }],
+    [{ kubeconfig: "", master: "" }, { KUBECONFIG: ":/b:/c" }, {
+      kind: "kubeconfig",
+      kubeconfig: "/b",
+      from: "env",
+    }],
     [{ kubeconfig: "", master: "https://m" }, { KUBECONFIG: "/b" }, {
       kind: "kubeconfig",
       kubeconfig: "/b",
       from: "env",
       master: "https://m",
     }],
-    [{ kubeconfig: "", master: "" }, inCluster, { kind: "in-cluster", serviceHost: "10.96.0.1", servicePort: "443" }],
+    [{ kubeconfig: "", master: "" }, inCluster, {
+      kind: "in-cluster",
+      serviceHost: "10.96.0.1",
+      servicePort: "443",
+    }],
     [{ kubeconfig: "", master: "https://m" }, {}, { kind: "master", master: "https://m" }],
   ];
   for (const [flags, env, want] of cases) {

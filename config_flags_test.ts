@@ -116,7 +116,9 @@ Deno.test("parseArgs() ignores only a leading --, and treats what follows a late
   assert.deepEqual(parseArgs(["--", "--v=2"]).problems, []);
   const later = parseArgs(["--v=2", "--", "--v=3"]);
   assert.equal(later.values.get("v"), 2);
-  assert.deepEqual(later.problems, ['unexpected argument "--v=3": no arguments are taken (write booleans as --flag=false)']);
+  assert.deepEqual(later.problems, [
+    'unexpected argument "--v=3": no arguments are taken (write booleans as --flag=false)',
+  ]);
 });
 
 Deno.test("parseArgs() skips empty arguments as pflag does", () => {
@@ -124,7 +126,9 @@ Deno.test("parseArgs() skips empty arguments as pflag does", () => {
 });
 
 Deno.test("parseArgs() reports an unknown flag once, swallowing its likely value", () => {
-  assert.deepEqual(parseArgs(["--bogus-flag-name", "value"]).problems, ["--bogus-flag-name: unknown flag (see --help)"]);
+  assert.deepEqual(parseArgs(["--bogus-flag-name", "value"]).problems, [
+    "--bogus-flag-name: unknown flag (see --help)",
+  ]);
 });
 
 Deno.test("parseArgs() reads --help, -h, --version and --version=raw", () => {
