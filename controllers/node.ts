@@ -3,7 +3,7 @@
  * addresses, labels, annotations, then the taint goes), and keeps addresses, labels and annotations of
  * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache.
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
 import type { InstanceIndex } from "../cache/instance_index.ts";
 import type { LinodeInstance, Snapshot } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
@@ -29,6 +29,8 @@ import {
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 import { InvalidInputError, runWorkers } from "./run_queue.ts";
 import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
+import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
+import type { Fence } from "../lease/fence.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -258,5 +260,15 @@ export function startNodeControllers(
     async run(signal: AbortSignal): Promise<void> {
       await Promise.all([node.run(signal), lifecycle.run(signal)]);
     },
+  };
+}
+
+/** The Node writes of both controllers over client-node: merge patches and preconditioned deletes, fenced. */
+export function kubeNodeWriter(core: CoreV1Api, fence?: Fence): NodeWriter & LifecycleDeps["writer"] {
+  return {
+    getNode: (name) => core.readNode({ name }),
+    patchNode: (name, patch) => mergePatchNode(core, name, { ...patch }, fence),
+    patchNodeStatus: (name, patch) => mergePatchNodeStatus(core, name, { ...patch }, fence),
+    deleteNode: (name, preconditions) => deleteNode(core, name, { preconditions, fence }),
   };
 }
