@@ -86,9 +86,9 @@ const LINODE: readonly Row[] = [
 const CLOUD: readonly Row[] = [
   ["cloud-provider", "string", "linode", "cloud provider name; must be linode"],
   ["cloud-config", "string", "", "cloud configuration file; accepted and ignored (configure through env)"],
-  ["kubeconfig", "string", "", "kubeconfig file (default: KUBECONFIG, then in-cluster)"],
+  ["kubeconfig", "string", "", "kubeconfig file; else KUBECONFIG, else in-cluster"],
   ["master", "string", "", "Kubernetes API server address; overrides the kubeconfig's server"],
-  ["cluster-name", "string", "kubernetes", "cluster name, used in NodeBalancer descriptions"],
+  ["cluster-name", "string", "kubernetes", "name of the cluster"],
   [
     "controllers",
     "list",
@@ -130,7 +130,7 @@ const SERVE: readonly Row[] = [
 const LOG: readonly Row[] = [
   ["v", "int", 0, "log verbosity: 0-3 info, 4-5 debug, 6+ trace"],
   ["log-format", "string", "json", "ours: json (one object per line) or text"],
-  ["logging-format", "string", "text", "upstream spelling of --log-format (text or json); --log-format wins"],
+  ["logging-format", "string", "", "upstream spelling of --log-format: text or json (--log-format wins)"],
 ];
 
 /** Upstream generic flags accepted for compatibility; they change nothing. */
