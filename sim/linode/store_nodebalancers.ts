@@ -43,6 +43,14 @@ export type NodeBalancerSnapshot = NodeBalancer & {
 const NB_IP_BASE = 0xace80000; // 172.232.0.0, public NodeBalancer frontends
 const CITIES: Record<string, string> = { "us-east": "newark", "us-central": "dallas", "us-west": "fremont" };
 
+/** TCP-family (tcp, http, https) and UDP configs may share a port number; the same family may not. */
+function samePort(
+  a: Pick<NbConfigFields, "port" | "protocol">,
+  b: Pick<NbConfigFields, "port" | "protocol">,
+): boolean {
+  return a.port === b.port && (a.protocol === "udp") === (b.protocol === "udp");
+}
+
 /** Owns NodeBalancers. */
 export class NodeBalancerStore {
   #byId = new Map<number, NbRecord>();
@@ -71,7 +79,7 @@ export class NodeBalancerStore {
       return { fields: parseConfigFields(c, CONFIG_DEFAULTS, prefix), nodes: parseNodes(c.nodes, prefix) };
     });
     configs.forEach((c, i) => {
-      if (configs.slice(0, i).some((o) => o.fields.port === c.fields.port)) {
+      if (configs.slice(0, i).some((o) => samePort(o.fields, c.fields))) {
         throw fieldError(`configs[${i}].port`, `Port ${c.fields.port} is already configured`);
       }
     });
@@ -206,10 +214,10 @@ export class NodeBalancerStore {
     return crec;
   }
 
-  #checkPortFree(nbId: number, port: number, selfId?: number): void {
+  #checkPortFree(nbId: number, fields: NbConfigFields, selfId?: number): void {
     for (const c of this.#require(nbId).configs.values()) {
-      if (c.config.port === port && c.config.id !== selfId) {
-        throw fieldError("port", `Port ${port} is already configured`);
+      if (samePort(c.config, fields) && c.config.id !== selfId) {
+        throw fieldError("port", `Port ${fields.port} is already configured`);
       }
     }
   }
@@ -229,7 +237,7 @@ export class NodeBalancerStore {
     const rec = this.#require(nbId);
     const fields = parseConfigFields(body, CONFIG_DEFAULTS);
     const nodes = parseNodes(body.nodes, "");
-    this.#checkPortFree(nbId, fields.port);
+    this.#checkPortFree(nbId, fields);
     return redactConfig(this.#addConfig(rec, fields, nodes).config);
   }
 
@@ -237,7 +245,7 @@ export class NodeBalancerStore {
   updateConfig(nbId: number, configId: number, body: Body): NbConfigWire {
     const crec = this.#requireConfig(nbId, configId);
     const fields = parseConfigFields(body, crec.config);
-    this.#checkPortFree(nbId, fields.port, configId);
+    this.#checkPortFree(nbId, fields, configId);
     Object.assign(crec.config, fields);
     return redactConfig(crec.config);
   }
@@ -258,7 +266,7 @@ export class NodeBalancerStore {
         throw fieldError(`nodes[${i}].id`, "Node not found in this config");
       }
     });
-    this.#checkPortFree(nbId, fields.port, configId);
+    this.#checkPortFree(nbId, fields, configId);
     Object.assign(crec.config, fields);
     const kept = new Set(nodes.flatMap((n) => n.id === undefined ? [] : [n.id]));
     for (const id of [...crec.nodes.keys()]) if (!kept.has(id)) crec.nodes.delete(id);
