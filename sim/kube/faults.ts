@@ -1,0 +1,151 @@
+/** Fault injection and request counters for the Kubernetes emulator. */
+
+/** One programmed fault: matching requests get a delay, a failure status, or both. */
+export interface FaultRule {
+  /** HTTP method, or `WATCH` for watch requests; omitted or `*` matches any. */
+  method?: string;
+  /** Route template (`/api/v1/nodes/{name}/status`); `*` in a string matches any run of characters. */
+  route?: string | RegExp;
+  /** Answer with this status (a Status object body); omitted: only delay, then serve normally. */
+  status?: number;
+  /** Sent as `Retry-After` (and `details.retryAfterSeconds`), typically with 429. */
+  retryAfterSec?: number;
+  /** Delay before answering. */
+  latencyMs?: number;
+  /** How many requests the rule applies to; omitted: until removed. */
+  times?: number;
+  message?: string;
+}
+
+interface ActiveRule {
+  rule: FaultRule;
+  pattern: RegExp | undefined;
+  remaining: number;
+}
+
+/** What the fault controls act on: provided by the server. */
+export interface FaultTargets {
+  closeWatches(reset: boolean): number;
+  refuse(ms: number): Promise<void>;
+  whenListening(): Promise<void>;
+}
+
+function globToRegExp(glob: string): RegExp {
+  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*");
+  return new RegExp(`^${escaped}$`);
+}
+
+/** Programmable faults: `add()` rules per method + route, drop watches, refuse connections for a while. */
+export class Faults {
+  #rules: ActiveRule[] = [];
+  readonly #targets: FaultTargets;
+
+  constructor(targets: FaultTargets) {
+    this.#targets = targets;
+  }
+
+  /** Adds a rule; returns a function that removes it. */
+  add(rule: FaultRule): () => void {
+    const pattern = rule.route === undefined
+      ? undefined
+      : typeof rule.route === "string"
+      ? globToRegExp(rule.route)
+      : rule.route;
+    const active: ActiveRule = { rule, pattern, remaining: rule.times ?? Infinity };
+    this.#rules.push(active);
+    return () => {
+      this.#rules = this.#rules.filter((r) => r !== active);
+    };
+  }
+
+  /** Removes every rule. */
+  clear(): void {
+    this.#rules = [];
+  }
+
+  /** The rules still active (for the admin endpoint). */
+  get rules(): readonly FaultRule[] {
+    return this.#rules.map((r) => r.rule);
+  }
+
+  /** Finds and consumes the first rule matching a request. */
+  match(verb: string, route: string): FaultRule | undefined {
+    for (const active of this.#rules) {
+      const { rule, pattern } = active;
+      if (rule.method !== undefined && rule.method !== "*" && rule.method.toUpperCase() !== verb) continue;
+      if (pattern && !pattern.test(route)) continue;
+      active.remaining--;
+      if (active.remaining <= 0) this.#rules = this.#rules.filter((r) => r !== active);
+      return rule;
+    }
+    return undefined;
+  }
+
+  /** Ends every open watch (cleanly by default; `reset: true` errors the stream); returns how many. */
+  dropWatches(options: { reset?: boolean } = {}): number {
+    return this.#targets.closeWatches(options.reset ?? false);
+  }
+
+  /** Closes the listener so connections are refused; re-listens on the same port after `ms`. */
+  refuseConnections(ms: number): Promise<void> {
+    return this.#targets.refuse(ms);
+  }
+
+  /** Resolves when the server accepts connections again. */
+  whenListening(): Promise<void> {
+    return this.#targets.whenListening();
+  }
+}
+
+/** One counted request. */
+export interface CallRecord {
+  /** `GET /api/v1/nodes`, `WATCH /api/v1/nodes`, `PATCH /api/v1/nodes/{name}/status`. */
+  key: string;
+  path: string;
+  status: number;
+}
+
+const MAX_LOG = 10_000;
+
+/** Request counters keyed by verb + route template; every request received is counted. */
+export class Calls {
+  #counts = new Map<string, number>();
+  #log: CallRecord[] = [];
+
+  /** Counts a request as it arrives; the returned record gets its status when answered. */
+  record(key: string, path: string): CallRecord {
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    const rec: CallRecord = { key, path, status: 0 };
+    this.#log.push(rec);
+    if (this.#log.length > MAX_LOG) this.#log = this.#log.slice(-MAX_LOG / 2);
+    return rec;
+  }
+
+  /** Requests seen for one key (`"GET /api/v1/nodes"`). */
+  count(key: string): number {
+    return this.#counts.get(key) ?? 0;
+  }
+
+  /** Requests seen in all. */
+  total(): number {
+    let sum = 0;
+    for (const n of this.#counts.values()) sum += n;
+    return sum;
+  }
+
+  /** All counters, by key. */
+  snapshot(): Record<string, number> {
+    return Object.fromEntries([...this.#counts].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  /** The most recent requests, oldest first (bounded). */
+  get log(): readonly CallRecord[] {
+    return this.#log;
+  }
+
+  /** Zeroes every counter and clears the log. */
+  reset(): void {
+    this.#counts.clear();
+    this.#log = [];
+  }
+}

@@ -1,0 +1,201 @@
+/** Watch streams: newline-delimited JSON events replayed from a resourceVersion, then live, with bookmarks. */
+import type { EventType, StoreEvent } from "./history.ts";
+import { apiVersionOf, type KubeObject, type ResourceDef } from "./resources.ts";
+import type { Selector } from "./selectors.ts";
+import { badRequest, expired } from "./status.ts";
+import type { KubeStore } from "./store.ts";
+
+/** One watch request, parsed. */
+export interface WatchRequest {
+  def: ResourceDef;
+  namespace: string | undefined;
+  selector: Selector;
+  resourceVersion: string | undefined;
+  allowBookmarks: boolean;
+  sendInitialEvents: boolean;
+  /** From `timeoutSeconds`; otherwise the server picks a randomised lifetime up to `maxMs`. */
+  timeoutMs: number | undefined;
+}
+
+/** Server-wide watch settings. */
+export interface WatchSettings {
+  maxMs: number;
+  bookmarkIntervalMs: number;
+}
+
+/** A watcher whose client fell this far behind (queued chunks) is dropped, as the apiserver drops slow watchers. */
+const MAX_QUEUED_CHUNKS = 10_000;
+
+const encoder = new TextEncoder();
+
+class Watcher {
+  readonly #req: WatchRequest;
+  readonly #hub: WatchHub;
+  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #timers: ReturnType<typeof setTimeout>[] = [];
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
+  readonly stream: ReadableStream<Uint8Array>;
+
+  constructor(hub: WatchHub, req: WatchRequest) {
+    this.#hub = hub;
+    this.#req = req;
+    this.stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#controller = controller;
+      },
+      cancel: () => this.#cleanup(),
+    });
+  }
+
+  /** Replays what the client missed, then follows the store. */
+  start(store: KubeStore, settings: WatchSettings): void {
+    const req = this.#req;
+    const lines: string[] = [];
+    if (req.resourceVersion === undefined || req.resourceVersion === "" || req.resourceVersion === "0") {
+      for (const obj of store.select(req.def, req.namespace, store.objects(req.def))) {
+        if (req.selector.matches(obj)) lines.push(this.#hub.line("ADDED", obj));
+      }
+      if (req.sendInitialEvents && req.allowBookmarks) lines.push(this.#bookmark(store, true));
+    } else {
+      const rv = Number(req.resourceVersion);
+      const oldest = store.compactedRv();
+      if (rv < oldest) {
+        const status = expired(`too old resource version: ${rv} (${oldest})`).toStatus();
+        this.#write(`${JSON.stringify({ type: "ERROR", object: status })}\n`);
+        this.close(false);
+        return;
+      }
+      for (const ev of store.eventsSince(rv)) {
+        const line = this.#translate(ev);
+        if (line) lines.push(line);
+      }
+    }
+    if (lines.length > 0) this.#write(lines.join(""));
+    this.#unsubscribe = store.subscribe((ev) => {
+      const line = this.#translate(ev);
+      if (line) this.#write(line);
+    });
+    if (req.allowBookmarks) {
+      this.#timers.push(
+        setInterval(() => this.#write(this.#bookmark(store, false)), settings.bookmarkIntervalMs),
+      );
+    }
+    const lifetime = req.timeoutMs ?? settings.maxMs * (0.5 + Math.random() / 2);
+    this.#timers.push(setTimeout(() => {
+      if (req.allowBookmarks) this.#write(this.#bookmark(store, false));
+      this.close(false);
+    }, lifetime));
+  }
+
+  /** Maps a store change to what this watcher sees: selector transitions become ADDED/DELETED. */
+  #translate(ev: StoreEvent): string | undefined {
+    const req = this.#req;
+    if (ev.def !== req.def) return undefined;
+    if (req.namespace !== undefined && ev.object.metadata.namespace !== req.namespace) return undefined;
+    if (req.selector.empty) return this.#hub.line(ev.type, ev.object);
+    if (ev.type === "ADDED") {
+      return req.selector.matches(ev.object) ? this.#hub.line("ADDED", ev.object) : undefined;
+    }
+    if (ev.type === "DELETED") {
+      return req.selector.matches(ev.prev ?? ev.object) ? this.#hub.line("DELETED", ev.object) : undefined;
+    }
+    const was = ev.prev !== undefined && req.selector.matches(ev.prev);
+    const is = req.selector.matches(ev.object);
+    if (was && is) return this.#hub.line("MODIFIED", ev.object);
+    if (is) return this.#hub.line("ADDED", ev.object);
+    if (was) return this.#hub.line("DELETED", ev.object);
+    return undefined;
+  }
+
+  #bookmark(store: KubeStore, initialEnd: boolean): string {
+    const metadata: Record<string, unknown> = { resourceVersion: store.resourceVersion };
+    if (initialEnd) metadata.annotations = { "k8s.io/initial-events-end": "true" };
+    const object = { kind: this.#req.def.kind, apiVersion: apiVersionOf(this.#req.def), metadata };
+    return `${JSON.stringify({ type: "BOOKMARK", object })}\n`;
+  }
+
+  #write(text: string): void {
+    if (this.#closed || !this.#controller) return;
+    if ((this.#controller.desiredSize ?? 0) < -MAX_QUEUED_CHUNKS) {
+      this.close(false);
+      return;
+    }
+    this.#controller.enqueue(encoder.encode(text));
+  }
+
+  /** Ends the stream: cleanly (the client sees the end and re-watches) or with a reset. */
+  close(reset: boolean): void {
+    if (this.#closed) return;
+    const controller = this.#controller;
+    this.#cleanup();
+    try {
+      if (reset) controller?.error(new Error("watch connection reset"));
+      else controller?.close();
+    } catch {
+      // Already closed by the client side: nothing left to end.
+    }
+  }
+
+  #cleanup(): void {
+    this.#closed = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers = [];
+    this.#unsubscribe?.();
+    this.#hub.forget(this);
+  }
+}
+
+/** All open watches of one server. */
+export class WatchHub {
+  readonly #store: KubeStore;
+  readonly #settings: WatchSettings;
+  readonly #watchers = new Set<Watcher>();
+  readonly #json = new WeakMap<KubeObject, string>();
+
+  constructor(store: KubeStore, settings: WatchSettings) {
+    this.#store = store;
+    this.#settings = settings;
+  }
+
+  /** Number of open watches. */
+  get size(): number {
+    return this.#watchers.size;
+  }
+
+  /** Opens a watch; a malformed resourceVersion is a 400 before any streaming starts. */
+  open(req: WatchRequest): ReadableStream<Uint8Array> {
+    const rv = req.resourceVersion;
+    if (rv !== undefined && rv !== "" && !/^[0-9]+$/.test(rv)) {
+      throw badRequest(
+        `resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": invalid syntax`,
+      );
+    }
+    const watcher = new Watcher(this, req);
+    this.#watchers.add(watcher);
+    watcher.start(this.#store, this.#settings);
+    return watcher.stream;
+  }
+
+  /** One event line; each stored object is serialised once however many watchers receive it. */
+  line(type: EventType, obj: KubeObject): string {
+    let json = this.#json.get(obj);
+    if (json === undefined) {
+      json = JSON.stringify(obj);
+      this.#json.set(obj, json);
+    }
+    return `{"type":"${type}","object":${json}}\n`;
+  }
+
+  /** Ends every open watch; returns how many were open. */
+  closeAll(reset = false): number {
+    const all = [...this.#watchers];
+    for (const w of all) w.close(reset);
+    return all.length;
+  }
+
+  /** Called by a watcher when it ends. */
+  forget(watcher: Watcher): void {
+    this.#watchers.delete(watcher);
+  }
+}
