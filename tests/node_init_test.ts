@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { parseIpv4Cidr } from "../controllers/node_addresses.ts";
 import { addNodes, kubeletNode, startNodeWorld, UNINITIALIZED, waitFor } from "./node_fixture.ts";
 
 const isInitialised = (n: { spec?: { taints?: { key: string }[] } } | undefined) =>
@@ -37,4 +38,98 @@ Deno.test("startNodeControllers() initialises a node found by label, in the Go C
   });
   assert.equal(n?.metadata?.annotations?.["node.k8s.linode.com/private-ip"], privateIp);
   assert.deepEqual(n?.status?.conditions?.map((c) => c.type), ["Ready"]);
+});
+
+Deno.test("startNodeControllers() finds a node by providerID and by IP when its name is not the label", async () => {
+  await using world = await startNodeWorld();
+  const byId = world.linode.world.addInstance({ label: "linode-a", region: "us-east", ipv4: ["45.79.20.1"] });
+  const byIp = world.linode.world.addInstance({ label: "linode-b", region: "us-east", ipv4: ["45.79.20.2"] });
+  const byNodeIp = world.linode.world.addInstance({
+    label: "linode-c",
+    region: "us-east",
+    ipv4: ["45.79.20.3"],
+  });
+  addNodes(
+    world,
+    kubeletNode("k8s-a", { providerID: `linode://${byId.id}` }),
+    kubeletNode("k8s-b", { addresses: [{ type: "ExternalIP", address: "45.79.20.2" }] }),
+    kubeletNode("k8s-c", { nodeIp: "45.79.20.3" }),
+  );
+  await world.start();
+  for (const name of ["k8s-a", "k8s-b", "k8s-c"]) {
+    await waitFor(() => isInitialised(world.node(name)), `${name} initialised`);
+  }
+  assert.equal(world.node("k8s-a")?.spec?.providerID, `linode://${byId.id}`);
+  assert.equal(world.node("k8s-b")?.spec?.providerID, `linode://${byIp.id}`);
+  assert.equal(world.node("k8s-c")?.spec?.providerID, `linode://${byNodeIp.id}`);
+  assert.equal(world.node("k8s-b")?.status?.addresses?.[0]?.address, "linode-b");
+});
+
+Deno.test("startNodeControllers() lists VPC IPv4 first and honours LINODE_EXTERNAL_SUBNET", async () => {
+  await using world = await startNodeWorld({
+    vpc: { vpcNames: ["cluster"] },
+    controllers: { externalSubnet: parseIpv4Cidr("192.168.200.0/24") },
+  });
+  const vpc = world.linode.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  world.linode.world.addInstance({
+    label: "vpc-1",
+    region: "us-east",
+    ipv4: ["45.79.30.1", "192.168.200.9"],
+    ipv6: null,
+    vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.5" },
+  });
+  addNodes(world, kubeletNode("vpc-1"));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("vpc-1")), "vpc-1 initialised");
+  assert.deepEqual(world.node("vpc-1")?.status?.addresses, [
+    { type: "Hostname", address: "vpc-1" },
+    { type: "InternalIP", address: "10.0.0.5" },
+    { type: "ExternalIP", address: "45.79.30.1" },
+    { type: "ExternalIP", address: "192.168.200.9" },
+  ]);
+  assert.equal(world.node("vpc-1")?.metadata?.annotations?.["node.k8s.linode.com/private-ip"], undefined);
+  assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 1);
+});
+
+Deno.test("startNodeControllers() keeps the taint of a node without a Linode, warns, and retries", async () => {
+  await using world = await startNodeWorld({ ttlMs: 100 });
+  addNodes(world, kubeletNode("ghost"));
+  await world.start();
+  await waitFor(() => world.events("InstanceNotFound").length > 0, "InstanceNotFound event");
+  const event = world.events("InstanceNotFound")[0];
+  assert.equal(event?.type, "Warning");
+  assert.equal(event?.involvedObject.name, "ghost");
+  assert.deepEqual(world.node("ghost")?.spec?.taints, [UNINITIALIZED]);
+  assert.equal(world.node("ghost")?.spec?.providerID, undefined);
+  world.linode.world.addInstance({ label: "ghost", region: "us-east" });
+  await waitFor(() => isInitialised(world.node("ghost")), "ghost initialised after its Linode appeared");
+});
+
+Deno.test("startNodeControllers() initialises 500 nodes created at once with one instance listing", async () => {
+  await using world = await startNodeWorld();
+  world.linode.world.addInstances(500, (i) => ({ label: `n-${i}`, region: "us-east" }));
+  world.linode.world.addInstances(20, (i) => ({ label: `west-${i}`, region: "us-west" }));
+  await world.start();
+  addNodes(world, ...Array.from({ length: 500 }, (_, i) => kubeletNode(`n-${i}`)));
+  await waitFor(
+    () => Array.from({ length: 500 }, (_, i) => world.node(`n-${i}`)).every(isInitialised),
+    "500 nodes initialised",
+    30_000,
+  );
+  assert.equal(world.calls("GET /v4/linode/instances"), 1);
+  assert.equal(world.linode.calls.total(), 1);
+  assert.equal(world.events("InstanceNotFound").length, 0);
+});
+
+Deno.test("InstanceCache.refresh() lists 1,000 Linodes in 2 calls", async () => {
+  await using world = await startNodeWorld();
+  world.linode.world.addInstances(1000, (i) => ({ label: `n-${i}`, region: "us-east" }));
+  await world.cache.refresh();
+  assert.equal(world.cache.peek()?.data.size, 1000);
+  assert.equal(world.calls("GET /v4/linode/instances"), 2);
 });
