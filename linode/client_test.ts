@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
+import { FakeClock } from "../clock.ts";
 import { LinodeApiError } from "./errors.ts";
+import { fileToken } from "./token.ts";
 import { clientFor } from "./test_support.ts";
 
 Deno.test("listInstances() reads 1,234 Linodes in exactly 3 calls of 500", async () => {
@@ -166,4 +168,24 @@ Deno.test("LinodeClient() sends every call to the version in its base URL", asyn
   await stable.listFirewalls();
   assert.equal(sim.calls.count("GET /v4beta/linode/instances"), 1);
   assert.equal(sim.calls.count("GET /v4/networking/firewalls"), 1, "api-v4 asks /v4beta; LINODE_URL wins");
+});
+
+Deno.test("LinodeClient() sends a rotated token file's new token", async () => {
+  await using sim = await startLinodeSim();
+  const dir = await Deno.makeTempDir({ prefix: "ccm-client-token-" });
+  try {
+    const path = `${dir}/token`;
+    await Deno.writeTextFile(path, "revoked-token\n");
+    const clock = new FakeClock();
+    const { client } = clientFor(sim, { token: fileToken(path, { clock, minCheckIntervalMs: 1000 }) });
+    await assert.rejects(
+      client.listInstances(),
+      (e: unknown) => e instanceof LinodeApiError && e.kind === "auth",
+    );
+    await Deno.writeTextFile(path, `${sim.token}\n`);
+    await clock.advance(1000);
+    assert.deepEqual(await client.listInstances(), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -148,3 +148,18 @@ Deno.test("LinodeClient() keeps at most `concurrency` requests in flight", async
   await Promise.all(calls);
   assert.equal(sim.calls.total(), 5);
 });
+
+Deno.test("deleteNodeBalancer() counts a 404 after an ambiguous failure as done", async () => {
+  await using sim = await startLinodeSim();
+  const { client, clock } = clientFor(sim);
+  const nb = await client.createNodeBalancer({ label: "ccm-gone", region: "us-east", configs: [] });
+  sim.faults.error(502, { method: "DELETE", route: "/nodebalancers/{id}", count: 1 });
+  // As if the first DELETE had acted before the gateway failed.
+  clock.onSleep = () => sim.world.deleteNodeBalancer(nb.id);
+  await client.deleteNodeBalancer(nb.id);
+  assert.equal(sim.calls.count("DELETE /v4/nodebalancers/{id}"), 2);
+  await assert.rejects(
+    client.deleteNodeBalancer(nb.id),
+    (e: unknown) => e instanceof LinodeApiError && e.status === 404,
+  );
+});
