@@ -164,7 +164,7 @@ export class Faults {
     return out;
   }
 
-  /** Waits until the rule `id` is removed, the sim closes, or the client goes away. */
+  /** Waits until the rule `id` is removed or `signal` (the sim closing) aborts. */
   hold(id: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {

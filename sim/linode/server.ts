@@ -75,7 +75,7 @@ async function routeApi(req: Request, url: URL, state: SimState): Promise<Respon
 async function answerApi(req: Request, url: URL, state: SimState, call: CallRecord): Promise<Response> {
   const pathTemplate = call.key.slice(call.key.indexOf(" ") + 1);
   const triggered = state.faults.select(call.method, pathTemplate);
-  const cut = await applyBefore(state, triggered, req);
+  const cut = await applyBefore(state, triggered);
   if (cut) {
     call.fault = cut.kind;
     return cut.response;

@@ -67,3 +67,19 @@ export async function rawCall(method: "POST" | "PUT", path: string, body: unknow
   const res = method === "POST" ? await baseRequest.post(url, body) : await baseRequest.put(url, body);
   return res.data;
 }
+
+/** Polls `condition` every millisecond until it holds; throws after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error("waitFor timed out");
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** Tracks whether a promise has settled, without awaiting it. */
+export function settled(promise: Promise<unknown>): () => boolean {
+  let done = false;
+  promise.then(() => (done = true), () => (done = true));
+  return () => done;
+}
