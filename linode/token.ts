@@ -29,9 +29,10 @@ export interface FileTokenOptions {
 export const DEFAULT_TOKEN_CHECK_INTERVAL_MS = 10_000;
 
 /**
- * A token read from `path` (a mounted Secret). The file is stat-ed at most once per interval and
- * re-read when its identity, size or mtime changes; Kubernetes rotates Secrets by swapping a
- * symlink, which `stat` follows. A failed re-read keeps the last good token.
+ * A token read from `path` (a mounted Secret), re-read at most once per interval. Kubernetes rotates
+ * Secrets by swapping a symlink; the file is tiny, so its content is compared rather than trusting
+ * mtime (which a same-second, same-size rewrite would not change). A failed re-read keeps the last
+ * good token.
  */
 export function fileToken(path: string, options: FileTokenOptions): TokenSource {
   return new FileToken(path, options);
@@ -46,7 +47,6 @@ class FileToken implements TokenSource {
   readonly #clock: Clock;
   readonly #intervalMs: number;
   #token: string | undefined;
-  #stamp = "";
   #checkedAt = -Infinity;
   #pending: Promise<string> | undefined;
 
@@ -65,14 +65,7 @@ class FileToken implements TokenSource {
 
   async #refresh(): Promise<string> {
     try {
-      const info = await Deno.stat(this.#path).catch((e) => {
-        throw new TokenError(`Cannot read Linode token file ${this.#path}: ${errorName(e)}`);
-      });
-      const stamp = `${info.ino ?? ""}:${info.size}:${info.mtime?.getTime() ?? ""}`;
-      if (this.#token === undefined || stamp !== this.#stamp) {
-        this.#token = await this.#read();
-        this.#stamp = stamp;
-      }
+      this.#token = await this.#read();
       this.#checkedAt = this.#clock.monotonic();
       return this.#token;
     } catch (e) {
