@@ -133,3 +133,15 @@ Deno.test("InstanceCache.refresh() lists 1,000 Linodes in 2 calls", async () => 
   assert.equal(world.cache.peek()?.data.size, 1000);
   assert.equal(world.calls("GET /v4/linode/instances"), 2);
 });
+
+Deno.test("startNodeControllers() re-reads and re-plans when removing the taint meets a 409", async () => {
+  await using world = await startNodeWorld();
+  world.linode.world.addInstance({ label: "racy", region: "us-east" });
+  world.kube.faults.add({ method: "PATCH", route: "/api/v1/nodes/{name}", status: 409, times: 1 });
+  const late = { key: "added-meanwhile", effect: "NoSchedule" };
+  addNodes(world, kubeletNode("racy", { taints: [UNINITIALIZED, late] }));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("racy")), "racy initialised");
+  assert.deepEqual(world.node("racy")?.spec?.taints, [late]);
+  assert.ok(world.kube.calls.count("GET /api/v1/nodes/{name}") >= 1, "fresh read after the conflict");
+});
