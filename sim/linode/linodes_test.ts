@@ -197,3 +197,37 @@ Deno.test("world.setStatus() and deleteInstance() show through the API", async (
   assert.equal((await failure(withSim(sim, () => getLinode(a.id)))).status, 404);
   assert.equal(await withSim(sim, () => getLinodeFirewalls(a.id).catch(() => null)), null);
 });
+
+Deno.test("world.setIpRanges() seeds ranges with the API's overlap check", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "v",
+    region: "us-east",
+    subnets: [{ label: "s", ipv4: "10.0.0.0/24" }],
+  });
+  const at = { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 };
+  const a = sim.world.addInstance({ vpc: at });
+  const b = sim.world.addInstance({ vpc: at });
+  assert.deepEqual(sim.world.setIpRanges(a.id, ["10.100.0.0/24"]), ["10.100.0.0/24"]);
+  assert.throws(() => sim.world.setIpRanges(b.id, ["10.100.0.0/23"]), /overlaps/);
+  assert.throws(() => sim.world.setIpRanges(sim.world.addInstance().id, ["10.1.0.0/24"]), /no VPC interface/);
+  assert.equal(sim.calls.total(), 0, "world calls are not API calls");
+});
+
+Deno.test("the API answers unknown routes with 404 and wrong methods with 405, on /v4 and /v4beta", async () => {
+  await using sim = await startLinodeSim();
+  const a = sim.world.addInstance();
+  const auth = { authorization: `Bearer ${sim.token}` };
+  const get = await fetch(`${sim.origin}/v4beta/linode/instances/${a.id}`, { headers: auth });
+  assert.equal((await get.json()).id, a.id);
+  const unknown = await fetch(`${sim.url}/linode/nothing`, { headers: auth });
+  assert.deepEqual([unknown.status, await unknown.json()], [404, { errors: [{ reason: "Not found" }] }]);
+  const notNumeric = await fetch(`${sim.url}/linode/instances/abc`, { headers: auth });
+  assert.equal(notNumeric.status, 404);
+  await notNumeric.body?.cancel();
+  const wrong = await fetch(`${sim.url}/linode/instances/${a.id}/ips`, { method: "DELETE", headers: auth });
+  assert.deepEqual([wrong.status, await wrong.json()], [405, { errors: [{ reason: "Method Not Allowed" }] }]);
+  const root = await fetch(`${sim.origin}/v3/linode/instances`, { headers: auth });
+  assert.equal(root.status, 404);
+  await root.body?.cancel();
+});

@@ -1,7 +1,9 @@
 /** The emulated Linode account, shaped from TypeScript (and over `/__admin/world`). */
 import type { Firewall, VPC } from "@linode/api-v4";
 import type { Clock } from "../../clock.ts";
+import { fieldError } from "./http.ts";
 import { Ids } from "./ids.ts";
+import { updateInterface } from "./instance_ops.ts";
 import type { SimLinode, SimLinodeStatus } from "./instance_shape.ts";
 import { FirewallStore } from "./store_firewalls.ts";
 import { type AddInstanceInput, InstanceStore } from "./store_instances.ts";
@@ -81,6 +83,16 @@ export class World {
   /** The ip_ranges of a Linode's VPC interface ([] without one). */
   ipRanges(linodeId: number): string[] {
     return this.instances.ipRanges(linodeId);
+  }
+
+  /** Sets the ip_ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
+  setIpRanges(linodeId: number, ranges: string[]): string[] {
+    const rec = this.instances.require(linodeId);
+    const iface = rec.config.interfaces?.find((i) => i.purpose === "vpc");
+    if (!iface) throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
+    const ids = { linodeId, configId: rec.config.id, ifaceId: iface.id };
+    updateInterface(this.instances, this.vpcs, ids, { ip_ranges: ranges });
+    return this.ipRanges(linodeId);
   }
 
   /** Every NodeBalancer with configs and nodes inline (copies). */
