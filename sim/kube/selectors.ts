@@ -114,10 +114,7 @@ export function parseFieldSelector(def: ResourceDef, text: string | null | undef
 /** Reads a dotted path as the string a field selector compares with (`""` when absent). */
 export function fieldValue(obj: KubeObject, path: string): string {
   let cur: unknown = obj;
-  for (const part of path.split(".")) {
-    if (!isRecord(cur)) return "";
-    cur = cur[part];
-  }
+  for (const part of path.split(".")) cur = isRecord(cur) ? cur[part] : undefined;
   if (path === "source" && isRecord(cur)) cur = cur.component;
   if (typeof cur === "string") return cur;
   if (typeof cur === "number" || typeof cur === "boolean") return String(cur);
@@ -144,14 +141,4 @@ export function compileSelector(
       return true;
     },
   };
-}
-
-/** The name a field selector pins (`metadata.name=x`), used to narrow watches and lists cheaply. */
-export function pinnedName(fieldSelector: string | null | undefined): string | undefined {
-  if (!fieldSelector) return undefined;
-  for (const term of splitTopLevel(fieldSelector)) {
-    const m = /^metadata\.name\s*==?\s*(.*)$/.exec(term);
-    if (m) return m[1]!.trim();
-  }
-  return undefined;
 }

@@ -21,7 +21,7 @@ import {
   RESOURCES,
 } from "./resources.ts";
 import { compileSelector } from "./selectors.ts";
-import { alreadyExists, badRequest, conflict, fieldError, forbidden, invalid, notFound } from "./status.ts";
+import { alreadyExists, conflict, fieldError, forbidden, invalid, notFound } from "./status.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { applyDefaults, checkFinalizersWhileDeleting, validateObject } from "./validate.ts";
 
@@ -353,10 +353,4 @@ function keepStatus(def: ResourceDef, old: KubeObject, obj: KubeObject): KubeObj
   if (old.status === undefined) delete next.status;
   else next.status = structuredClone(old.status);
   return next;
-}
-
-/** Rejects a write that names no object. */
-export function requireName(name: string | undefined): string {
-  if (!name) throw badRequest("name is required");
-  return name;
 }
