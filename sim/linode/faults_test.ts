@@ -100,7 +100,7 @@ Deno.test("faults.outage() fails every request for its window, then lifts", asyn
 });
 
 Deno.test("faults.hang() holds requests until the client gives up; close() still ends cleanly", async () => {
-  const sim = await startLinodeSim();
+  await using sim = await startLinodeSim();
   sim.faults.hang({ route: "/linode/instances" });
   const abort = new AbortController();
   const call = withSim(sim, () => getLinodes(), { signal: abort.signal });
