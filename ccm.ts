@@ -1,0 +1,239 @@
+/**
+ * Wires one CCM process from a validated Config: clients → cache → informers → lease → controllers → serve.
+ * `main.ts` calls it with the real clock; the demo and end-to-end tests call it against the emulators.
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { InstanceCache } from "./cache/instances.ts";
+import { VpcIpCache } from "./cache/vpc_ips.ts";
+import { VpcCache } from "./cache/vpcs.ts";
+import type { Clock } from "./clock.ts";
+import type { Config, ControllerName } from "./config.ts";
+import { kubeNodeWriter, type NodeControllersDeps } from "./controllers/node.ts";
+import { parseIpv4Cidr } from "./controllers/node_addresses.ts";
+import { startNodeController } from "./controllers/node.ts";
+import { startNodeLifecycleController } from "./controllers/node_lifecycle.ts";
+import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
+import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
+import { EventRecorder } from "./kube/events.ts";
+import { Informer } from "./kube/informer.ts";
+import { type ElectionOutcome, LeaderElector } from "./lease/elector.ts";
+import { ALWAYS_LEADING, type Fence, SwitchFence } from "./lease/fence.ts";
+import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
+import { LinodeClient } from "./linode/client.ts";
+import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
+import { componentLogger, type Logger } from "./log.ts";
+import type { Registry } from "./metrics.ts";
+import { type HealthCheck, type RunningServer, startServer } from "./serve.ts";
+import { readTlsFiles } from "./tls.ts";
+
+/** What the process provides: time, metrics, identity. */
+export interface CcmDeps {
+  clock: Clock;
+  metrics: Registry;
+  /** This machine's hostname: the first half of the Lease holder identity. */
+  hostname: string;
+  /** Service-account folder for in-cluster config (tests point it elsewhere). */
+  serviceAccountDir?: string;
+  /** Receives the running process's parts once wired (demo view, tests). */
+  onStarted?: (ccm: RunningCcm) => void;
+}
+
+/** The parts of a running CCM that the demo and tests look at. */
+export interface RunningCcm {
+  readonly identity: string;
+  readonly fence: Fence;
+  readonly linode: LinodeClient;
+  readonly kube: KubeClients;
+  readonly nodes: Informer<V1Node>;
+  readonly instances: InstanceCache;
+  readonly server: RunningServer | null;
+}
+
+/** How a CCM run ended: stopped on request (exit 0) or leadership lost (exit 1, the supervisor restarts us). */
+export type CcmOutcome = "stopped" | "lost";
+
+/** Controllers this release implements; the others are accepted and reported as not yet available. */
+const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
+
+function tokenSource(config: Config, clock: Clock): TokenSource {
+  const t = config.linode.token;
+  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
+}
+
+function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
+  const k = config.kube;
+  if (k.kind === "kubeconfig") return { kubeconfig: k.kubeconfig, master: k.master };
+  if (k.kind === "in-cluster") {
+    return { serviceHost: k.serviceHost, servicePort: k.servicePort, master: k.master, serviceAccountDir };
+  }
+  return { master: k.master, serviceAccountDir };
+}
+
+/** The secrets to keep out of logs and Events: the Linode token and the kubeconfig's credentials. */
+export function secretsOf(config: Config, kubeSecrets: () => readonly string[]): () => readonly string[] {
+  const token = config.linode.token;
+  return () => [...(token.kind === "env" ? [token.token.reveal()] : []), ...kubeSecrets()];
+}
+
+async function startHealthServer(
+  config: Config,
+  deps: CcmDeps,
+  nodes: Informer<V1Node>,
+  fence: Fence,
+): Promise<RunningServer | null> {
+  const s = config.serve;
+  const tls = s.tlsCertFile && s.tlsPrivateKeyFile
+    ? await readTlsFiles(s.tlsCertFile, s.tlsPrivateKeyFile)
+    : "self-signed" as const;
+  const synced: HealthCheck = { name: "informer-sync", check: () => nodes.synced || "nodes not synced yet" };
+  const watching: HealthCheck = {
+    name: "informer-watch",
+    check: () => nodes.healthy || !nodes.synced || "nodes watch is re-connecting",
+  };
+  return await startServer({
+    hostname: s.bindAddress,
+    port: s.securePort,
+    tls,
+    registry: deps.metrics,
+    checks: { healthz: [], readyz: [synced, watching] },
+    leading: () => fence.leading,
+    log: componentLogger("serve"),
+  });
+}
+
+interface Wiring {
+  config: Config;
+  deps: CcmDeps;
+  controllers: NodeControllersDeps;
+  log: Logger;
+}
+
+/** Runs the enabled controllers until `term` aborts (one leadership term). */
+async function runControllers(w: Wiring, term: AbortSignal): Promise<void> {
+  const { config } = w;
+  const options = {
+    externalSubnet: config.linode.externalSubnet ? parseIpv4Cidr(config.linode.externalSubnet) : undefined,
+    statusUpdateFrequencyMs: config.nodes.statusUpdateFrequencyMs,
+    workers: config.nodes.concurrentSyncs,
+    monitorPeriodMs: config.nodes.monitorPeriodMs,
+  };
+  const tasks: Promise<void>[] = [];
+  if (config.controllers.has("cloud-node")) {
+    tasks.push(
+      startNodeController({ ...w.controllers, log: componentLogger("cloud-node") }, options).run(term),
+    );
+  }
+  if (config.controllers.has("cloud-node-lifecycle")) {
+    const deps = { ...w.controllers, log: componentLogger("cloud-node-lifecycle") };
+    tasks.push(startNodeLifecycleController(deps, options).run(term));
+  }
+  await Promise.all(tasks);
+}
+
+function reportConfig(config: Config, log: Logger): void {
+  for (const flag of config.ignoredFlags) {
+    log.info("flag {flag} is accepted for compatibility and has no effect", { flag });
+  }
+  for (const warning of config.warnings) log.warning("{warning}", { warning });
+  for (const name of config.controllers) {
+    if (!IMPLEMENTED.has(name)) {
+      log.warning("controller {name} is not available in this release yet", { name });
+    }
+  }
+}
+
+/** Runs the CCM until `signal` aborts ("stopped") or leadership is lost ("lost"). */
+export async function runCcm(config: Config, deps: CcmDeps, signal: AbortSignal): Promise<CcmOutcome> {
+  const log = componentLogger("ccm");
+  reportConfig(config, log);
+  const { clock, metrics } = deps;
+  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
+  const kube = makeKubeClients(kc, { metrics, fence });
+  const secrets = secretsOf(config, () => kubeConfigSecrets(kc));
+  const linode = new LinodeClient({
+    baseUrl: config.linode.url,
+    token: tokenSource(config, clock),
+    timeoutMs: config.linode.requestTimeoutMs,
+    fence,
+    metrics,
+    log: componentLogger("linode"),
+    clock,
+  });
+  const v = config.vpc;
+  const vpcs = new VpcCache(linode, {
+    vpcNames: v.names,
+    vpcIds: v.ids,
+    subnetNames: v.subnetNames,
+    subnetIds: v.subnetIds,
+  }, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
+  const vpcIps = new VpcIpCache(linode, vpcs, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
+  const instances = new InstanceCache(linode, {
+    clock,
+    metrics,
+    region: config.linode.region,
+    tagFilter: config.linode.tagFilter ?? undefined,
+    ttlMs: config.linode.instanceCacheTtlMs,
+    vpcIps: vpcs.configured ? vpcIps : undefined,
+  });
+  const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
+  const events = new EventRecorder(kube.core, {
+    log: componentLogger("events"),
+    clock,
+    fence,
+    host: deps.hostname,
+    secrets,
+  });
+  const identity = newIdentity(deps.hostname);
+  const stopInformers = new AbortController();
+  const informerRun = nodes.start(stopInformers.signal);
+  const server = await startHealthServer(config, deps, nodes, fence);
+  deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server });
+  const wiring: Wiring = {
+    config,
+    deps,
+    log,
+    controllers: {
+      nodes,
+      instances,
+      linode,
+      writer: kubeNodeWriter(kube.core, fence),
+      events,
+      log,
+      metrics,
+      clock,
+    },
+  };
+  const onStartedLeading = async (term: AbortSignal) => {
+    await nodes.waitForSync(term).catch(() => {});
+    if (!term.aborted) await runControllers(wiring, term);
+  };
+  try {
+    if (!(fence instanceof SwitchFence)) {
+      log.info("leader election disabled: controllers start now");
+      await onStartedLeading(signal);
+      return "stopped";
+    }
+    const le = config.leaderElection;
+    const elector = new LeaderElector({
+      api: new KubeLeaseApi(kube.coordination),
+      clock,
+      log: componentLogger("lease"),
+      metrics,
+      identity,
+      namespace: le.namespace,
+      name: le.name,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      fence,
+    });
+    const outcome: ElectionOutcome = await elector.run(signal, { onStartedLeading });
+    return outcome === "lost" ? "lost" : "stopped";
+  } finally {
+    stopInformers.abort();
+    await informerRun.catch(() => {});
+    await events.flush().catch(() => {});
+    await server?.close();
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Composition root of the Linode cloud controller manager: config → logging → runCcm; signals and exit codes.
+ * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error.
+ */
+import { runCcm } from "./ccm.ts";
+import { systemClock } from "./clock.ts";
+import { type Config, ConfigError, describeConfig, readConfig } from "./config.ts";
+import { componentLogger, setupLogging } from "./log.ts";
+import { Registry } from "./metrics.ts";
+import { VERSION } from "./version.ts";
+
+const encoder = new TextEncoder();
+
+function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): void {
+  const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
+  let written = 0;
+  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
+}
+
+/** Aborts on the first SIGTERM/SIGINT; a second one exits at once. */
+function stopOnSignals(): AbortController {
+  const stop = new AbortController();
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(sig, () => {
+      if (stop.signal.aborted) Deno.exit(130);
+      stop.abort(new DOMException(`received ${sig}`, "AbortError"));
+    });
+  }
+  return stop;
+}
+
+async function configure(): Promise<{ config: Config; cleanup?: () => Promise<void> } | number> {
+  const parsed = readConfig();
+  if (parsed.kind === "help" || parsed.kind === "version") {
+    writeOut(Deno.stdout, parsed.text);
+    return 0;
+  }
+  if (parsed.kind === "run") return { config: parsed.config };
+  // --dev: the emulators stand in for Linode and the cluster; loaded only here.
+  const { startDemoWorld } = await import("./sim/demo_world.ts");
+  const world = await startDemoWorld({});
+  return { config: parsed.resolve(world.env), cleanup: () => world.close() };
+}
+
+async function main(): Promise<number> {
+  let setup;
+  try {
+    setup = await configure();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    writeOut(Deno.stderr, `${e.message}\nRun with --help to list every flag and variable.`);
+    return 2;
+  }
+  if (typeof setup === "number") return setup;
+  const { config, cleanup } = setup;
+  const token = config.linode.token;
+  await setupLogging({
+    format: config.log.format,
+    level: config.log.level,
+    secrets: () => (token.kind === "env" ? [token.token.reveal()] : []),
+  });
+  const log = componentLogger("main");
+  log.info("starting linode-cloud-controller-manager {version}", {
+    version: VERSION,
+    config: describeConfig(config),
+  });
+  const stop = stopOnSignals();
+  try {
+    const outcome = await runCcm(config, {
+      clock: systemClock,
+      metrics: new Registry(),
+      hostname: Deno.hostname(),
+    }, stop.signal);
+    if (outcome === "lost") {
+      log.error("leadership lost: exiting so the supervisor restarts this process");
+      return 1;
+    }
+    log.info("stopped");
+    return 0;
+  } catch (e) {
+    log.error("cannot run: {error}", { error: e instanceof Error ? e.message : String(e) });
+    return 1;
+  } finally {
+    await cleanup?.();
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());

@@ -1,0 +1,105 @@
+/**
+ * A small realistic world on both emulators: a VPC, Linodes registered as Nodes with pod CIDRs, and
+ * LoadBalancer Services. Used by `deno task demo`, `deno task dev` and the end-to-end tests.
+ */
+import { join } from "node:path";
+import type { V1Service } from "@kubernetes/client-node";
+import { type KubeSim, startKubeSim } from "./kube/server.ts";
+import { kubeletNode, registerNode } from "./kubelet.ts";
+import { type LinodeSim, startLinodeSim } from "./linode/server.ts";
+
+/** Options of `startDemoWorld`. */
+export interface DemoWorldOptions {
+  /** Linodes registered as Nodes at start (default 6). */
+  nodes?: number;
+  /** LoadBalancer Services at start (default 2). */
+  services?: number;
+  region?: string;
+  /** Folder for the kubeconfig (default a new temp folder, removed on close). */
+  dir?: string;
+}
+
+/** Both emulators, seeded, plus the environment that points a CCM at them. */
+export interface DemoWorld extends AsyncDisposable {
+  readonly linode: LinodeSim;
+  readonly kube: KubeSim;
+  readonly kubeconfigPath: string;
+  readonly region: string;
+  readonly vpcLabel: string;
+  /** `LINODE_URL`, `LINODE_API_TOKEN`, `LINODE_REGION`, `KUBECONFIG` for the CCM's config. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Creates a Linode in the VPC and registers it as an uninitialised Node; returns the Linode id. */
+  addNode(name: string): number;
+  close(): Promise<void>;
+}
+
+const VPC_LABEL = "demo-vpc";
+const SUBNET = "10.0.0.0/24";
+
+function loadBalancer(name: string, port: number): V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", labels: { app: name } },
+    spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", port, protocol: "TCP" }] },
+  };
+}
+
+/** Starts both emulators and seeds them. */
+export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<DemoWorld> {
+  const region = options.region ?? "us-east";
+  const linode = await startLinodeSim();
+  const kube = await startKubeSim();
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? await Deno.makeTempDir({ prefix: "linode-ccm-demo-" });
+  await Deno.mkdir(dir, { recursive: true });
+  const kubeconfigPath = join(dir, "kubeconfig");
+  await kube.writeKubeconfig(kubeconfigPath);
+  const vpc = linode.world.createVpc({
+    label: VPC_LABEL,
+    region,
+    subnets: [{ label: "default", ipv4: SUBNET }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  let podBlock = 0;
+  const addNode = (name: string): number => {
+    const instance = linode.world.addInstance({
+      label: name,
+      region,
+      type: "g6-standard-2",
+      privateIp: true,
+      vpc: { vpcId: vpc.id, subnetId },
+    });
+    registerNode(kube, kubeletNode(name, { podCidr: `10.192.${podBlock++}.0/24` }));
+    return instance.id;
+  };
+  for (let i = 1; i <= (options.nodes ?? 6); i++) addNode(`demo-node-${i}`);
+  const services = [["web", 80], ["api", 8080], ["metrics", 9100]] as const;
+  for (const [name, port] of services.slice(0, options.services ?? 2)) {
+    kube.store.create("services", loadBalancer(name, port));
+  }
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await linode.close();
+    await kube.close();
+    if (ownDir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  return {
+    linode,
+    kube,
+    kubeconfigPath,
+    region,
+    vpcLabel: VPC_LABEL,
+    env: {
+      LINODE_URL: linode.url,
+      LINODE_API_TOKEN: linode.token,
+      LINODE_REGION: region,
+      KUBECONFIG: kubeconfigPath,
+    },
+    addNode,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
