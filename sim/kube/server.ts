@@ -1,5 +1,5 @@
 /** The Kubernetes API emulator: `startKubeSim()` serves the store over HTTP(S) on 127.0.0.1. */
-import { systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../clock.ts";
 import { handleAdmin } from "./admin.ts";
 import { Calls, type FaultRule, Faults } from "./faults.ts";
 import { handleResource, json } from "./handlers.ts";
@@ -24,6 +24,8 @@ export interface KubeSimOptions {
   watchMaxMs?: number;
   /** Interval of BOOKMARK events for watches that allow them; default 60 s. */
   bookmarkIntervalMs?: number;
+  /** Clock for timestamps and history expiry (tests pass a `FakeClock`); watch timers stay real. */
+  clock?: Clock;
 }
 
 const FAULT_REASONS: Record<number, StatusReason> = {
@@ -187,7 +189,7 @@ function retryHeaders(e: StatusError): Record<string, string> {
 /** Starts the emulator on 127.0.0.1 (random port). */
 export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
   const certs = options.tls ? await generateCertificates() : undefined;
-  const store = new KubeStore({ historyMs: options.watchHistoryMs ?? 120_000 });
+  const store = new KubeStore({ historyMs: options.watchHistoryMs ?? 120_000, clock: options.clock });
   const watches = new WatchHub(store, {
     maxMs: options.watchMaxMs ?? 300_000,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
