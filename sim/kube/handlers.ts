@@ -28,8 +28,9 @@ export function json(body: unknown, status = 200, headers: Record<string, string
   });
 }
 
-async function readBody(req: Request): Promise<unknown> {
+async function readBody(req: Request, emptyAs?: unknown): Promise<unknown> {
   const text = await req.text();
+  if (emptyAs !== undefined && text.trim() === "") return emptyAs;
   const type = req.headers.get("content-type") ?? "";
   try {
     if (type.includes("yaml") && !type.includes("apply-patch")) return yaml.load(text);
@@ -97,8 +98,7 @@ function deletedStatus(route: ResourceRoute, obj: KubeObject): Record<string, un
 }
 
 async function remove(ctx: HandlerContext, req: Request, route: ResourceRoute, query: URLSearchParams) {
-  const text = await req.text();
-  const body = text.trim() === "" ? {} : JSON.parse(text);
+  const body = await readBody(req, {});
   const result = ctx.store.deleteRaw(route.def, route.name!, {
     namespace: route.namespace,
     dryRun: isDryRun(query),

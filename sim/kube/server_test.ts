@@ -288,3 +288,29 @@ Deno.test("startKubeSim({ tls: true }) serves HTTPS that client-node trusts thro
   const { core } = clientsFor(kube);
   assert.equal((await core.listNode()).items.length, 0);
 });
+
+Deno.test("deleteNamespace() removes its contents; a pending finalizer keeps it Terminating", async () => {
+  await using kube = await startKubeSim();
+  const { core } = clientsFor(kube);
+  await core.createNamespace({ body: { metadata: { name: "team" } } });
+  kube.store.create("secrets", { metadata: { name: "s", namespace: "team" } });
+  kube.store.create("services", {
+    metadata: { name: "lb", namespace: "team", finalizers: ["service.kubernetes.io/load-balancer-cleanup"] },
+    spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+  });
+  await core.deleteNamespace({ name: "team" });
+  assert.equal(kube.store.get("secrets", "s", "team"), undefined);
+  assert.equal((kube.store.get("namespaces", "team")?.status as { phase: string }).phase, "Terminating");
+  const blocked = await rejectsWith(
+    core.createNamespacedSecret({ namespace: "team", body: { metadata: { name: "late" } } }),
+    403,
+  );
+  assert.match(String(blocked.message), /being terminated/);
+  kube.store.patch("services", "lb", { metadata: { finalizers: null } }, {
+    type: "merge",
+    namespace: "team",
+  });
+  assert.equal(kube.store.get("namespaces", "team"), undefined);
+  const protectedNs = await rejectsWith(core.deleteNamespace({ name: "kube-system" }), 403);
+  assert.equal(protectedNs.reason, "Forbidden");
+});

@@ -146,3 +146,19 @@ Deno.test("faults.dropWatches() ends every open watch and reports how many", asy
   await waitFor(() => a.state.ended && b.state.ended);
   assert.equal(kube.openWatches, 0);
 });
+
+Deno.test("startKubeSim() serves legacy /watch/ paths as WATCH on the namespaced collection", async () => {
+  await using kube = await startKubeSim();
+  kube.store.create("services", {
+    metadata: { name: "web", namespace: "default" },
+    spec: { ports: [{ port: 80 }] },
+  });
+  const res = await fetch(`${kube.url}/api/v1/watch/namespaces/default/services`, {
+    headers: { authorization: `Bearer ${kube.token}` },
+  });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const first = await reader.read();
+  assert.deepEqual(JSON.parse(String(first.value).trim()).type, "ADDED");
+  await reader.cancel();
+  assert.equal(kube.calls.count("WATCH /api/v1/namespaces/{namespace}/services"), 1);
+});
