@@ -17,6 +17,10 @@ export interface DemoWorldOptions {
   region?: string;
   /** Folder for the kubeconfig (default a new temp folder, removed on close). */
   dir?: string;
+  /** Bearer token of the Linode emulator (default a random one). */
+  linodeToken?: string;
+  /** Serve the Kubernetes API over HTTPS (default true: kubectl sends its token only over HTTPS). */
+  tls?: boolean;
 }
 
 /** Both emulators, seeded, plus the environment that points a CCM at them. */
@@ -48,8 +52,8 @@ function loadBalancer(name: string, port: number): V1Service {
 /** Starts both emulators and seeds them. */
 export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<DemoWorld> {
   const region = options.region ?? "us-east";
-  const linode = await startLinodeSim();
-  const kube = await startKubeSim();
+  const linode = await startLinodeSim({ token: options.linodeToken });
+  const kube = await startKubeSim({ tls: options.tls ?? true });
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? await Deno.makeTempDir({ prefix: "linode-ccm-demo-" });
   await Deno.mkdir(dir, { recursive: true });
