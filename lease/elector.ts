@@ -176,8 +176,9 @@ export class LeaderElector {
         if (isAbort(e, signal)) return "released";
         throw e;
       }
-      if (!fence.leading) return "lost";
       const startedMs = clock.monotonic();
+      // The fence checks the same deadline; the loop does not rely on it to notice.
+      if (!fence.leading || startedMs >= this.#lastRenewMs + renewDeadlineMs) return "lost";
       const timeoutMs = Math.min(this.#requestTimeoutMs, this.#lastRenewMs + renewDeadlineMs - startedMs);
       if (await this.#attempt("renew", timeoutMs)) {
         // Measured from when the request was sent: others saw the change no earlier than that.

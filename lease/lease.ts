@@ -3,13 +3,13 @@
  * semantics of client-go's LeaseLock: every update carries the resourceVersion of the last read.
  */
 import {
-  ApiException,
   CoordinationV1Api,
   type KubeConfig,
   Observable,
   type V1Lease,
   V1MicroTime,
 } from "@kubernetes/client-node";
+import { isConflict, isNotFound, KubeApiError, toKubeApiError } from "../kube/requests.ts";
 
 /** The leader-election fields of a Lease, parsed from the wire. */
 export interface LeaseRecord {
@@ -130,7 +130,7 @@ export class KubeLeaseApi implements LeaseApi {
     try {
       return toSnapshot(await this.#api.readNamespacedLease(key, signalOptions(options?.signal)));
     } catch (e) {
-      if (e instanceof ApiException && e.code === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       throw toLeaseError(e, "read", key);
     }
   }
@@ -190,13 +190,13 @@ function signalOptions(signal: AbortSignal | undefined): RequestOptions {
   };
 }
 
+/** Works with a plain client-node client (`ApiException`) and with `kube/clients.ts` (`KubeApiError`). */
 function toLeaseError(e: unknown, action: string, key: LeaseKey): Error {
   const what = `Lease ${key.namespace}/${key.name}`;
-  if (e instanceof ApiException && e.code === 409) {
-    return new LeaseConflictError(`Cannot ${action} ${what}: HTTP 409`, { cause: e });
-  }
-  if (e instanceof ApiException) {
-    return new LeaseApiError(`Cannot ${action} ${what}: HTTP ${e.code}`, e.code, { cause: e });
-  }
-  return new LeaseApiError(`Cannot ${action} ${what}: no response`, 0, { cause: e });
+  // ApiException text embeds whole response bodies: keep only the KubeApiError made from it.
+  const cause = toKubeApiError(e);
+  const status = cause instanceof KubeApiError ? cause.status : 0;
+  if (isConflict(cause)) return new LeaseConflictError(`Cannot ${action} ${what}: HTTP 409`, { cause });
+  const detail = status ? `HTTP ${status}` : "no response";
+  return new LeaseApiError(`Cannot ${action} ${what}: ${detail}`, status, { cause });
 }

@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import type { CutMode } from "../sim/proxy.ts";
+import {
+  type Candidate,
+  countingClock,
+  KEY,
+  LEASE_MS,
+  RENEW_DEADLINE_MS,
+  RETRY_MS,
+  sampleFences,
+  startCluster,
+  waitFor,
+} from "./fixtures_test.ts";
+
+function renewFailures(c: Candidate): number {
+  return c.metrics.counter("ccm_leader_renew_failures_total", "").total();
+}
+
+for (const mode of ["blackhole", "refuse"] as CutMode[]) {
+  Deno.test(`LeaderElector.run() fences off before its Lease expires when cut off (${mode})`, async () => {
+    await using cluster = await startCluster();
+    const leader = cluster.candidate().start();
+    await waitFor(() => leader.fence.leading);
+    const standby = cluster.candidate().start();
+    using sampler = sampleFences([leader.fence, standby.fence]);
+    await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
+
+    const cutAt = Date.now();
+    await leader.proxy?.cut({ mode });
+    await waitFor(() => !leader.fence.leading, 2 * RENEW_DEADLINE_MS);
+    const offAt = Date.now();
+    // The fence is off before the Lease the others see could expire: last renewTime + duration.
+    const lease = await cluster.rawLease();
+    const spec = lease.spec as { renewTime: string; leaseDurationSeconds: number; holderIdentity: string };
+    assert.equal(spec.holderIdentity, leader.identity);
+    const expiresAt = Date.parse(spec.renewTime) + spec.leaseDurationSeconds * 1000;
+    assert.ok(offAt < expiresAt, `fence off at ${offAt}, Lease expires at ${expiresAt}`);
+    assert.ok(offAt - cutAt <= RENEW_DEADLINE_MS + 50, `fence stayed on ${offAt - cutAt} ms after the cut`);
+
+    // run() resolves "lost" promptly even while a request hangs (per-request timeouts).
+    assert.equal(await leader.outcome, "lost");
+    assert.ok(Date.now() - cutAt <= RENEW_DEADLINE_MS + RETRY_MS + 100);
+    assert.deepEqual(leader.events, ["started", "stopped"]);
+    assert.ok(renewFailures(leader) >= 1);
+
+    // No write after the fence went off, even once the path is back.
+    await leader.proxy?.restore();
+    await waitFor(() => standby.fence.leading, 3 * LEASE_MS);
+    const fenceOff = sampler.firstOffAfterLeading(leader.fence);
+    assert.ok(fenceOff !== undefined);
+    assert.deepEqual(leader.api.writes.filter((at) => at >= fenceOff), []);
+    const after = (await cluster.rawLease()).spec as { holderIdentity: string };
+    assert.equal(after.holderIdentity, standby.identity);
+    assert.equal(sampler.maxLeading(), 1);
+  });
+}
+
+/** Lets both candidates' reads return only once both have read: both then write from the same version. */
+function lineUpReads(candidates: readonly Candidate[]): void {
+  let waiting: (() => void)[] = [];
+  for (const c of candidates) {
+    c.api.gate = (op) => {
+      if (op !== "get" || c.api.calls.filter((x) => x.op === "get").length > 1) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        if (waiting.length === candidates.length) {
+          for (const w of waiting) w();
+          waiting = [];
+        }
+      });
+    };
+  }
+}
+
+const RACES: { name: string; existing: boolean; write: "create" | "replace" }[] = [
+  { name: "create of a missing Lease (AlreadyExists)", existing: false, write: "create" },
+  { name: "update of a released Lease (stale resourceVersion)", existing: true, write: "replace" },
+];
+
+for (const race of RACES) {
+  Deno.test(`LeaderElector.run() gets a 409 on a racing ${race.name}, re-reads and stands by`, async () => {
+    await using cluster = await startCluster();
+    if (race.existing) {
+      const now = Date.now();
+      await cluster.api().create(KEY, {
+        holderIdentity: "",
+        leaseDurationSec: 1,
+        acquireTimeMs: now,
+        renewTimeMs: now,
+        leaseTransitions: 4,
+      });
+    }
+    const pair = [cluster.candidate(), cluster.candidate()];
+    using sampler = sampleFences(pair.map((c) => c.fence));
+    lineUpReads(pair);
+    for (const c of pair) c.start();
+    await waitFor(() => pair.some((c) => c.fence.leading));
+    await new Promise((r) => setTimeout(r, 2 * RETRY_MS));
+
+    const winner = pair.find((c) => c.fence.leading);
+    const loser = pair.find((c) => !c.fence.leading);
+    assert.ok(winner && loser);
+    for (const c of pair) assert.equal(c.api.calls.filter((x) => x.op === race.write)[0]?.op, race.write);
+    assert.equal(loser.metrics.counter("ccm_leader_acquire_failures_total", "").total(), 1);
+    // The loser re-read right after the 409 and now waits for the winner's Lease to expire.
+    assert.equal(loser.api.calls[2]?.op, "get");
+    assert.equal(loser.elector.isLeader, false);
+    const spec = (await cluster.rawLease()).spec as { holderIdentity: string; leaseTransitions: number };
+    assert.equal(spec.holderIdentity, winner.identity);
+    assert.equal(spec.leaseTransitions, race.existing ? 5 : 0);
+    assert.equal(sampler.maxLeading(), 1);
+  });
+}
+
+Deno.test("LeaderElector.run() sleeps once per retry, also when every attempt fails", async () => {
+  await using cluster = await startCluster();
+  const leaderClock = countingClock();
+  const leader = cluster.candidate({ clock: leaderClock }).start();
+  await waitFor(() => leader.fence.leading);
+  const standbyClock = countingClock();
+  const standby = cluster.candidate({ clock: standbyClock, random: () => 0.5 }).start();
+  const cutClock = countingClock();
+  const cut = cluster.candidate({ clock: cutClock, random: () => 0.5 });
+  await cut.proxy?.cut({ mode: "refuse" });
+  cut.start();
+
+  await new Promise((r) => setTimeout(r, 8 * RETRY_MS));
+  const jittered = RETRY_MS * (1 + 0.5 * 1.2);
+  for (const [c, clock] of [[standby, standbyClock], [cut, cutClock]] as const) {
+    const attempts = c.api.calls.filter((x) => x.op === "get").map((x) => x.at);
+    assert.ok(attempts.length >= 4, `only ${attempts.length} attempts`);
+    // Each gap between attempts is one jittered retry period, not two.
+    for (let i = 1; i < attempts.length; i++) {
+      const gap = attempts[i]! - attempts[i - 1]!;
+      assert.ok(gap >= jittered - 2 && gap < jittered + 60, `gap ${gap} ms, want ${jittered}`);
+    }
+    const retrySleeps = clock.completedSleeps.filter((ms) => ms === jittered).length;
+    assert.ok(retrySleeps >= attempts.length - 1 && retrySleeps <= attempts.length, `${retrySleeps} sleeps`);
+  }
+  assert.ok(cut.metrics.counter("ccm_leader_acquire_failures_total", "").total() >= 4);
+  // The leader renews once per retry period, each after one sleep.
+  const renews = leader.api.writes;
+  assert.ok(renews.length >= 6);
+  for (let i = 2; i < renews.length; i++) {
+    const gap = renews[i]! - renews[i - 1]!;
+    assert.ok(gap >= RETRY_MS - 2 && gap < RETRY_MS + 60, `renew gap ${gap} ms`);
+  }
+  assert.equal(leaderClock.completedSleeps.filter((ms) => ms === RETRY_MS).length, renews.length - 1);
+});

@@ -1,0 +1,227 @@
+/** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
+import { KubeConfig } from "@kubernetes/client-node";
+import { type Clock, systemClock } from "../clock.ts";
+import { componentLogger } from "../log.ts";
+import { Registry } from "../metrics.ts";
+import { startKubeSim } from "../sim/mod.ts";
+import { startProxy, type TcpProxy } from "../sim/proxy.ts";
+import {
+  type ElectionOutcome,
+  type LeaderCallbacks,
+  LeaderElector,
+  type LeaderElectorDeps,
+} from "./elector.ts";
+import { SwitchFence } from "./fence.ts";
+import {
+  KubeLeaseApi,
+  type LeaseApi,
+  type LeaseCallOptions,
+  type LeaseKey,
+  type LeaseRecord,
+  type LeaseSnapshot,
+  newIdentity,
+} from "./lease.ts";
+
+/** Short durations, passed as options (the defaults are main's business). */
+export const LEASE_MS = 1000;
+export const RENEW_DEADLINE_MS = 700;
+export const RETRY_MS = 150;
+export const KEY: LeaseKey = { namespace: "kube-system", name: "linode-cloud-controller-manager" };
+
+/** Resolves once `condition()` holds; rejects after `timeoutMs`. Polls every 5 ms. */
+export async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > until) throw new Error(`Condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** A KubeConfig for the emulator, optionally pointed at another URL (a proxy in front of it). */
+export function kubeConfigFor(kubeconfigYaml: string, serverUrl?: string): KubeConfig {
+  const base = new KubeConfig();
+  base.loadFromString(kubeconfigYaml);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: base.clusters.map((c) => ({ ...c, server: serverUrl ?? c.server, skipTLSVerify: true })),
+    users: base.users,
+    contexts: base.contexts,
+    currentContext: base.currentContext,
+  });
+  return kc;
+}
+
+/** One call a `RecordingLeaseApi` passed on. */
+export interface LeaseCall {
+  op: "get" | "create" | "replace";
+  /** `Date.now()` when the call started. */
+  at: number;
+}
+
+/** Passes every call to `inner` and records it; `gate` can hold a call's result (to line up a race). */
+export class RecordingLeaseApi implements LeaseApi {
+  readonly calls: LeaseCall[] = [];
+  gate: ((op: LeaseCall["op"]) => Promise<void>) | undefined;
+  constructor(readonly inner: LeaseApi) {}
+
+  /** Start times of the writes (create and replace). */
+  get writes(): number[] {
+    return this.calls.filter((c) => c.op !== "get").map((c) => c.at);
+  }
+
+  async get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
+    this.calls.push({ op: "get", at: Date.now() });
+    const result = await this.inner.get(key, options);
+    await this.gate?.("get");
+    return result;
+  }
+
+  create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    this.calls.push({ op: "create", at: Date.now() });
+    return this.inner.create(key, record, options);
+  }
+
+  replace(base: LeaseSnapshot, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    this.calls.push({ op: "replace", at: Date.now() });
+    return this.inner.replace(base, record, options);
+  }
+}
+
+/** One replica: an elector with its own fence, metrics, recorded API and (optionally) its own proxy. */
+export class Candidate {
+  readonly fence = new SwitchFence();
+  readonly metrics = new Registry();
+  readonly identity = newIdentity("node-" + crypto.randomUUID().slice(0, 4));
+  readonly api: RecordingLeaseApi;
+  readonly elector: LeaderElector;
+  readonly events: string[] = [];
+  readonly #abort = new AbortController();
+  #outcome: Promise<ElectionOutcome> | undefined;
+
+  constructor(api: LeaseApi, readonly proxy?: TcpProxy, options: Partial<LeaderElectorDeps> = {}) {
+    this.api = new RecordingLeaseApi(api);
+    this.elector = new LeaderElector({
+      api: this.api,
+      clock: systemClock,
+      log: componentLogger("leader"),
+      metrics: this.metrics,
+      identity: this.identity,
+      ...KEY,
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_DEADLINE_MS,
+      retryPeriodMs: RETRY_MS,
+      fence: this.fence,
+      ...options,
+    });
+  }
+
+  /** Starts `run`; the default callbacks record "started" and "stopped" in `events`. */
+  start(callbacks?: LeaderCallbacks): this {
+    this.#outcome = this.elector.run(
+      this.#abort.signal,
+      callbacks ?? {
+        onStartedLeading: async (term) => {
+          this.events.push("started");
+          await new Promise((r) => term.addEventListener("abort", r, { once: true }));
+          this.events.push("stopped");
+        },
+      },
+    );
+    return this;
+  }
+
+  /** The settled outcome of `run` (after `stop()`, or once it was lost). */
+  get outcome(): Promise<ElectionOutcome> {
+    if (!this.#outcome) throw new Error("Candidate not started");
+    return this.#outcome;
+  }
+
+  /** Aborts `run` (SIGTERM) and awaits its outcome. */
+  async stop(): Promise<ElectionOutcome> {
+    this.#abort.abort();
+    const outcome = await this.outcome;
+    await this.proxy?.close();
+    return outcome;
+  }
+}
+
+/** The emulator plus factories for candidates talking to it directly or through a proxy. */
+export interface Cluster extends AsyncDisposable {
+  readonly url: string;
+  readonly kubeconfig: string;
+  /** A `LeaseApi` straight to the emulator. */
+  api(): KubeLeaseApi;
+  /** A candidate with its own TCP proxy to the emulator (so it alone can be cut off). */
+  candidate(options?: Partial<LeaderElectorDeps>): Candidate;
+  /** The Lease as the emulator serves it, raw JSON. */
+  rawLease(): Promise<Record<string, unknown>>;
+}
+
+/** Starts the kube emulator; closing the cluster stops candidates, proxies and the emulator. */
+export async function startCluster(): Promise<Cluster> {
+  const kube = await startKubeSim();
+  const kubeconfig = kube.kubeconfig();
+  const candidates: Candidate[] = [];
+  const serverPort = Number(new URL(kube.url).port);
+  return {
+    url: kube.url,
+    kubeconfig,
+    api: () => KubeLeaseApi.fromKubeConfig(kubeConfigFor(kubeconfig)),
+    candidate(options) {
+      const proxy = startProxy({ port: serverPort });
+      const api = KubeLeaseApi.fromKubeConfig(kubeConfigFor(kubeconfig, proxy.url));
+      const candidate = new Candidate(api, proxy, options);
+      candidates.push(candidate);
+      return candidate;
+    },
+    async rawLease() {
+      const url = `${kube.url}/apis/coordination.k8s.io/v1/namespaces/${KEY.namespace}/leases/${KEY.name}`;
+      const res = await fetch(url, { headers: { authorization: `Bearer ${kube.token}` } });
+      return await res.json();
+    },
+    async [Symbol.asyncDispose]() {
+      await Promise.all(candidates.map((c) => c.stop().catch(() => undefined)));
+      await kube.close();
+    },
+  };
+}
+
+/** Samples fences every 2 ms: the most that were ever leading at once, and when each last switched. */
+export function sampleFences(fences: readonly SwitchFence[]): Disposable & {
+  maxLeading(): number;
+  /** `Date.now()` of the first sample at which `fence` was seen off after having led. */
+  firstOffAfterLeading(fence: SwitchFence): number | undefined;
+} {
+  let max = 0;
+  const led = new Set<SwitchFence>();
+  const offAt = new Map<SwitchFence, number>();
+  const timer = setInterval(() => {
+    let leading = 0;
+    for (const f of fences) {
+      if (f.leading) {
+        leading++;
+        led.add(f);
+      } else if (led.has(f) && !offAt.has(f)) offAt.set(f, Date.now());
+    }
+    max = Math.max(max, leading);
+  }, 2);
+  return {
+    maxLeading: () => max,
+    firstOffAfterLeading: (f) => offAt.get(f),
+    [Symbol.dispose]: () => clearInterval(timer),
+  };
+}
+
+/** A clock that counts completed sleeps of `systemClock` by duration (timeouts that never fire are not counted). */
+export function countingClock(): Clock & { completedSleeps: number[] } {
+  const completedSleeps: number[] = [];
+  return {
+    completedSleeps,
+    now: () => systemClock.now(),
+    monotonic: () => systemClock.monotonic(),
+    async sleep(ms: number, signal?: AbortSignal) {
+      await systemClock.sleep(ms, signal);
+      completedSleeps.push(ms);
+    },
+  };
+}
