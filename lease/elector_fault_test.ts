@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { CutMode } from "../sim/proxy.ts";
+import { LeaseLostError } from "./fence.ts";
 import {
   type Candidate,
   countingClock,
@@ -100,10 +101,12 @@ for (const race of RACES) {
     const winner = pair.find((c) => c.fence.leading);
     const loser = pair.find((c) => !c.fence.leading);
     assert.ok(winner && loser);
-    for (const c of pair) assert.equal(c.api.calls.filter((x) => x.op === race.write)[0]?.op, race.write);
+    for (const c of pair) assert.equal(c.api.calls[1]?.op, race.write);
     assert.equal(loser.metrics.counter("ccm_leader_acquire_failures_total", "").total(), 1);
     // The loser re-read right after the 409 and now waits for the winner's Lease to expire.
-    assert.equal(loser.api.calls[2]?.op, "get");
+    const [, conflicted, reread] = loser.api.calls;
+    assert.equal(reread?.op, "get");
+    assert.ok(reread.at - conflicted!.at < RETRY_MS / 2, "re-read waited for a retry");
     assert.equal(loser.elector.isLeader, false);
     const spec = (await cluster.rawLease()).spec as { holderIdentity: string; leaseTransitions: number };
     assert.equal(spec.holderIdentity, winner.identity);
@@ -146,4 +149,58 @@ Deno.test("LeaderElector.run() sleeps once per retry, also when every attempt fa
     assert.ok(gap >= RETRY_MS - 2 && gap < RETRY_MS + 60, `renew gap ${gap} ms`);
   }
   assert.equal(leaderClock.completedSleeps.filter((ms) => ms === RETRY_MS).length, renews.length - 1);
+});
+
+Deno.test("LeaderElector.run() fence turns off at the renew deadline while the loop is stuck in a request", async () => {
+  await using cluster = await startCluster();
+  const leader = cluster.candidate().start();
+  await waitFor(() => leader.fence.leading);
+  await new Promise((r) => setTimeout(r, 2 * RETRY_MS));
+  let renewedBefore = "";
+
+  const stuckAt = Date.now();
+  leader.api.stick();
+  try {
+    await waitFor(() => !leader.fence.leading, 2 * RENEW_DEADLINE_MS);
+    assert.ok(Date.now() - stuckAt <= RENEW_DEADLINE_MS + 20, `fence off after ${Date.now() - stuckAt} ms`);
+    assert.throws(() => leader.fence.assertLeading(), LeaseLostError);
+    renewedBefore = ((await cluster.rawLease()).spec as { renewTime: string }).renewTime;
+    // The loop is still inside the request: the fence did not wait for it.
+    const pending = await Promise.race([
+      leader.outcome,
+      new Promise((r) => setTimeout(() => r("pending"), 50)),
+    ]);
+    assert.equal(pending, "pending");
+  } finally {
+    leader.api.unstick();
+  }
+  assert.equal(await leader.outcome, "lost");
+  // The stuck renew went on with its timed-out signal: nothing reached the apiserver.
+  assert.equal(((await cluster.rawLease()).spec as { renewTime: string }).renewTime, renewedBefore);
+});
+
+Deno.test("LeaderElector.run() keeps leading through a 409 on renew by re-reading the Lease", async () => {
+  await using cluster = await startCluster();
+  const leader = cluster.candidate().start();
+  await waitFor(() => leader.fence.leading);
+  // Another writer touches the Lease (same holder): the leader's next optimistic update conflicts.
+  const api = cluster.api();
+  for (;;) {
+    const current = await api.get(KEY);
+    assert.ok(current);
+    const touched = { ...current.record, renewTimeMs: (current.record.renewTimeMs ?? 0) + 1 };
+    const done = await api.replace(current, touched).then(() => true, () => false);
+    if (done) break;
+  }
+  const mark = leader.api.calls.length;
+  await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
+  // A leader only reads after a conflict: 409 on the optimistic update, re-read, update.
+  const ops = leader.api.calls.slice(Math.max(0, mark - 1)).map((c) => c.op).join(",");
+  assert.match(ops, /replace,get,replace/);
+  assert.equal(leader.fence.leading, true);
+  assert.equal(renewFailures(leader), 0);
+  assert.equal(
+    ((await cluster.rawLease()).spec as { holderIdentity: string }).holderIdentity,
+    leader.identity,
+  );
 });

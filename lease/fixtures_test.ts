@@ -62,7 +62,24 @@ export interface LeaseCall {
 export class RecordingLeaseApi implements LeaseApi {
   readonly calls: LeaseCall[] = [];
   gate: ((op: LeaseCall["op"]) => Promise<void>) | undefined;
+  #stuck: PromiseWithResolvers<void> | undefined;
   constructor(readonly inner: LeaseApi) {}
+
+  /** From now on every call hangs, deaf to its abort signal, until `unstick()`: a loop stuck in a request. */
+  stick(): void {
+    this.#stuck = Promise.withResolvers();
+  }
+
+  /** Lets stuck calls go on (with their signals, by now aborted). */
+  unstick(): void {
+    this.#stuck?.resolve();
+    this.#stuck = undefined;
+  }
+
+  async #record(op: LeaseCall["op"]): Promise<void> {
+    this.calls.push({ op, at: Date.now() });
+    await this.#stuck?.promise;
+  }
 
   /** Start times of the writes (create and replace). */
   get writes(): number[] {
@@ -70,20 +87,24 @@ export class RecordingLeaseApi implements LeaseApi {
   }
 
   async get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
-    this.calls.push({ op: "get", at: Date.now() });
+    await this.#record("get");
     const result = await this.inner.get(key, options);
     await this.gate?.("get");
     return result;
   }
 
-  create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
-    this.calls.push({ op: "create", at: Date.now() });
-    return this.inner.create(key, record, options);
+  async create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    await this.#record("create");
+    return await this.inner.create(key, record, options);
   }
 
-  replace(base: LeaseSnapshot, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
-    this.calls.push({ op: "replace", at: Date.now() });
-    return this.inner.replace(base, record, options);
+  async replace(
+    base: LeaseSnapshot,
+    record: LeaseRecord,
+    options?: LeaseCallOptions,
+  ): Promise<LeaseSnapshot> {
+    await this.#record("replace");
+    return await this.inner.replace(base, record, options);
   }
 }
 

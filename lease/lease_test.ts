@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { makeKubeClients } from "../kube/clients.ts";
+import { Registry } from "../metrics.ts";
 import { startProxy } from "../sim/proxy.ts";
 import { KEY, kubeConfigFor, startCluster } from "./fixtures_test.ts";
 import {
@@ -108,4 +110,19 @@ Deno.test("KubeLeaseApi.get() aborts a hung request on its signal", async () => 
     return true;
   });
   assert.ok(performance.now() - started < 1000);
+});
+
+Deno.test("KubeLeaseApi over the kube/ clients maps their KubeApiError: 404 to undefined, 409 to conflict", async () => {
+  await using cluster = await startCluster();
+  const metrics = new Registry();
+  const clients = makeKubeClients(kubeConfigFor(cluster.kubeconfig), { metrics });
+  const api = new KubeLeaseApi(clients.coordination);
+  assert.equal(await api.get(KEY), undefined);
+  const base = await api.create(KEY, record());
+  await api.replace(base, record({ renewTimeMs: T0 + 4000 }));
+  await assert.rejects(api.replace(base, record()), LeaseConflictError);
+  await assert.rejects(api.create(KEY, record()), LeaseConflictError);
+  assert.equal((await api.get(KEY))?.record.renewTimeMs, T0 + 4000);
+  const requests = metrics.counter("ccm_kube_requests_total", "").total();
+  assert.equal(requests, 6);
 });
