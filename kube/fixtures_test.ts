@@ -18,8 +18,10 @@ export interface Fixture extends AsyncDisposable {
 }
 
 /** Starts the emulator and loads clients the way `main.ts` will. */
-export async function startFixture(options: { fence?: Fence } = {}): Promise<Fixture> {
-  const kube = await startKubeSim();
+export async function startFixture(
+  options: { fence?: Fence; sim?: Parameters<typeof startKubeSim>[0] } = {},
+): Promise<Fixture> {
+  const kube = await startKubeSim(options.sim);
   const dir = await Deno.makeTempDir({ prefix: "kube_fixture_" });
   const kubeconfigPath = join(dir, "kubeconfig");
   await kube.writeKubeconfig(kubeconfigPath);

@@ -212,7 +212,40 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  #watchOnce(signal: AbortSignal): Promise<WatchEnd> {
+  /**
+   * One watch, ended by the server, an error, `signal`, or silence: under Deno, client-node's watch never
+   * notices a connection reset (nor its own timeout), so a watchdog ends a watch that has been silent for
+   * `watchIdleTimeoutMs` (BOOKMARKs count as activity) and it is resumed from the same resourceVersion.
+   */
+  async #watchOnce(signal: AbortSignal): Promise<WatchEnd> {
+    if (signal.aborted) return { kind: "aborted" };
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    let lastActivity = this.#clock.monotonic();
+    const watching = this.#openWatch(stop.signal, () => (lastActivity = this.#clock.monotonic()));
+    const watchdog = this.#watchdog(stop.signal, () => lastActivity);
+    const end = await Promise.race([watching, watchdog]);
+    stop.abort();
+    signal.removeEventListener("abort", onAbort);
+    await Promise.all([watching, watchdog]);
+    return end;
+  }
+
+  async #watchdog(stop: AbortSignal, lastActivity: () => number): Promise<WatchEnd> {
+    const idleMs = this.#options.watchIdleTimeoutMs ?? 30_000;
+    try {
+      for (;;) {
+        const silentMs = this.#clock.monotonic() - lastActivity();
+        if (silentMs >= idleMs) return { kind: "closed", events: 1, startedAt: 0 };
+        await this.#clock.sleep(idleMs - silentMs, stop);
+      }
+    } catch {
+      return { kind: "aborted" };
+    }
+  }
+
+  #openWatch(stop: AbortSignal, onActivity: () => void): Promise<WatchEnd> {
     const startedAt = this.#clock.monotonic();
     let events = 0;
     return new Promise((resolve) => {
@@ -221,15 +254,16 @@ export class Informer<T extends KubeObject> {
       const finish = (end: WatchEnd) => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener("abort", onAbort);
+        stop.removeEventListener("abort", onAbort);
         controller?.abort();
         resolve(end);
       };
       const onAbort = () => finish({ kind: "aborted" });
-      signal.addEventListener("abort", onAbort, { once: true });
+      stop.addEventListener("abort", onAbort, { once: true });
       const onEvent = (type: string, obj: unknown) => {
         if (settled) return;
         events++;
+        onActivity();
         const end = this.#apply(type, obj);
         if (end) finish(end);
       };
@@ -241,11 +275,13 @@ export class Informer<T extends KubeObject> {
         } else if (statusCode(err) === 410) finish({ kind: "gone" });
         else finish({ kind: "error", error: err });
       };
-      const params = this.#watchParams();
-      this.#watch.watch(this.#source.path, params, onEvent, onDone).then((c) => {
+      this.#watch.watch(this.#source.path, this.#watchParams(), onEvent, onDone).then((c) => {
         controller = c;
         if (settled) c.abort();
-        else this.#setHealthy(true);
+        else {
+          onActivity();
+          this.#setHealthy(true);
+        }
       }, (e: unknown) => finish({ kind: "error", error: e }));
     });
   }

@@ -12,11 +12,15 @@ interface Running extends AsyncDisposable {
   changes: string[];
 }
 
+/** The emulator sends BOOKMARKs every 50 ms, so a watch silent for 400 ms is dead (a reset nobody saw). */
+const SIM = { bookmarkIntervalMs: 50 };
+
 function startNodeInformer(f: Fixture, clients: KubeClients = f.clients): Running {
   const informer = new Informer(clients.kc, nodeSource(clients.core), {
     log: componentLogger("informer-test"),
     metrics: f.metrics,
     backoff: { baseMs: 20, maxMs: 100 },
+    watchIdleTimeoutMs: 400,
   });
   const changes: string[] = [];
   informer.onChange((kind: ChangeKind, obj) => changes.push(`${kind} ${obj.metadata?.name}`));
@@ -43,7 +47,7 @@ function label(f: Fixture, name: string, value: string): void {
 }
 
 Deno.test("Informer.start() syncs, then delivers add, update and delete", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   f.kube.store.create("nodes", node("n1"));
   f.kube.store.create("nodes", node("n2"));
   await using run = startNodeInformer(f);
@@ -68,13 +72,13 @@ Deno.test("Informer.start() syncs, then delivers add, update and delete", async 
 });
 
 Deno.test("Informer.start() resumes after the apiserver drops every watch", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   f.kube.store.create("nodes", node("n1"));
   await using run = startNodeInformer(f);
   await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
   const watchesBefore = callsStartingWith(f.kube, "WATCH");
   for (let i = 0; i < 3; i++) {
-    assert.ok(f.kube.faults.dropWatches({ reset: i === 1 }) >= 1, "a watch was open");
+    await waitFor(() => f.kube.faults.dropWatches({ reset: i === 1 }) >= 1, `watch ${i} to drop`);
     f.kube.store.create("nodes", node(`d${i}`));
   }
   label(f, "n1", "after-drops");
@@ -93,7 +97,7 @@ Deno.test("Informer.start() resumes after the apiserver drops every watch", asyn
 });
 
 Deno.test("Informer.start() re-lists after connections are refused and delivers what changed", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   for (const name of ["n1", "n2", "n3"]) f.kube.store.create("nodes", node(name));
   await using proxy = new TcpProxy({ port: Number(new URL(f.kube.url).port) });
   await using run = startNodeInformer(f, f.clientsVia(proxy.url));
@@ -116,7 +120,7 @@ Deno.test("Informer.start() re-lists after connections are refused and delivers 
 });
 
 Deno.test("Informer.start() survives an apiserver that refuses connections for a window", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   f.kube.store.create("nodes", node("n1"));
   await using run = startNodeInformer(f);
   await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
@@ -129,7 +133,7 @@ Deno.test("Informer.start() survives an apiserver that refuses connections for a
 });
 
 Deno.test("Informer.start() keeps retrying list errors (5xx) until the list succeeds", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   f.kube.store.create("nodes", node("n1"));
   const removeFault = f.kube.faults.add({ method: "GET", route: "/api/v1/nodes", status: 500 });
   await using run = startNodeInformer(f);
@@ -154,7 +158,7 @@ Deno.test("Informer.start() keeps retrying list errors (5xx) until the list succ
 });
 
 Deno.test("Informer.waitForSync() rejects when aborted before sync", async () => {
-  await using f = await startFixture();
+  await using f = await startFixture({ sim: SIM });
   const removeFault = f.kube.faults.add({ method: "GET", route: "/api/v1/nodes", status: 500 });
   await using run = startNodeInformer(f);
   const ac = new AbortController();
