@@ -78,3 +78,21 @@ Deno.test("makeKubeClients() reports an unreachable apiserver as status 0", asyn
     1,
   );
 });
+
+Deno.test("makeKubeClients() works in-cluster over TLS with the service-account token and CA", async () => {
+  await using f = await startFixture({ sim: { tls: true } });
+  f.kube.store.create("nodes", node("n1"));
+  const dir = await Deno.makeTempDir({ prefix: "serviceaccount_" });
+  try {
+    const caData = /certificate-authority-data: *"?([A-Za-z0-9+/=]+)/.exec(f.kube.kubeconfig())?.[1] ?? "";
+    await Deno.writeTextFile(join(dir, "ca.crt"), atob(caData));
+    await Deno.writeTextFile(join(dir, "token"), f.kube.token);
+    const url = new URL(f.kube.url);
+    const kc = loadKubeConfig({ serviceHost: url.hostname, servicePort: url.port, serviceAccountDir: dir });
+    const clients = makeKubeClients(kc, { metrics: new Registry() });
+    const list = await clients.core.listNode();
+    assert.deepEqual(list.items.map((n) => n.metadata?.name), ["n1"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

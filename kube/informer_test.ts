@@ -15,8 +15,9 @@ interface Running extends AsyncDisposable {
 /** The emulator sends BOOKMARKs every 50 ms, so a watch silent for 400 ms is dead (a reset nobody saw). */
 const SIM = { bookmarkIntervalMs: 50 };
 
-function startNodeInformer(f: Fixture, clients: KubeClients = f.clients): Running {
+function startNodeInformer(f: Fixture, clients: KubeClients = f.clients, labelSelector?: string): Running {
   const informer = new Informer(clients.kc, nodeSource(clients.core), {
+    labelSelector,
     log: componentLogger("informer-test"),
     metrics: f.metrics,
     backoff: { baseMs: 20, maxMs: 100 },
@@ -166,4 +167,17 @@ Deno.test("Informer.waitForSync() rejects when aborted before sync", async () =>
   ac.abort(new Error("stop waiting"));
   await assert.rejects(waiting, /stop waiting/);
   removeFault();
+});
+
+Deno.test("Informer.start() with a label selector sees objects enter and leave it", async () => {
+  await using f = await startFixture({ sim: SIM });
+  f.kube.store.create("nodes", node("in", { labels: { step: "a" } }));
+  f.kube.store.create("nodes", node("out", { labels: { step: "b" } }));
+  await using run = startNodeInformer(f, f.clients, "step=a");
+  await waitFor(() => run.informer.synced && run.informer.healthy, "sync");
+  assert.deepEqual(names(run.informer), ["in"]);
+  label(f, "in", "b");
+  label(f, "out", "a");
+  await waitFor(() => names(run.informer).join() === "out", "the selection to move");
+  assert.deepEqual(run.changes, ["add in", "delete in", "add out"]);
 });
