@@ -1,0 +1,77 @@
+/** `main.ts` as a process: exit codes and output of config errors, `--help` and `--version`; the token stays out. */
+import assert from "node:assert/strict";
+import { startDemoWorld } from "../sim/demo_world.ts";
+import { VERSION } from "../version.ts";
+import { runCcmToExit } from "./process.ts";
+
+/** A token no code path would print by accident. */
+const TOKEN = "tok-e2e-3f9a7c1d5b8e2f40a6c9d1e7b3f5a8c2";
+
+/** A Deno or V8 stack frame, or an uncaught error report. */
+const STACK = /^\s+at \S|error: Uncaught/m;
+
+interface Case {
+  name: string;
+  args: string[];
+  env?: (env: Record<string, string>) => Record<string, string>;
+  code: number;
+  stdout?: RegExp;
+  stderr?: RegExp;
+}
+
+const CASES: Case[] = [
+  {
+    name: "exits 2 on an unknown flag and suggests the closest one",
+    args: ["--leader-elect-lease-duraton=2s"],
+    code: 2,
+    stderr: /--leader-elect-lease-duraton: unknown flag \(did you mean --leader-elect-lease-duration\?\)/,
+  },
+  {
+    name: "exits 2 without LINODE_REGION and names it",
+    args: [],
+    env: ({ LINODE_REGION: _, ...rest }) => rest,
+    code: 2,
+    stderr: /LINODE_REGION: not set/,
+  },
+  {
+    name: "exits 2 on an invalid duration and lists every problem at once",
+    args: ["--leader-elect-retry-period=soon", "--concurrent-node-syncs=0"],
+    code: 2,
+    stderr: /--leader-elect-retry-period[^\n]*\n(.*\n)*.*--concurrent-node-syncs/,
+  },
+  {
+    name: "prints --help on stdout and exits 0",
+    args: ["--help"],
+    code: 0,
+    stdout: /--leader-elect-lease-duration[\s\S]*LINODE_API_TOKEN/,
+  },
+  {
+    name: "prints --version on stdout and exits 0",
+    args: ["--version"],
+    code: 0,
+    stdout: new RegExp(`^linode-cloud-controller-manager v${VERSION.replaceAll(".", "\\.")}$`),
+  },
+];
+
+Deno.test("main() config errors, --help and --version: exit codes, messages, no stack, no token", async () => {
+  await using world = await startDemoWorld({ nodes: 0, services: 0, linodeToken: TOKEN });
+  const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
+  // Independent short-lived processes: run them side by side.
+  const results = await Promise.all(CASES.map(async (c) => {
+    const env = c.env ? c.env({ ...world.env }) : world.env;
+    return { c, result: await runCcmToExit(c.args, { env, readDirs: [dir], name: c.name }) };
+  }));
+  for (const { c, result } of results) {
+    const all = `${result.stdout}\n${result.stderr}`;
+    assert.equal(result.code, c.code, `${c.name}: exit code\n${all}`);
+    if (c.stdout) assert.match(result.stdout.trim(), c.stdout, c.name);
+    if (c.stderr) assert.match(result.stderr, c.stderr, c.name);
+    if (c.code === 2) assert.match(result.stderr, /Run with --help/, c.name);
+    assert.doesNotMatch(all, STACK, `${c.name}: stack trace`);
+    assert.ok(!all.includes(TOKEN), `${c.name}: the Linode token was printed`);
+    assert.ok(!all.includes(world.kube.token), `${c.name}: the kube token was printed`);
+  }
+  // None of them got as far as talking to Linode or Kubernetes.
+  assert.equal(world.linode.calls.total(), 0);
+  assert.equal(world.kube.calls.total(), 0);
+});
