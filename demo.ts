@@ -1,0 +1,201 @@
+/**
+ * `deno task demo`: both emulators with a small world, two in-process CCM replicas (a leader and a standby)
+ * against them, a live terminal view, and a short scripted story. Ctrl-C (or `--duration`/`--once`) stops
+ * everything: the leader releases the Lease, the emulators close, the terminal is restored, exit 0.
+ */
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { systemClock } from "./clock.ts";
+import { type Config, parseConfig } from "./config.ts";
+import { collectSnapshot, type SnapshotSources } from "./demo/collect.ts";
+import { DEMO_HELP, type DemoOptions, parseDemoArgs } from "./demo/args.ts";
+import { LogRing } from "./demo/log_ring.ts";
+import { type RunningReplica, startReplica, waitUntilLeading } from "./demo/replicas.ts";
+import type { StoryLine } from "./demo/snapshot.ts";
+import { demoScenes, runStory } from "./demo/story.ts";
+import { plainScreen, type Screen, ttyScreen, writeAll } from "./demo/terminal.ts";
+import { formatElapsed, renderFinal, renderStatusLine, renderView } from "./demo/view.ts";
+import { setupLogging } from "./log.ts";
+import { type DemoWorld, startDemoWorld } from "./sim/mod.ts";
+
+const START_NODES = 6;
+const LEASE = { namespace: "kube-system", name: "cloud-controller-manager" };
+const REDRAW_MS = 500;
+const PLAIN_EVERY_MS = 10_000;
+
+/** CCM flags and environment that make the story visible within seconds. */
+function demoConfig(world: DemoWorld, fast: boolean): Config {
+  const args = [
+    "--cloud-provider=linode",
+    "--leader-elect=true",
+    `--leader-elect-resource-namespace=${LEASE.namespace}`,
+    `--leader-elect-resource-name=${LEASE.name}`,
+    "--secure-port=0",
+    `--node-monitor-period=${fast ? 1 : 2}s`,
+    `--vpc-names=${world.vpcLabel}`,
+  ];
+  const parsed = parseConfig(args, { ...world.env, LINODE_INSTANCE_CACHE_TTL: fast ? "1" : "3" });
+  if (parsed.kind !== "run") throw new TypeError(`Unexpected demo configuration result ${parsed.kind}`);
+  return parsed.config;
+}
+
+/** The kubeconfig path as a user would type it from the current folder. */
+function displayPath(path: string): string {
+  const rel = relative(Deno.cwd(), path);
+  return rel.startsWith("..") ? path : rel;
+}
+
+/** SIGINT/SIGTERM abort `stop`; a second one restores the terminal and exits at once. */
+function onSignals(stop: AbortController, screen: () => Screen | undefined): () => void {
+  const handler = () => {
+    if (!stop.signal.aborted) return stop.abort();
+    screen()?.close();
+    Deno.exit(130);
+  };
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  for (const s of signals) Deno.addSignalListener(s, handler);
+  return () => signals.forEach((s) => Deno.removeSignalListener(s, handler));
+}
+
+/** Redraws until `stop` aborts: the full view at most 2×/s on a terminal, a status line on change otherwise. */
+async function drawLoop(
+  screen: Screen,
+  src: SnapshotSources,
+  tty: boolean,
+  stop: AbortSignal,
+): Promise<void> {
+  let last = "", lastAt = 0;
+  while (!stop.aborted) {
+    const s = collectSnapshot(src, systemClock.now());
+    const status = renderStatusLine(s);
+    const key = status.slice(status.indexOf("]"));
+    if (tty || key !== last || s.nowMs - lastAt >= PLAIN_EVERY_MS) {
+      const { columns, rows } = tty ? Deno.consoleSize() : { columns: 200, rows: 60 };
+      screen.draw(() => renderView(s, { width: columns, height: rows }), () => status);
+      last = key;
+      lastAt = s.nowMs;
+    }
+    await systemClock.sleep(REDRAW_MS, stop).catch(() => {});
+  }
+}
+
+/** Stops at the end of `--duration`, or after the story with `--once`. */
+function scheduleEnd(o: DemoOptions, story: Promise<boolean>, stop: AbortController): void {
+  if (o.durationSec !== undefined) {
+    const timer = setTimeout(() => stop.abort(), o.durationSec * 1000);
+    stop.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  }
+  if (o.once) {
+    story.then(() => systemClock.sleep(2_000, stop.signal)).then(() => stop.abort(), () => {});
+  }
+}
+
+/** Reports a replica that ends on its own (leadership lost, or a failure) and stops the demo. */
+function watchReplica(
+  r: RunningReplica,
+  stop: AbortController,
+  say: (text: string) => void,
+): Promise<boolean> {
+  return r.done.then(
+    (outcome) => {
+      if (stop.signal.aborted && outcome === "stopped") return true;
+      say(`replica ${r.label} ended: ${outcome === "lost" ? "leadership lost" : "stopped"}`);
+      stop.abort();
+      return false;
+    },
+    (e: unknown) => {
+      say(`replica ${r.label} failed: ${e instanceof Error ? e.message : String(e)}`);
+      stop.abort();
+      return false;
+    },
+  );
+}
+
+/** Starts replica A, lets it take the Lease, then starts replica B as the standby. */
+async function startReplicas(config: Config, stop: AbortSignal): Promise<RunningReplica[]> {
+  const a = await startReplica(config, "A", systemClock);
+  try {
+    await waitUntilLeading(a, systemClock, 5_000, stop);
+    return [a, await startReplica(config, "B", systemClock)];
+  } catch (e) {
+    a.stop();
+    await a.done.catch(() => {});
+    throw e;
+  }
+}
+
+/** Plays the story under the live view until stopped; returns the exit code and the text to leave behind. */
+async function runDemo(
+  o: DemoOptions,
+  world: DemoWorld,
+  logs: LogRing,
+): Promise<{ code: number; text: string }> {
+  const startedAtMs = systemClock.now();
+  const tty = !o.plain && Deno.stdout.isTerminal();
+  const stop = new AbortController();
+  const story: StoryLine[] = [];
+  const out: { screen?: Screen } = {};
+  const say = (text: string) => {
+    const line = { atMs: systemClock.now(), text };
+    story.push(line);
+    out.screen?.say(`[${formatElapsed(line.atMs - startedAtMs)}] ${text}`);
+  };
+  const removeSignals = onSignals(stop, () => out.screen);
+  const kubeconfig = displayPath(world.kubeconfigPath);
+  writeAll(Deno.stdout, `Linode CCM demo: kubectl --kubeconfig ${kubeconfig} get nodes -o wide\n`);
+  const replicas = await startReplicas(demoConfig(world, o.fast), stop.signal);
+  const clean = replicas.map((r) => watchReplica(r, stop, say));
+  const src: SnapshotSources = { world, replicas, logs, story, lease: LEASE, kubeconfig, startedAtMs };
+  const screen = out.screen = tty ? ttyScreen(Deno.stdout) : plainScreen(Deno.stdout);
+  try {
+    const snapshot = () => collectSnapshot(src, systemClock.now());
+    const scenes = demoScenes(world, START_NODES);
+    const played = runStory(scenes, { clock: systemClock, startedAtMs, snapshot, say }, {
+      scale: o.fast ? 0.25 : 1,
+    }, stop.signal);
+    scheduleEnd(o, played, stop);
+    await Promise.all([drawLoop(screen, src, tty, stop.signal), played]);
+  } finally {
+    for (const r of replicas) r.stop();
+    screen.close();
+    removeSignals();
+  }
+  const ok = (await Promise.all(clean)).every(Boolean);
+  const final = collectSnapshot(src, systemClock.now());
+  const released = final.leader.holder === undefined ? "the Lease was released" : "the Lease is still held";
+  return { code: ok ? 0 : 1, text: `${renderFinal(final).join("\n")}\n\nstopped: ${released}` };
+}
+
+async function main(): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseDemoArgs(Deno.args);
+  } catch (e) {
+    writeAll(Deno.stderr, `${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+  if (parsed.kind === "help") {
+    writeAll(Deno.stdout, DEMO_HELP + "\n");
+    return 0;
+  }
+  const dir = parsed.options.dir ?? join(dirname(fileURLToPath(import.meta.url)), ".demo");
+  const logs = new LogRing();
+  const world = await startDemoWorld({ dir, nodes: START_NODES });
+  let result;
+  try {
+    const token = world.env.LINODE_API_TOKEN ?? "";
+    await setupLogging({
+      format: "json",
+      level: "info",
+      write: (l) => logs.write(l),
+      secrets: () => [token],
+    });
+    result = await runDemo(parsed.options, world, logs);
+  } finally {
+    await world.close();
+  }
+  writeAll(Deno.stdout, `${result.text}, emulators closed\n`);
+  return result.code;
+}
+
+if (import.meta.main) Deno.exit(await main());

@@ -1,0 +1,146 @@
+/** Reads a `DemoSnapshot` out of the running emulators and CCM replicas. */
+import type { V1Node } from "@kubernetes/client-node";
+import type { RunningCcm } from "../ccm.ts";
+import type { DemoWorld } from "../sim/mod.ts";
+import type { LogRing } from "./log_ring.ts";
+import type {
+  ApiStats,
+  DemoSnapshot,
+  EventRow,
+  LeaderInfo,
+  LoadBalancerInfo,
+  NodeRow,
+  StoryLine,
+} from "./snapshot.ts";
+
+/** One CCM replica running in this process. */
+export interface Replica {
+  readonly label: string;
+  readonly ccm: RunningCcm;
+}
+
+/** Where a snapshot is read from. */
+export interface SnapshotSources {
+  readonly world: DemoWorld;
+  readonly replicas: readonly Replica[];
+  readonly logs: LogRing;
+  readonly story: readonly StoryLine[];
+  readonly lease: { readonly namespace: string; readonly name: string };
+  readonly kubeconfig: string;
+  readonly startedAtMs: number;
+}
+
+const CLOUD_TAINT_PREFIX = "node.cloudprovider.kubernetes.io/";
+const UNINITIALIZED_KEY = `${CLOUD_TAINT_PREFIX}uninitialized`;
+const EVENTS_SHOWN = 8;
+const TOP_ROUTES = 4;
+
+/** Walks `path` into an object from the emulator's store, whose shape is not typed. */
+function at(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (typeof v !== "object" || v === null) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === "number" ? value : undefined;
+}
+
+function address(node: V1Node, type: string): string | undefined {
+  return node.status?.addresses?.find((a) => a.type === type)?.address;
+}
+
+/** Turns a Node into its view row. */
+export function nodeRow(node: V1Node): NodeRow {
+  const taints = node.spec?.taints ?? [];
+  const providerID = node.spec?.providerID || undefined;
+  return {
+    name: node.metadata?.name ?? "",
+    ready: (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+    initialised: providerID !== undefined && !taints.some((t) => t.key === UNINITIALIZED_KEY),
+    providerID,
+    internalIp: address(node, "InternalIP"),
+    externalIp: address(node, "ExternalIP"),
+    taints: taints.map((t) =>
+      t.key.startsWith(CLOUD_TAINT_PREFIX) ? t.key.slice(CLOUD_TAINT_PREFIX.length) : t.key
+    ),
+  };
+}
+
+function leaderInfo(src: SnapshotSources): LeaderInfo {
+  const lease = src.world.kube.store.get("leases", src.lease.name, src.lease.namespace);
+  const acquired = str(at(lease, "spec", "acquireTime"));
+  return {
+    holder: str(at(lease, "spec", "holderIdentity")) || undefined,
+    acquiredAtMs: acquired ? Date.parse(acquired) : undefined,
+    transitions: num(at(lease, "spec", "leaseTransitions")) ?? 0,
+    replicas: src.replicas.map((r) => ({
+      label: r.label,
+      identity: r.ccm.identity,
+      leading: r.ccm.fence.leading,
+      linodeCalls: Object.values(r.ccm.linode.callCounts()).reduce((a, b) => a + b, 0),
+    })),
+  };
+}
+
+function loadBalancers(world: DemoWorld): LoadBalancerInfo {
+  const services = world.kube.store.list("services").filter((s) => at(s, "spec", "type") === "LoadBalancer");
+  const pending = services.filter((s) => {
+    const ingress = at(s, "status", "loadBalancer", "ingress");
+    return !Array.isArray(ingress) || ingress.length === 0;
+  });
+  return {
+    nodeBalancers: world.linode.world.nodeBalancers().length,
+    services: services.length,
+    pending: pending.map((s) => `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`),
+  };
+}
+
+function apiStats(world: DemoWorld, nowMs: number): ApiStats {
+  const { total, counts } = world.linode.calls.snapshot();
+  const lastMinute = world.linode.calls.log.filter((c) => c.atMs > nowMs - 60_000).length;
+  const top = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(
+    0,
+    TOP_ROUTES,
+  );
+  return { total, lastMinute, top };
+}
+
+function eventRows(world: DemoWorld): EventRow[] {
+  const rows = world.kube.store.list("events").map((e): EventRow => {
+    const when = str(at(e, "lastTimestamp")) ?? str(at(e, "eventTime")) ?? e.metadata.creationTimestamp;
+    return {
+      atMs: when ? Date.parse(String(when)) : 0,
+      type: str(at(e, "type")) ?? "Normal",
+      reason: str(at(e, "reason")) ?? "",
+      object: `${str(at(e, "involvedObject", "kind")) ?? "?"}/${str(at(e, "involvedObject", "name")) ?? "?"}`,
+      message: str(at(e, "message")) ?? "",
+      count: num(at(e, "count")) ?? 1,
+    };
+  });
+  return rows.sort((a, b) => b.atMs - a.atMs).slice(0, EVENTS_SHOWN);
+}
+
+/** Reads the current state of everything the view shows. */
+export function collectSnapshot(src: SnapshotSources, nowMs: number): DemoSnapshot {
+  const nodes = src.replicas[0]?.ccm.nodes.list() ?? [];
+  return {
+    nowMs,
+    startedAtMs: src.startedAtMs,
+    kubeconfig: src.kubeconfig,
+    leader: leaderInfo(src),
+    nodes: nodes.map(nodeRow).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    loadBalancers: loadBalancers(src.world),
+    api: apiStats(src.world, nowMs),
+    events: eventRows(src.world),
+    logs: src.logs.lines(),
+    story: [...src.story],
+  };
+}

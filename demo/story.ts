@@ -1,0 +1,168 @@
+/**
+ * The demo's scripted story: a node joins, one shuts down and boots again, one is deleted. Each scene acts
+ * on the emulators, then waits until the CCM is seen reacting (in a snapshot) before the next scene.
+ */
+import { type Clock, isAbort } from "../clock.ts";
+import { type DemoWorld, setNodeReady } from "../sim/mod.ts";
+import type { DemoSnapshot, NodeRow } from "./snapshot.ts";
+
+/** One step of the story. */
+export interface Scene {
+  /** Earliest start, in ms after the demo started (before `scale`). */
+  readonly atMs: number;
+  /** Changes the world; returns what happened, for the story panel. */
+  act(): string;
+  /** What the CCM was seen doing about it, once it has; undefined until then. Pure. */
+  observe(s: DemoSnapshot): string | undefined;
+}
+
+/** What `runStory` needs. */
+export interface StoryDeps {
+  clock: Clock;
+  startedAtMs: number;
+  snapshot(): DemoSnapshot;
+  /** Records and shows one story line. */
+  say(text: string): void;
+}
+
+/** Options of `runStory`. */
+export interface StoryOptions {
+  /** Multiplies every scene's `atMs` (0.25 for `--fast`). */
+  scale?: number;
+  pollMs?: number;
+  /** How long to wait for the CCM to react to one scene. */
+  observeTimeoutMs?: number;
+  /** Pause after one scene's outcome before the next may start. */
+  gapMs?: number;
+}
+
+function row(s: DemoSnapshot, name: string): NodeRow | undefined {
+  return s.nodes.find((n) => n.name === name);
+}
+
+function linodeIdOf(world: DemoWorld, label: string): number {
+  const found = world.linode.world.listInstances().find((i) => i.label === label);
+  if (!found) throw new RangeError(`No Linode labelled ${label} in the demo world`);
+  return found.id;
+}
+
+/** Marks the Node (not) Ready, as its kubelet would; a Node already gone is fine. */
+function kubelet(world: DemoWorld, name: string, ready: boolean): void {
+  if (world.kube.store.get("nodes", name)) setNodeReady(world.kube, name, ready);
+}
+
+/** The four scenes of the issue, on a world that started with `nodes` Nodes (`demo-node-1..n`). */
+export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
+  const joining = `demo-node-${nodes + 1}`;
+  const sleeper = `demo-node-${Math.min(3, nodes)}`;
+  const doomed = `demo-node-${Math.min(5, nodes)}`;
+  return [
+    {
+      atMs: 10_000,
+      act: () =>
+        `node ${joining} joins as linode ${world.addNode(joining)}: kubelet registers it, uninitialised`,
+      observe: (s) => {
+        const n = row(s, joining);
+        return n?.initialised
+          ? `CCM initialised ${joining}: ${n.providerID}, InternalIP ${n.internalIp}`
+          : undefined;
+      },
+    },
+    {
+      atMs: 20_000,
+      act: () => {
+        const id = linodeIdOf(world, sleeper);
+        world.linode.world.setStatus(id, "offline");
+        kubelet(world, sleeper, false);
+        return `linode ${id} (${sleeper}) shuts down; its Node goes NotReady`;
+      },
+      observe: (s) =>
+        row(s, sleeper)?.taints.includes("shutdown") ? `CCM tainted ${sleeper} as shut down` : undefined,
+    },
+    {
+      atMs: 30_000,
+      act: () => {
+        const id = linodeIdOf(world, sleeper);
+        world.linode.world.setStatus(id, "running");
+        kubelet(world, sleeper, true);
+        return `linode ${id} (${sleeper}) boots again; its Node is Ready`;
+      },
+      observe: (s) => {
+        const n = row(s, sleeper);
+        return n && !n.taints.includes("shutdown")
+          ? `CCM removed the shutdown taint from ${sleeper}`
+          : undefined;
+      },
+    },
+    {
+      atMs: 40_000,
+      act: () => {
+        const id = linodeIdOf(world, doomed);
+        kubelet(world, doomed, false);
+        world.linode.world.deleteInstance(id);
+        return `linode ${id} (${doomed}) is deleted; its Node goes NotReady`;
+      },
+      observe: (s) =>
+        row(s, doomed) === undefined
+          ? `CCM deleted Node ${doomed} after the Linode API confirmed 404`
+          : undefined,
+    },
+  ];
+}
+
+/** Waits until the scene's outcome shows up; returns it, or undefined on timeout. */
+async function awaitOutcome(
+  scene: Scene,
+  deps: StoryDeps,
+  o: Required<StoryOptions>,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const deadline = deps.clock.now() + o.observeTimeoutMs;
+  while (!signal.aborted) {
+    const seen = scene.observe(deps.snapshot());
+    if (seen !== undefined) return seen;
+    if (deps.clock.now() >= deadline) return undefined;
+    await deps.clock.sleep(o.pollMs, signal);
+  }
+  return undefined;
+}
+
+/** Plays the scenes in order until done or `signal` aborts. Resolves true when every outcome was seen. */
+export async function runStory(
+  scenes: readonly Scene[],
+  deps: StoryDeps,
+  options: StoryOptions,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const o: Required<StoryOptions> = {
+    scale: options.scale ?? 1,
+    pollMs: options.pollMs ?? 200,
+    observeTimeoutMs: options.observeTimeoutMs ?? 30_000,
+    gapMs: options.gapMs ?? 1_000,
+  };
+  let allSeen = true;
+  let notBefore = deps.startedAtMs;
+  try {
+    for (const scene of scenes) {
+      const startAt = Math.max(deps.startedAtMs + scene.atMs * o.scale, notBefore);
+      await deps.clock.sleep(Math.max(0, startAt - deps.clock.now()), signal);
+      const actedAt = deps.clock.now();
+      deps.say(scene.act());
+      const seen = await awaitOutcome(scene, deps, o, signal);
+      if (signal.aborted) return false;
+      const took = ((deps.clock.now() - actedAt) / 1000).toFixed(1);
+      deps.say(
+        seen === undefined
+          ? `  ✗ no reaction from the CCM within ${took} s`
+          : `  ✓ ${seen} (${took} s later)`,
+      );
+      allSeen &&= seen !== undefined;
+      notBefore = deps.clock.now() + o.gapMs * o.scale;
+    }
+    deps.say("story complete");
+    return allSeen;
+  } catch (e) {
+    if (isAbort(e, signal)) return false;
+    throw e;
+  }
+}
