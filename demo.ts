@@ -22,6 +22,7 @@ const START_NODES = 6;
 const LEASE = { namespace: "kube-system", name: "cloud-controller-manager" };
 const REDRAW_MS = 500;
 const PLAIN_EVERY_MS = 10_000;
+const FORCE_AFTER_MS = 1_000;
 
 /** CCM flags and environment that make the story visible within seconds. */
 function demoConfig(world: DemoWorld, fast: boolean): Config {
@@ -34,7 +35,11 @@ function demoConfig(world: DemoWorld, fast: boolean): Config {
     `--node-monitor-period=${fast ? 1 : 2}s`,
     `--vpc-names=${world.vpcLabel}`,
   ];
-  const parsed = parseConfig(args, { ...world.env, LINODE_INSTANCE_CACHE_TTL: fast ? "1" : "3" });
+  const parsed = parseConfig(args, {
+    ...world.env,
+    LINODE_INSTANCE_CACHE_TTL: fast ? "1" : "3",
+    LINODE_ROUTES_CACHE_TTL_SECONDS: fast ? "3" : "10",
+  });
   if (parsed.kind !== "run") throw new TypeError(`Unexpected demo configuration result ${parsed.kind}`);
   return parsed.config;
 }
@@ -45,10 +50,18 @@ function displayPath(path: string): string {
   return rel.startsWith("..") ? path : rel;
 }
 
-/** SIGINT/SIGTERM abort `stop`; a second one restores the terminal and exits at once. */
+/**
+ * SIGINT/SIGTERM abort `stop`; another one a second later restores the terminal and exits at once. Ctrl-C
+ * under `deno task` arrives twice (from the terminal and forwarded by the task runner): that is one request.
+ */
 function onSignals(stop: AbortController, screen: () => Screen | undefined): () => void {
+  let firstAt = 0;
   const handler = () => {
-    if (!stop.signal.aborted) return stop.abort();
+    if (!stop.signal.aborted) {
+      firstAt = systemClock.monotonic();
+      return stop.abort();
+    }
+    if (systemClock.monotonic() - firstAt < FORCE_AFTER_MS) return;
     screen()?.close();
     Deno.exit(130);
   };

@@ -17,6 +17,8 @@ import type {
 export interface Replica {
   readonly label: string;
   readonly ccm: RunningCcm;
+  /** False once its `runCcm` has returned. */
+  readonly running: boolean;
 }
 
 /** Where a snapshot is read from. */
@@ -84,7 +86,7 @@ function leaderInfo(src: SnapshotSources): LeaderInfo {
     replicas: src.replicas.map((r) => ({
       label: r.label,
       identity: r.ccm.identity,
-      leading: r.ccm.fence.leading,
+      state: !r.running ? "stopped" : r.ccm.fence.leading ? "leading" : "standby",
       linodeCalls: Object.values(r.ccm.linode.callCounts()).reduce((a, b) => a + b, 0),
     })),
   };

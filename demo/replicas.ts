@@ -22,10 +22,22 @@ export async function startReplica(config: Config, label: string, clock: Clock):
     hostname: `demo-${label.toLowerCase()}`,
     onStarted: (ccm) => started.resolve(ccm),
   }, controller.signal);
+  let running = true;
   // A failure before onStarted rejects `started`; after it, the caller sees it through `done`.
-  done.catch((e) => started.reject(e));
+  done.then(() => running = false, (e) => {
+    running = false;
+    started.reject(e);
+  });
   const ccm = await started.promise;
-  return { label, ccm, done, stop: () => controller.abort() };
+  return {
+    label,
+    ccm,
+    done,
+    get running() {
+      return running;
+    },
+    stop: () => controller.abort(),
+  };
 }
 
 /** Polls until `replica` holds the Lease or `timeoutMs` passes; true when it leads. */

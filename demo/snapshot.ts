@@ -13,12 +13,15 @@ export interface NodeRow {
   readonly taints: readonly string[];
 }
 
+/** Where a replica stands in the election. */
+export type ReplicaState = "leading" | "standby" | "stopped";
+
 /** One in-process CCM replica. */
 export interface ReplicaRow {
   /** Short label: `A`, `B`. */
   readonly label: string;
   readonly identity: string;
-  readonly leading: boolean;
+  readonly state: ReplicaState;
   /** Linode calls counted by this replica's own client. */
   readonly linodeCalls: number;
 }

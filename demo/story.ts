@@ -12,9 +12,12 @@ export interface Scene {
   readonly atMs: number;
   /** Changes the world; returns what happened, for the story panel. */
   act(): string;
-  /** What the CCM was seen doing about it, once it has; undefined until then. Pure. */
-  observe(s: DemoSnapshot): string | undefined;
+  /** What the CCM should be seen doing about it, in order: each returns a description once seen. */
+  readonly outcomes: readonly Outcome[];
 }
+
+/** Looks for one reaction of the CCM in a snapshot; returns its description once seen, else undefined. */
+export type Outcome = (s: DemoSnapshot) => string | undefined;
 
 /** What `runStory` needs. */
 export interface StoryDeps {
@@ -59,14 +62,18 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
   return [
     {
       atMs: 10_000,
-      act: () =>
-        `node ${joining} joins as linode ${world.addNode(joining)}: kubelet registers it, uninitialised`,
-      observe: (s) => {
-        const n = row(s, joining);
-        return n?.initialised
-          ? `CCM initialised ${joining}: ${n.providerID}, InternalIP ${n.internalIp}`
-          : undefined;
+      act: () => {
+        const id = world.addNode(joining);
+        return `node ${joining} joins as linode ${id}: kubelet registers it, uninitialised`;
       },
+      outcomes: [
+        (s) => {
+          const n = row(s, joining);
+          return n?.initialised
+            ? `CCM initialised ${joining}: ${n.providerID}, InternalIP ${n.internalIp}`
+            : undefined;
+        },
+      ],
     },
     {
       atMs: 20_000,
@@ -76,8 +83,10 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
         kubelet(world, sleeper, false);
         return `linode ${id} (${sleeper}) shuts down; its Node goes NotReady`;
       },
-      observe: (s) =>
-        row(s, sleeper)?.taints.includes("shutdown") ? `CCM tainted ${sleeper} as shut down` : undefined,
+      outcomes: [
+        (s) =>
+          row(s, sleeper)?.taints.includes("shutdown") ? `CCM tainted ${sleeper} as shut down` : undefined,
+      ],
     },
     {
       atMs: 30_000,
@@ -87,12 +96,12 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
         kubelet(world, sleeper, true);
         return `linode ${id} (${sleeper}) boots again; its Node is Ready`;
       },
-      observe: (s) => {
+      outcomes: [(s) => {
         const n = row(s, sleeper);
         return n && !n.taints.includes("shutdown")
           ? `CCM removed the shutdown taint from ${sleeper}`
           : undefined;
-      },
+      }],
     },
     {
       atMs: 40_000,
@@ -102,29 +111,50 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
         world.linode.world.deleteInstance(id);
         return `linode ${id} (${doomed}) is deleted; its Node goes NotReady`;
       },
-      observe: (s) =>
-        row(s, doomed) === undefined
-          ? `CCM deleted Node ${doomed} after the Linode API confirmed 404`
-          : undefined,
+      outcomes: [
+        (s) => row(s, doomed) ? undefined : `CCM deleted Node ${doomed} after the Linode API confirmed 404`,
+      ],
     },
   ];
 }
 
-/** Waits until the scene's outcome shows up; returns it, or undefined on timeout. */
+/** Waits until `outcome` shows up or `deadline` passes; returns it, or undefined. */
 async function awaitOutcome(
-  scene: Scene,
+  outcome: Outcome,
   deps: StoryDeps,
+  deadline: number,
   o: Required<StoryOptions>,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  const deadline = deps.clock.now() + o.observeTimeoutMs;
   while (!signal.aborted) {
-    const seen = scene.observe(deps.snapshot());
+    const seen = outcome(deps.snapshot());
     if (seen !== undefined) return seen;
     if (deps.clock.now() >= deadline) return undefined;
     await deps.clock.sleep(o.pollMs, signal);
   }
   return undefined;
+}
+
+/** Acts, then reports each outcome as it is seen (or not, within the timeout); true when all were seen. */
+async function playScene(
+  scene: Scene,
+  deps: StoryDeps,
+  o: Required<StoryOptions>,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const actedAt = deps.clock.now();
+  deps.say(scene.act());
+  let allSeen = true;
+  for (const outcome of scene.outcomes) {
+    const seen = await awaitOutcome(outcome, deps, actedAt + o.observeTimeoutMs, o, signal);
+    if (signal.aborted) return false;
+    const took = ((deps.clock.now() - actedAt) / 1000).toFixed(1);
+    deps.say(
+      seen === undefined ? `  ✗ no reaction from the CCM within ${took} s` : `  ✓ ${seen} (${took} s later)`,
+    );
+    allSeen &&= seen !== undefined;
+  }
+  return allSeen;
 }
 
 /** Plays the scenes in order until done or `signal` aborts. Resolves true when every outcome was seen. */
@@ -146,20 +176,11 @@ export async function runStory(
     for (const scene of scenes) {
       const startAt = Math.max(deps.startedAtMs + scene.atMs * o.scale, notBefore);
       await deps.clock.sleep(Math.max(0, startAt - deps.clock.now()), signal);
-      const actedAt = deps.clock.now();
-      deps.say(scene.act());
-      const seen = await awaitOutcome(scene, deps, o, signal);
+      allSeen = await playScene(scene, deps, o, signal) && allSeen;
       if (signal.aborted) return false;
-      const took = ((deps.clock.now() - actedAt) / 1000).toFixed(1);
-      deps.say(
-        seen === undefined
-          ? `  ✗ no reaction from the CCM within ${took} s`
-          : `  ✓ ${seen} (${took} s later)`,
-      );
-      allSeen &&= seen !== undefined;
       notBefore = deps.clock.now() + o.gapMs * o.scale;
     }
-    deps.say("story complete");
+    deps.say("story complete: the CCM keeps running");
     return allSeen;
   } catch (e) {
     if (isAbort(e, signal)) return false;

@@ -36,9 +36,9 @@ function section(label: string, text: string): string {
 /** The leader line: who holds the Lease, since when, transitions, and the standby. */
 export function leaderText(leader: LeaderInfo, s: Pick<DemoSnapshot, "nowMs" | "startedAtMs">): string {
   const calls = leader.replicas.map((r) => `${r.label} ${r.linodeCalls}`).join(", ");
-  const standby = leader.replicas.filter((r) => !r.leading).map((r) =>
-    `${r.label} ${shortIdentity(r.identity)}`
-  );
+  const named = (state: string) =>
+    leader.replicas.filter((r) => r.state === state).map((r) => `${r.label} ${shortIdentity(r.identity)}`);
+  const standby = named("standby"), stopped = named("stopped");
   const parts: string[] = [];
   if (leader.holder === undefined) {
     parts.push("nobody holds the Lease");
@@ -53,6 +53,7 @@ export function leaderText(leader: LeaderInfo, s: Pick<DemoSnapshot, "nowMs" | "
   }
   parts.push(`transitions ${leader.transitions}`);
   if (standby.length > 0) parts.push(`standby ${standby.join(", ")}`);
+  if (stopped.length > 0) parts.push(`stopped ${stopped.join(", ")}`);
   if (calls) parts.push(`Linode calls by replica: ${calls}`);
   return parts.join(DOT);
 }
@@ -81,7 +82,7 @@ export function renderSummary(s: DemoSnapshot): string[] {
   const top = s.api.top.map(([route, n]) => `${route} ${n}`).join(DOT);
   return [
     `Linode CCM demo${DOT}up ${formatElapsed(s.nowMs - s.startedAtMs)}${DOT}Ctrl-C stops everything`,
-    `look inside: kubectl --kubeconfig ${s.kubeconfig} get nodes -o wide`,
+    `look inside: kubectl --kubeconfig ${s.kubeconfig} get nodes -o wide  (-o yaml for providerID, addresses, taints)`,
     "",
     section("LEADER", leaderText(s.leader, s)),
     section("NODES", `${done}/${total} initialised${DOT}${ready} Ready`),
@@ -97,6 +98,9 @@ export function renderSummary(s: DemoSnapshot): string[] {
 }
 
 function storyLines(s: DemoSnapshot): string[] {
+  if (s.story.length === 0) {
+    return ["  (from 00:10: a node joins, one shuts down and boots again, one is deleted)"];
+  }
   return s.story.map((l) => `  ${formatElapsed(l.atMs - s.startedAtMs)}  ${l.text}`);
 }
 
