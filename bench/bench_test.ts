@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { BenchResults } from "./main.ts";
+import { goCcmCallsPerHour } from "./api_cost.ts";
+import { DEFAULT_JSON_PATH, parseBenchArgs } from "./options.ts";
+import { quantile, renderTable } from "./table.ts";
+
+const MAIN = new URL("./main.ts", import.meta.url).pathname;
+const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+
+Deno.test("deno task bench --quick prints every table with its expected rows and writes JSON", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bench_test_" });
+  try {
+    const json = join(dir, "results.json");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-P=dev", "--config", CONFIG, MAIN, "--quick", `--json=${json}`],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    for (
+      const title of [
+        "Emulator capacity",
+        "Node initialisation latency",
+        "Linode API cost in steady state",
+        "Memory (Deno.memoryUsage()",
+      ]
+    ) assert.ok(text.includes(title), `missing table "${title}"`);
+    for (
+      const rowStart of [
+        /^new process: boot \+ start linode emulator +1 /m,
+        /^start Kubernetes emulator \(HTTPS, new CA\) /m,
+        /^create Nodes \(kube store\) +500 /m,
+        /^create Services \(kube store\) +100 /m,
+        /^listNode \(client-node\) +500 +2 /m,
+        /^listInstances \(LinodeClient, 500\/page\) +500 +2 .* 1$/m,
+        /^watch fan-out: per-update delay +100 +100 /m,
+        /^warm cache, one at a time +5 .* 0 +0$/m,
+        /^warm cache, burst +5 .* 0 +0$/m,
+        /^new Linode, one at a time +1 /m,
+        /^new Linode, burst +1 /m,
+        /^ +6 +no .* 12 +linode\/instances \d+$/m,
+        /^ +6 +yes .* 1,440 +linode\/instances \d+/m,
+        /^6-node steady state, CCM running +\d+/m,
+      ]
+    ) assert.match(text, rowStart);
+    assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
+    const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [15, 4, 2, 2]);
+    assert.equal(results.options.quick, undefined);
+    assert.deepEqual(results.options.costNodes, [6]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const ARG_CASES: { name: string; args: string[]; want: Record<string, unknown> }[] = [
+  { name: "defaults to the issue's sizes", args: [], want: { nodes: 5000, services: 1000, jsonPath: null } },
+  {
+    name: "--quick picks small sizes",
+    args: ["--quick"],
+    want: { nodes: 500, costNodes: [6], windowSec: 1 },
+  },
+  { name: "--json alone writes bench/results.json", args: ["--json"], want: { jsonPath: DEFAULT_JSON_PATH } },
+  { name: "--json=PATH writes there", args: ["--json=/tmp/x.json"], want: { jsonPath: "/tmp/x.json" } },
+  {
+    name: "sizes override --quick",
+    args: ["--quick", "--nodes=1000", "--cost-nodes=6,100,1000"],
+    want: { nodes: 1000, costNodes: [6, 100, 1000] },
+  },
+];
+
+for (const c of ARG_CASES) {
+  Deno.test(`parseBenchArgs() ${c.name}`, () => {
+    const o = parseBenchArgs(c.args);
+    for (const [key, value] of Object.entries(c.want)) assert.deepEqual(o[key as keyof typeof o], value, key);
+  });
+}
+
+for (const bad of ["--nodes=0", "--nodes=abc", "--bogus=1", "nodes", "--only=speed", "--runs"]) {
+  Deno.test(`parseBenchArgs() rejects ${bad}`, () => assert.throws(() => parseBenchArgs([bad]), RangeError));
+}
+
+Deno.test("parseBenchArgs() --only selects benchmarks", () => {
+  assert.deepEqual([...parseBenchArgs(["--only=cost,memory"]).only], ["cost", "memory"]);
+});
+
+Deno.test("quantile() uses nearest rank", () => {
+  const values = Array.from({ length: 100 }, (_, i) => 100 - i);
+  assert.deepEqual([quantile(values, 0.5), quantile(values, 0.95), quantile(values, 1)], [50, 95, 100]);
+  assert.ok(Number.isNaN(quantile([], 0.5)));
+});
+
+Deno.test("renderTable() aligns columns, right-aligns numbers and prints notes", () => {
+  const text = renderTable({
+    title: "T",
+    columns: ["name", "ms"],
+    rows: [["a", 1234.5], ["long name", 0.12345]],
+    notes: ["n"],
+  });
+  assert.equal(text, "T\n\nname          ms\n---------  -----\na          1,235\nlong name  0.123\n  * n\n");
+});
+
+Deno.test("goCcmCallsPerHour() matches the reference's 8 calls per 20 s on 6 VPC nodes", () => {
+  assert.equal(goCcmCallsPerHour(6, true), 180 * 8);
+  assert.equal(goCcmCallsPerHour(1000, true), 180 * (2 + 1 + 1000));
+  assert.equal(goCcmCallsPerHour(1000, false), 12 * 2);
+});

@@ -1,0 +1,104 @@
+/**
+ * `deno task bench`: what this CCM costs and how fast it is, as plain-text tables (and JSON with `--json`).
+ * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory.
+ * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses.
+ */
+import { setupLogging } from "../log.ts";
+import { benchApiCost } from "./api_cost.ts";
+import { benchCapacity } from "./capacity.ts";
+import { benchInitLatency } from "./init_latency.ts";
+import { type BenchOptions, parseBenchArgs, USAGE } from "./options.ts";
+import { renderTable, type Table } from "./table.ts";
+
+/** Everything one run produced; `--json` writes this. */
+export interface BenchResults {
+  startedAt: string;
+  deno: string;
+  options: Omit<BenchOptions, "only"> & { only: string[] };
+  tables: Table[];
+  /** CCM log lines at warning or above during the run (expected in the new-Linode cases). */
+  ccmWarnings: number;
+}
+
+const MIB = 1024 * 1024;
+
+function memoryRow(what: string): (string | number)[] {
+  const m = Deno.memoryUsage();
+  return [what, m.rss / MIB, m.heapUsed / MIB, m.heapTotal / MIB, m.external / MIB];
+}
+
+function memoryTable(rows: (string | number)[][], nodes: number): Table {
+  return {
+    title: "Memory (Deno.memoryUsage() of the bench process)",
+    columns: ["when", "RSS (MiB)", "heap used (MiB)", "heap total (MiB)", "external (MiB)"],
+    rows,
+    notes: [
+      `one process holds the CCM and both emulators (${nodes} Linodes and Nodes); the CCM alone is less`,
+      "no forced GC: figures include garbage not yet collected and earlier benchmarks' leftovers",
+    ],
+  };
+}
+
+/** Runs the selected benchmarks in order, handing each table to `emit` as soon as it is ready. */
+export async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<Table[]> {
+  const tables: Table[] = [];
+  const done = (t: Table) => {
+    tables.push(t);
+    emit(t);
+  };
+  const memory = [memoryRow("at start (modules loaded)")];
+  if (o.only.has("capacity")) {
+    done(await benchCapacity({ nodes: o.nodes, services: o.services, updates: o.updates, runs: o.runs }));
+  }
+  if (o.only.has("init")) done(await benchInitLatency({ nodes: o.initNodes, newNodes: o.newNodes }));
+  if (o.only.has("cost") || o.only.has("memory")) {
+    const largest = Math.max(...o.costNodes);
+    const sizes = o.only.has("cost") ? o.costNodes : [largest];
+    const atLargest = () => memory.push(memoryRow(`${largest}-node steady state, CCM running`));
+    const cost = await benchApiCost({ sizes, periodSec: o.periodSec, windowSec: o.windowSec, atLargest });
+    if (o.only.has("cost")) done(cost);
+    if (o.only.has("memory")) done(memoryTable(memory, largest));
+  }
+  return tables;
+}
+
+function print(text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  let written = 0;
+  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  if (args.includes("--help")) {
+    print(USAGE + "\n");
+    return 0;
+  }
+  const o = parseBenchArgs(args);
+  let ccmWarnings = 0;
+  const stderr = new TextEncoder();
+  await setupLogging({
+    format: "text",
+    level: "warning",
+    write: (line) => {
+      ccmWarnings++;
+      if (o.verbose) Deno.stderr.writeSync(stderr.encode(line));
+    },
+  });
+  const startedAt = new Date().toISOString();
+  const tables = await runBench(o, (t) => print(renderTable(t) + "\n"));
+  print(`CCM log lines at warning or above: ${ccmWarnings}${o.verbose ? "" : " (--verbose prints them)"}\n`);
+  if (o.jsonPath) {
+    const results: BenchResults = {
+      startedAt,
+      deno: Deno.version.deno,
+      options: { ...o, only: [...o.only] },
+      tables,
+      ccmWarnings,
+    };
+    await Deno.writeTextFile(o.jsonPath, JSON.stringify(results, null, 2) + "\n");
+    print(`results written to ${o.jsonPath}\n`);
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,122 @@
+/** Command line of `deno task bench`: sizes, `--quick`, `--json`, scenario selection. */
+
+/** The four benchmarks, in the order they run. */
+export type Scenario = "capacity" | "init" | "cost" | "memory";
+
+/** Every benchmark setting, defaults filled in. */
+export interface BenchOptions {
+  /** Which benchmarks run (`--only=capacity,cost`); memory needs cost (it samples the largest cluster). */
+  only: ReadonlySet<Scenario>;
+  /** Emulator capacity: Linodes and Nodes (`--nodes`). */
+  nodes: number;
+  /** Emulator capacity: Services (`--services`). */
+  services: number;
+  /** Emulator capacity: Node updates through the watch (`--updates`). */
+  updates: number;
+  /** Repetitions of start-ups and listings (`--runs`). */
+  runs: number;
+  /** Initialisation latency: Nodes per warm case (`--init-nodes`). */
+  initNodes: number;
+  /** Initialisation latency: Nodes per new-Linode case (`--new-nodes`; each can wait seconds). */
+  newNodes: number;
+  /** API cost: cluster sizes (`--cost-nodes=6,100,1000`). */
+  costNodes: readonly number[];
+  /** API cost: shortened status period and cache TTLs, whole seconds (`--period`). */
+  periodSec: number;
+  /** API cost: steady-state window per size and mode, seconds (`--window`). */
+  windowSec: number;
+  /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
+  jsonPath: string | null;
+  /** Print the CCM's warning lines on stderr (`--verbose`); otherwise they are only counted. */
+  verbose: boolean;
+}
+
+/** Default `--json` path. */
+export const DEFAULT_JSON_PATH = new URL("./results.json", import.meta.url).pathname;
+
+const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory"];
+
+const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose"> = {
+  nodes: 5000,
+  services: 1000,
+  updates: 1000,
+  runs: 5,
+  initNodes: 50,
+  newNodes: 5,
+  costNodes: [6, 100, 1000],
+  periodSec: 1,
+  windowSec: 10,
+};
+
+const QUICK: typeof FULL = {
+  nodes: 500,
+  services: 100,
+  updates: 100,
+  runs: 2,
+  initNodes: 5,
+  newNodes: 1,
+  costNodes: [6],
+  periodSec: 1,
+  windowSec: 1,
+};
+
+const NUMBER_FLAGS = {
+  nodes: "nodes",
+  services: "services",
+  updates: "updates",
+  runs: "runs",
+  "init-nodes": "initNodes",
+  "new-nodes": "newNodes",
+  period: "periodSec",
+  window: "windowSec",
+} as const;
+
+/** Usage text for `--help`. */
+export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--only=capacity,init,cost,memory] [--verbose]
+  [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
+  [--cost-nodes=6,100,1000] [--period=1] [--window=10]`;
+
+function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1) {
+    throw new RangeError(`--${name}: "${text}" is not a whole number above 0`);
+  }
+  return n;
+}
+
+function parseOnly(text: string): Set<Scenario> {
+  const names = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+  if (bad.length) {
+    throw new RangeError(`--only: unknown benchmark ${bad.join(", ")} (use ${SCENARIOS.join(", ")})`);
+  }
+  return new Set(names as Scenario[]);
+}
+
+/** Parses `--name=value` and `--flag` arguments; `--quick` picks small defaults. Throws RangeError. */
+export function parseBenchArgs(args: readonly string[]): BenchOptions {
+  const given = new Map<string, string | true>();
+  for (const arg of args) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m?.[1]) throw new RangeError(`Unknown argument "${arg}"\n${USAGE}`);
+    given.set(m[1], m[2] ?? true);
+  }
+  const o: BenchOptions = {
+    ...(given.has("quick") ? QUICK : FULL),
+    only: new Set(SCENARIOS),
+    jsonPath: null,
+    verbose: false,
+  };
+  for (const [name, value] of given) {
+    if (name === "quick") continue;
+    if (name === "verbose") o.verbose = true;
+    else if (name === "json") o.jsonPath = value === true ? DEFAULT_JSON_PATH : value;
+    else if (value === true) throw new RangeError(`--${name}: needs a value\n${USAGE}`);
+    else if (name === "only") o.only = parseOnly(value);
+    else if (name === "cost-nodes") o.costNodes = value.split(",").map((v) => positiveInt(name, v.trim()));
+    else if (name in NUMBER_FLAGS) {
+      o[NUMBER_FLAGS[name as keyof typeof NUMBER_FLAGS]] = positiveInt(name, value);
+    } else throw new RangeError(`Unknown flag --${name}\n${USAGE}`);
+  }
+  return o;
+}
