@@ -127,7 +127,7 @@ function eventRows(world: DemoWorld): EventRow[] {
       count: num(at(e, "count")) ?? 1,
     };
   });
-  return rows.sort((a, b) => b.atMs - a.atMs).slice(0, EVENTS_SHOWN);
+  return rows.sort((a, b) => b.atMs - a.atMs).slice(0, EVENTS_SHOWN).reverse();
 }
 
 /** Reads the current state of everything the view shows. */

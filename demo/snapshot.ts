@@ -84,7 +84,9 @@ export interface DemoSnapshot {
   readonly nodes: readonly NodeRow[];
   readonly loadBalancers: LoadBalancerInfo;
   readonly api: ApiStats;
+  /** The most recent Events, oldest first. */
   readonly events: readonly EventRow[];
+  /** Recent CCM log lines, oldest first. */
   readonly logs: readonly LogRow[];
   readonly story: readonly StoryLine[];
 }

@@ -129,7 +129,7 @@ function tail(lines: string[], max: number): string[] {
 export function renderView(s: DemoSnapshot, size: ViewSize): string[] {
   const top = renderSummary(s);
   const story = storyLines(s);
-  const events = eventLines(s).reverse();
+  const events = eventLines(s);
   const logs = logLines(s);
   // Three panel titles and blank lines above each; the rest is shared, the story first (it is short).
   const free = Math.max(0, size.height - top.length - 6);
@@ -160,7 +160,7 @@ export function renderFinal(s: DemoSnapshot, logLinesKept = 8): string[] {
     ...storyLines(s),
     "",
     "EVENTS (newest last)",
-    ...eventLines(s).reverse(),
+    ...eventLines(s),
     "",
     "CCM LOG (last lines)",
     ...tail(logLines(s), logLinesKept),
