@@ -120,7 +120,10 @@ export async function benchApiCost(o: ApiCostOptions): Promise<Table> {
       `measured over ${o.windowSec} s with --node-status-update-frequency=${o.periodSec}s and both cache TTLs ` +
       `${o.periodSec} s; "refreshes" = instance listings / ceil(N/500)`,
       `calls/h @defaults = calls/refresh x 12: one refresh per default 5 m status period (every TTL is shorter)`,
-      "VPC yes: --vpc-names=" + BENCH_VPC + " (InternalIPs read from the VPC's IP listing)",
+      "VPC yes: --vpc-names=" + BENCH_VPC + " (InternalIPs from the VPC's IP listing), without " +
+      "--enable-route-controller: our rows hold no route programming; the Go model's VPC figure is mostly its " +
+      "route controller's per-Node config GETs",
+      "a listing in flight at the window's edge counts partly (fractional refreshes and calls/refresh)",
       "Go CCM column is a MODEL from its documented behaviour, not a measurement: VPC (route controller on): " +
       "180/h x (ceil(N/500) + 1 GET vpc + N GET configs); no VPC: 12/h x ceil(N/500)",
     ],
