@@ -13,7 +13,7 @@ import {
 import type { CcmProcess } from "./process.ts";
 
 Deno.test("main() with two replicas: the standby takes over after the leader is killed, once its Lease expires", async () => {
-  await using ew = await startElectionWorld(1);
+  await using ew = await startElectionWorld();
   await using a = ew.spawn("a");
   assert.equal(await waitForLeader(ew, [a]), a);
   await using b = ew.spawn("b");
@@ -34,7 +34,7 @@ Deno.test("main() with two replicas: the standby takes over after the leader is 
 });
 
 Deno.test("main() with three replicas: exactly one standby wins after a kill, and a SIGTERM hands over at once", async () => {
-  await using ew = await startElectionWorld(1);
+  await using ew = await startElectionWorld();
   await using a = ew.spawn("a");
   await using b = ew.spawn("b");
   await using c = ew.spawn("c");

@@ -9,8 +9,9 @@ import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
 import {
   type CcmProcess,
   FAST_LEASE,
-  FAST_LEASE_FLAGS,
+  leaseFlags,
   LeaseHistory,
+  type LeaseTiming,
   MAX_RETRY_WAIT_FACTOR,
   spawnCcm,
   waitFor,
@@ -26,20 +27,25 @@ const LEASE_GET = "GET /apis/coordination.k8s.io/v1/namespaces/{namespace}/lease
 export interface ElectionWorld extends AsyncDisposable {
   readonly world: DemoWorld;
   readonly lease: LeaseHistory;
-  /** Starts one replica with `FAST_LEASE`; `kubeconfig` overrides the world's (to go through a proxy). */
+  readonly timing: LeaseTiming;
+  /** Starts one replica with `timing`; `kubeconfig` overrides the world's (to go through a proxy). */
   spawn(name: string, options?: { kubeconfig?: string }): CcmProcess;
 }
 
-/** Starts the emulators with `nodes` demo Nodes and records the leader Lease. */
-export async function startElectionWorld(nodes = 1): Promise<ElectionWorld> {
-  const world = await startDemoWorld({ nodes, services: 0 });
+/** Starts the emulators with `nodes` demo Nodes and records the leader Lease; replicas use `timing`. */
+export async function startElectionWorld(
+  options: { nodes?: number; timing?: LeaseTiming } = {},
+): Promise<ElectionWorld> {
+  const timing = options.timing ?? FAST_LEASE;
+  const world = await startDemoWorld({ nodes: options.nodes ?? 1, services: 0 });
   const lease = new LeaseHistory(world.kube);
   const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
   return {
     world,
     lease,
+    timing,
     spawn: (name, options = {}) =>
-      spawnCcm(FAST_LEASE_FLAGS, {
+      spawnCcm(leaseFlags(timing), {
         env: {
           ...world.env,
           LINODE_INSTANCE_CACHE_TTL: "1",
@@ -97,10 +103,10 @@ export function assertTakeoverAfterExpiry(ew: ElectionWorld, oldHolder: string, 
   assert.ok(last && takeover, "the Lease records the old and the new holder");
   const gapMs = takeover.atMs - last.atMs;
   // The standby saw the last renew no earlier than its commit, and waits leaseDuration from then.
-  assert.ok(gapMs >= FAST_LEASE.leaseDurationMs, `took a live Lease: ${gapMs} ms after the last renew`);
+  assert.ok(gapMs >= ew.timing.leaseDurationMs, `took a live Lease: ${gapMs} ms after the last renew`);
   // It sees the last renew within one jittered poll, and the expiry within one more.
-  const boundMs = FAST_LEASE.leaseDurationMs + 2 * MAX_RETRY_WAIT_FACTOR * FAST_LEASE.retryPeriodMs +
-    MARGIN_MS;
+  const { leaseDurationMs, retryPeriodMs } = ew.timing;
+  const boundMs = leaseDurationMs + 2 * MAX_RETRY_WAIT_FACTOR * retryPeriodMs + MARGIN_MS;
   assert.ok(gapMs <= boundMs, `takeover ${gapMs} ms after the last renew (bound ${boundMs} ms)`);
   assert.equal(takeover.transitions, last.transitions + 1);
 }
@@ -113,9 +119,9 @@ export function assertTakeoverAfterRelease(ew: ElectionWorld, oldHolder: string,
   const takeover = ew.lease.writes.find((w) => w.holder === newHolder && released && w.atMs >= released.atMs);
   assert.ok(released && takeover, "the Lease records the release and the new holder");
   const gapMs = takeover.atMs - released.atMs;
-  const boundMs = MAX_RETRY_WAIT_FACTOR * FAST_LEASE.retryPeriodMs + MARGIN_MS;
+  const boundMs = MAX_RETRY_WAIT_FACTOR * ew.timing.retryPeriodMs + MARGIN_MS;
   assert.ok(gapMs <= boundMs, `took the released Lease after ${gapMs} ms (bound ${boundMs} ms)`);
-  assert.ok(gapMs < FAST_LEASE.leaseDurationMs, "hand-over did not wait for expiry");
+  assert.ok(gapMs < ew.timing.leaseDurationMs, "hand-over did not wait for expiry");
 }
 
 /** When a process stopped leading: its kill, or the commit of its release or loss (before it logs). */

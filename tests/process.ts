@@ -10,15 +10,27 @@ import type { KubeSim } from "../sim/kube/server.ts";
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 /** Short leader-election timings; client-go's rules hold (lease > renew > 1.2 × retry). */
-export const FAST_LEASE = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 250 } as const;
+export const FAST_LEASE: LeaseTiming = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 250 };
+
+/** Leader-election timings, in milliseconds. */
+export interface LeaseTiming {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** The `--leader-elect-*` flags for `timing`, with serving off (`--secure-port=0`). */
+export function leaseFlags(timing: LeaseTiming): string[] {
+  return [
+    `--leader-elect-lease-duration=${timing.leaseDurationMs}ms`,
+    `--leader-elect-renew-deadline=${timing.renewDeadlineMs}ms`,
+    `--leader-elect-retry-period=${timing.retryPeriodMs}ms`,
+    "--secure-port=0",
+  ];
+}
 
 /** The flags that select `FAST_LEASE`, with serving off. */
-export const FAST_LEASE_FLAGS: readonly string[] = [
-  "--leader-elect-lease-duration=2s",
-  "--leader-elect-renew-deadline=1500ms",
-  "--leader-elect-retry-period=250ms",
-  "--secure-port=0",
-];
+export const FAST_LEASE_FLAGS: readonly string[] = leaseFlags(FAST_LEASE);
 
 /** client-go's acquire jitter: a candidate waits retryPeriod × [1, 2.2) between attempts. */
 export const MAX_RETRY_WAIT_FACTOR = 2.2;
@@ -246,6 +258,8 @@ export interface LeaseWrite {
   readonly acquireTimeMs: number;
   readonly renewTimeMs: number;
   readonly transitions: number;
+  /** Length of the emulator's request log at commit: the write's own request is the entry just before. */
+  readonly callIndex: number;
 }
 
 /** Records every write of one Lease in the Kubernetes emulator, synchronously at commit. */
@@ -266,6 +280,7 @@ export class LeaseHistory implements Disposable {
         acquireTimeMs: Date.parse(String(spec.acquireTime)),
         renewTimeMs: Date.parse(String(spec.renewTime)),
         transitions: Number(spec.leaseTransitions ?? 0),
+        callIndex: kube.calls.log.length,
       });
     });
   }
