@@ -27,7 +27,7 @@ import {
   startNodeLifecycleController,
 } from "./node_lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
-import { InvalidInputError, runWorkers } from "./run_queue.ts";
+import { InvalidInputError, RetryAfterError, runWorkers } from "./run_queue.ts";
 import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
 import type { Fence } from "../lease/fence.ts";
@@ -85,6 +85,8 @@ export interface NodeControllerOptions {
 /** Default `--node-status-update-frequency`. */
 export const DEFAULT_STATUS_UPDATE_FREQUENCY_MS = 300_000;
 const MAX_CONFLICT_RETRIES = 3;
+/** Default minimum age of the cache before a Node that missed forces a refresh. */
+export const DEFAULT_MISS_REFRESH_AFTER_MS = 2_000;
 
 async function applyPlan(
   deps: NodeControllerDeps,
@@ -114,15 +116,37 @@ async function lookup(
   node: V1Node,
   initialising: boolean,
   options: NodeControllerOptions,
-): Promise<{ found?: { instance: LinodeInstance; via: LookupVia }; index: InstanceIndex }> {
+): Promise<Lookup> {
   // Initialised Nodes are kept in sync from whatever the cache holds: no Linode call per Node event.
   const snap = await deps.instances.view(initialising ? undefined : { maxAgeMs: Infinity });
   const found = findInstance(node, snap.data);
-  const missRefreshAfterMs = options.missRefreshAfterMs ?? 2_000;
-  if (found || !initialising || snap.ageMs <= missRefreshAfterMs) return { found, index: snap.data };
+  const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
+  if (found || !initialising || snap.ageMs <= missRefreshAfterMs) {
+    return { found, index: snap.data, ageMs: snap.ageMs };
+  }
   // A new Linode may be younger than the cache: one refresh, shared by every Node that missed.
   const fresh = await deps.instances.view({ maxAgeMs: missRefreshAfterMs });
-  return { found: findInstance(node, fresh.data), index: fresh.data };
+  return { found: findInstance(node, fresh.data), index: fresh.data, ageMs: fresh.ageMs };
+}
+
+interface Lookup {
+  found?: { instance: LinodeInstance; via: LookupVia };
+  index: InstanceIndex;
+  /** Age of the data searched. */
+  ageMs: number;
+}
+
+/**
+ * When each uninitialised Node was first missed in the cache (monotonic ms). A miss in data loaded
+ * before that moment says nothing about a new Linode: the Node waits for the next allowed refresh
+ * instead of a backoff and a Warning.
+ */
+export type MissLog = Map<string, number>;
+
+/** Thrown while a new Node waits for the next allowed refresh of the cache; retried quietly. */
+export class AwaitingRefreshError extends RetryAfterError {
+  override name = "AwaitingRefreshError";
+  readonly quiet = true;
 }
 
 /** Brings one Node in line with its Linode. Throws to be retried with backoff. */
@@ -130,12 +154,17 @@ export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
   options: NodeControllerOptions = {},
+  misses: MissLog = new Map(),
 ): Promise<void> {
   const node = deps.nodes.get(name);
-  if (!node) return;
+  if (!node) {
+    misses.delete(name);
+    return;
+  }
   const kind = classifyProviderId(node.spec?.providerID);
   if (kind === "foreign") return;
   const initialising = hasTaint(node, UNINITIALIZED_TAINT_KEY);
+  if (!initialising) misses.delete(name);
   if (kind === "invalid") {
     if (!initialising) return;
     const message = "Cannot initialise node {node}: invalid providerID {providerID}";
@@ -143,11 +172,19 @@ export async function reconcileNode(
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
     throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
-  const { found, index } = await lookup(deps, node, initialising, options);
+  const { found, index, ageMs } = await lookup(deps, node, initialising, options);
   if (!found) {
     if (!initialising) {
       deps.log.debug("no linode for node {node} in the cache", { node: name });
       return;
+    }
+    const now = deps.clock.monotonic();
+    const firstMiss = misses.get(name) ?? now;
+    misses.set(name, firstMiss);
+    if (now - ageMs < firstMiss) {
+      const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
+      const waitMs = Math.max(missRefreshAfterMs - ageMs, 0) + 1;
+      throw new AwaitingRefreshError(`The Linode of node ${name} is not in the cache yet`, waitMs);
     }
     const message = "Cannot initialise node {node}: no Linode matches its providerID, name or IPs";
     warnEvent(deps, {
@@ -158,6 +195,7 @@ export async function reconcileNode(
     });
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
+  misses.delete(name);
   const linodeId = found.instance.id;
   const changed = await applyPlan(deps, node, found.instance, index.vpcIpv4(linodeId), options);
   if (initialising) {
@@ -223,13 +261,14 @@ export function startNodeController(
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
+      const misses: MissLog = new Map();
       try {
         await Promise.all([
           runWorkers(queue, {
             concurrency: options.workers ?? 10,
             signal,
             log: deps.log,
-            handle: (name) => reconcileNode(deps, name, options),
+            handle: (name) => reconcileNode(deps, name, options, misses),
           }),
           resyncLoop(deps, queue, periodMs, signal),
         ]);

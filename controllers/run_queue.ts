@@ -74,7 +74,9 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
   const retryAfterMs = retryAfterMsOf(error);
   if (retryAfterMs !== undefined) {
     queue.addAfter(key, retryAfterMs);
-    log.warning("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
+    // An expected wait (`quiet: true`, e.g. for the next cache refresh) is not worth a warning.
+    const level = (error as { quiet?: unknown }).quiet === true ? "debug" : "warning";
+    log[level]("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
       ...props,
       delayMs: retryAfterMs,
     });

@@ -19,13 +19,11 @@ import { componentLogger } from "../log.ts";
 import { Registry } from "../metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
+import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external`. */
-export const UNINITIALIZED: V1Taint = {
-  key: "node.cloudprovider.kubernetes.io/uninitialized",
-  value: "true",
-  effect: "NoSchedule",
-};
+export const UNINITIALIZED: V1Taint = UNINITIALIZED_TAINT;
+export { kubeletNode };
 
 /** Options of `startNodeWorld`. */
 export interface WorldOptions {
@@ -49,46 +47,9 @@ export interface NodeWorld extends AsyncDisposable {
   calls(key: string): number;
 }
 
-/** A Node as kubelet registers it; `ready` false gives a NotReady condition. */
-export function kubeletNode(
-  name: string,
-  o: {
-    providerID?: string;
-    taints?: V1Taint[];
-    labels?: Record<string, string>;
-    ready?: boolean;
-    addresses?: { type: string; address: string }[];
-    nodeIp?: string;
-  } = {},
-): V1Node {
-  return {
-    apiVersion: "v1",
-    kind: "Node",
-    metadata: {
-      name,
-      labels: { "kubernetes.io/hostname": name, ...o.labels },
-      annotations: o.nodeIp ? { "alpha.kubernetes.io/provided-node-ip": o.nodeIp } : undefined,
-    },
-    spec: { providerID: o.providerID, taints: o.taints ?? [UNINITIALIZED] },
-    status: {
-      addresses: o.addresses ?? [],
-      conditions: [{ type: "Ready", status: o.ready === false ? "False" : "True", reason: "KubeletReady" }],
-    },
-  };
-}
-
-function storeNode(kube: NodeWorld["kube"], node: V1Node): void {
-  kube.store.create("nodes", node);
-  // The apiserver drops status on create; kubelet sets it through the status subresource.
-  kube.store.patch("nodes", node.metadata?.name ?? "", { status: node.status }, {
-    type: "merge",
-    subresource: "status",
-  });
-}
-
 /** Registers Nodes in the Kubernetes emulator as kubelets would. */
 export function addNodes(world: NodeWorld, ...nodes: V1Node[]): void {
-  for (const n of nodes) storeNode(world.kube, n);
+  for (const n of nodes) registerNode(world.kube, n);
 }
 
 /** Polls `condition` every 10 ms until it holds; throws after `timeoutMs` (default 10 s). */

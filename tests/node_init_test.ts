@@ -29,6 +29,7 @@ Deno.test("startNodeControllers() initialises a node found by label, in the Go C
   ]);
   assert.deepEqual(n?.metadata?.labels, {
     "kubernetes.io/hostname": "worker-1",
+    "kubernetes.io/os": "linux",
     team: "a",
     "node.kubernetes.io/instance-type": "g6-standard-2",
     "beta.kubernetes.io/instance-type": "g6-standard-2",
@@ -108,6 +109,23 @@ Deno.test("startNodeControllers() keeps the taint of a node without a Linode, wa
   assert.equal(world.node("ghost")?.spec?.providerID, undefined);
   world.linode.world.addInstance({ label: "ghost", region: "us-east" });
   await waitFor(() => isInitialised(world.node("ghost")), "ghost initialised after its Linode appeared");
+});
+
+Deno.test("startNodeControllers() finds a Linode newer than the cache at the next allowed refresh, without a warning", async () => {
+  // A 30 s backoff would outlast the wait below: only the refresh-paced retry can initialise in time.
+  const controllers = { missRefreshAfterMs: 300, retryBaseMs: 30_000, retryMaxMs: 30_000 };
+  await using world = await startNodeWorld({ controllers });
+  world.linode.world.addInstance({ label: "old", region: "us-east" });
+  addNodes(world, kubeletNode("old"));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("old")), "old initialised");
+  assert.equal(world.calls("GET /v4/linode/instances"), 1);
+  // The machine boots and its kubelet registers within the cache's first few hundred milliseconds.
+  world.linode.world.addInstance({ label: "new", region: "us-east" });
+  addNodes(world, kubeletNode("new"));
+  await waitFor(() => isInitialised(world.node("new")), "new initialised", 5_000);
+  assert.equal(world.calls("GET /v4/linode/instances"), 2);
+  assert.equal(world.events("InstanceNotFound").length, 0);
 });
 
 Deno.test("startNodeControllers() initialises 500 nodes created at once with one instance listing", async () => {
