@@ -21,6 +21,7 @@ import { ALWAYS_LEADING, type Fence, SwitchFence } from "./lease/fence.ts";
 import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
 import { LinodeClient } from "./linode/client.ts";
 import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
+import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
 import { componentLogger, type Logger } from "./log.ts";
 import type { Registry } from "./metrics.ts";
 import { type HealthCheck, type RunningServer, startServer } from "./serve.ts";
@@ -34,6 +35,8 @@ export interface CcmDeps {
   hostname: string;
   /** Service-account folder for in-cluster config (tests point it elsewhere). */
   serviceAccountDir?: string;
+  /** Period of `--enable-token-health-checker` (default 5 min, as the Go CCM; tests shorten it). */
+  tokenHealthPeriodMs?: number;
   /** Receives the running process's parts once wired (demo view, tests). */
   onStarted?: (ccm: RunningCcm) => void;
 }
@@ -49,8 +52,11 @@ export interface RunningCcm {
   readonly server: RunningServer | null;
 }
 
-/** How a CCM run ended: stopped on request (exit 0) or leadership lost (exit 1, the supervisor restarts us). */
-export type CcmOutcome = "stopped" | "lost";
+/**
+ * How a CCM run ended: stopped on request (exit 0); leadership lost, or the Linode API token rejected by
+ * `--enable-token-health-checker` (exit 1: the supervisor restarts the process, which re-reads the token).
+ */
+export type CcmOutcome = "stopped" | "lost" | "token-invalid";
 
 /** Controllers this release implements; the others are accepted and reported as not yet available. */
 const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
@@ -67,6 +73,26 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
     return { serviceHost: k.serviceHost, servicePort: k.servicePort, master: k.master, serviceAccountDir };
   }
   return { master: k.master, serviceAccountDir };
+}
+
+/** Where the token came from, for messages: the variable (and file), never the token. */
+export function tokenOrigin(config: Config): string {
+  const t = config.linode.token;
+  return t.kind === "env" ? "LINODE_API_TOKEN" : `LINODE_API_TOKEN_FILE=${t.path}`;
+}
+
+/** `--enable-token-health-checker` at start: a 401 or an unreachable API stops the CCM, as in the Go CCM. */
+async function assertTokenAccepted(linode: LinodeClient, config: Config, signal: AbortSignal): Promise<void> {
+  let status;
+  try {
+    status = await checkToken(linode, signal);
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new Error(`cannot check the linode api token from ${tokenOrigin(config)}: ${reason}`);
+  }
+  if (status === "invalid") {
+    throw new Error(`the linode api token from ${tokenOrigin(config)} is invalid: GET /profile answered 401`);
+  }
 }
 
 /** The secrets to keep out of logs and Events: the Linode token and the kubeconfig's credentials. */
@@ -142,8 +168,8 @@ function reportConfig(config: Config, log: Logger): void {
   }
 }
 
-/** Runs the CCM until `signal` aborts ("stopped") or leadership is lost ("lost"). */
-export async function runCcm(config: Config, deps: CcmDeps, signal: AbortSignal): Promise<CcmOutcome> {
+/** Runs the CCM until `signal` aborts ("stopped"), leadership is lost ("lost") or the token is revoked. */
+export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSignal): Promise<CcmOutcome> {
   const log = componentLogger("ccm");
   reportConfig(config, log);
   const { clock, metrics } = deps;
@@ -160,6 +186,30 @@ export async function runCcm(config: Config, deps: CcmDeps, signal: AbortSignal)
     log: componentLogger("linode"),
     clock,
   });
+  if (config.linode.tokenHealthCheck) await assertTokenAccepted(linode, config, stopSignal);
+  // Ends this run: the caller's stop, or a revoked token.
+  const run = new AbortController();
+  const signal = run.signal;
+  const forwardStop = () => run.abort(stopSignal.reason);
+  if (stopSignal.aborted) forwardStop();
+  stopSignal.addEventListener("abort", forwardStop, { once: true });
+  let tokenRevoked = false;
+  const tokenWatch = config.linode.tokenHealthCheck
+    ? watchTokenHealth({
+      client: linode,
+      clock,
+      metrics,
+      log: componentLogger("token-health"),
+      periodMs: deps.tokenHealthPeriodMs,
+    }, signal).then((result) => {
+      if (result !== "invalid") return;
+      tokenRevoked = true;
+      log.error("the linode api token from {origin} is no longer valid (401): stopping the controllers", {
+        origin: tokenOrigin(config),
+      });
+      run.abort(new DOMException("linode api token rejected", "AbortError"));
+    })
+    : Promise.resolve();
   const v = config.vpc;
   const vpcs = new VpcCache(linode, {
     vpcNames: v.names,
@@ -212,7 +262,7 @@ export async function runCcm(config: Config, deps: CcmDeps, signal: AbortSignal)
     if (!(fence instanceof SwitchFence)) {
       log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);
-      return "stopped";
+      return tokenRevoked ? "token-invalid" : "stopped";
     }
     const le = config.leaderElection;
     const elector = new LeaderElector({
@@ -229,8 +279,12 @@ export async function runCcm(config: Config, deps: CcmDeps, signal: AbortSignal)
       fence,
     });
     const outcome: ElectionOutcome = await elector.run(signal, { onStartedLeading });
+    if (tokenRevoked) return "token-invalid";
     return outcome === "lost" ? "lost" : "stopped";
   } finally {
+    stopSignal.removeEventListener("abort", forwardStop);
+    run.abort();
+    await tokenWatch;
     stopInformers.abort();
     await informerRun.catch(() => {});
     await events.flush().catch(() => {});

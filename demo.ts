@@ -112,7 +112,11 @@ function watchReplica(
   return r.done.then(
     (outcome) => {
       if (stop.signal.aborted && outcome === "stopped") return true;
-      say(`replica ${r.label} ended: ${outcome === "lost" ? "leadership lost" : "stopped"}`);
+      say(
+        `replica ${r.label} ended: ${
+          outcome === "stopped" ? "stopped" : outcome === "lost" ? "leadership lost" : "token rejected"
+        }`,
+      );
       stop.abort();
       return false;
     },

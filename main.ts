@@ -75,6 +75,10 @@ async function main(): Promise<number> {
       log.error("leadership lost: exiting so the supervisor restarts this process");
       return 1;
     }
+    if (outcome === "token-invalid") {
+      log.error("the linode api token was rejected: exiting so the supervisor restarts this process");
+      return 1;
+    }
     log.info("stopped");
     return 0;
   } catch (e) {

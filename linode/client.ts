@@ -13,6 +13,7 @@ import {
   getLinode,
   getLinodeConfigs,
   getLinodes,
+  getProfile,
   getVPC,
   getVPCIPs,
   getVPCs,
@@ -30,6 +31,7 @@ import type {
   FirewallRules,
   Interface,
   Linode,
+  Profile,
   UpdateFirewallPayload,
   UpdateFirewallRules,
   VPC,
@@ -89,6 +91,12 @@ export class LinodeClient extends NodeBalancerApi {
     const route = "/linode/instances/{id}/configs/{id}/interfaces/{id}";
     const s = spec("PUT", route, `update ip_ranges on linode ${linodeId}`, options);
     return this.caller.run(s, () => updateConfigInterface(linodeId, configId, interfaceId, body));
+  }
+
+  /** The user behind the token: the cheapest call that proves the token is accepted (401 when not). */
+  getProfile(options?: CallOptions): Promise<Profile> {
+    const s = spec("GET", "/profile", "read the profile of the API token", options);
+    return this.caller.run(s, () => getProfile());
   }
 
   /** All VPCs matching `filter`. */

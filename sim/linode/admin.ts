@@ -14,6 +14,8 @@ export interface AdminContext {
   world: World;
   faults: Faults;
   calls: CallCounter;
+  /** Rotates the accepted API token. */
+  setToken(token: string): void;
 }
 
 function addInstances(ctx: AdminContext, body: Body): Response {
@@ -93,6 +95,16 @@ const ROUTES: readonly Route<AdminContext>[] = [
     handle: (ctx) => {
       if (!ctx.world.instance(param(ctx, 0))) throw notFound();
       return json({ ip_ranges: ctx.world.ipRanges(param(ctx, 0)) });
+    },
+  },
+  {
+    method: "PUT",
+    path: "token",
+    handle: async (ctx) => {
+      const body = await readBody(ctx.req);
+      if (typeof body.token !== "string" || body.token === "") throw fieldError("token", "token is required");
+      ctx.setToken(body.token);
+      return json({});
     },
   },
   { method: "GET", path: "world/nodebalancers", handle: (ctx) => json({ data: ctx.world.nodeBalancers() }) },

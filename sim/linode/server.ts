@@ -9,6 +9,7 @@ import { Router } from "./router.ts";
 import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
 import { LINODE_ROUTES } from "./routes_linodes.ts";
 import { NODEBALANCER_ROUTES } from "./routes_nodebalancers.ts";
+import { PROFILE_ROUTES } from "./routes_profile.ts";
 import { VPC_ROUTES } from "./routes_vpcs.ts";
 import { World } from "./world.ts";
 
@@ -32,8 +33,10 @@ export interface LinodeSim {
   readonly url: string;
   /** "http://127.0.0.1:PORT". */
   readonly origin: string;
-  /** The bearer token it accepts. */
+  /** The bearer token it accepts now. */
   readonly token: string;
+  /** Rotates the accepted token (the old one answers 401 from now on), as revoking a token would. */
+  setToken(token: string): void;
   /** The account's objects, shaped from TypeScript. */
   readonly world: World;
   /** Fault injection rules. */
@@ -46,10 +49,17 @@ export interface LinodeSim {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-const API_ROUTER = new Router([...LINODE_ROUTES, ...VPC_ROUTES, ...NODEBALANCER_ROUTES, ...FIREWALL_ROUTES]);
+const API_ROUTER = new Router([
+  ...LINODE_ROUTES,
+  ...VPC_ROUTES,
+  ...NODEBALANCER_ROUTES,
+  ...FIREWALL_ROUTES,
+  ...PROFILE_ROUTES,
+]);
 
 interface SimState extends FaultEnv {
   token: string;
+  setToken(token: string): void;
   world: World;
   calls: CallCounter;
 }
@@ -101,6 +111,7 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
   const closer = new AbortController();
   const state: SimState = {
     token: options.token ?? `sim-${crypto.randomUUID()}`,
+    setToken: (token) => state.token = token,
     world: new World(clock),
     calls: new CallCounter(options.callLogLimit),
     faults: new Faults(clock, options.random),
@@ -125,7 +136,10 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
   return {
     url: `${origin}/v4`,
     origin,
-    token: state.token,
+    get token() {
+      return state.token;
+    },
+    setToken: state.setToken,
     world: state.world,
     faults: state.faults,
     calls: state.calls,
