@@ -4,6 +4,7 @@
  * cloud-controller-manager does when no certificate is given. The private key never reaches a log.
  */
 import type { Clock } from "./clock.ts";
+import { loadX509, servingExtensions } from "./x509.ts";
 
 /** A certificate (chain) and its private key, both PEM text, as `Deno.serve({ cert, key })` takes them. */
 export interface TlsPem {
@@ -38,45 +39,6 @@ const ALGORITHMS = {
   },
 } as const;
 
-type MetadataStore = WeakMap<object, Map<string, Map<unknown, unknown>>>;
-
-/**
- * `@peculiar/x509` resolves its algorithms through tsyringe, which refuses to load without the
- * `Reflect` metadata API. This installs the three functions it calls, only where they are missing;
- * a full polyfill (`npm:reflect-metadata`) loaded earlier takes precedence.
- */
-function installReflectMetadata(): void {
-  const reflect = Reflect as unknown as Record<string, unknown>;
-  if (typeof reflect.getMetadata === "function") return;
-  const store: MetadataStore = new WeakMap();
-  const table = (target: object, prop: unknown, create: boolean) => {
-    let byProp = store.get(target);
-    if (!byProp && create) store.set(target, byProp = new Map());
-    const slot = String(prop ?? "");
-    let entries = byProp?.get(slot);
-    if (byProp && !entries && create) byProp.set(slot, entries = new Map());
-    return entries;
-  };
-  const getOwn = (key: unknown, target: object, prop?: unknown) => table(target, prop, false)?.get(key);
-  const get = (key: unknown, target: object, prop?: unknown): unknown => {
-    for (let t: object | null = target; t; t = Object.getPrototypeOf(t)) {
-      const entries = table(t, prop, false);
-      if (entries?.has(key)) return entries.get(key);
-    }
-    return undefined;
-  };
-  const define = (key: unknown, value: unknown, target: object, prop?: unknown) => {
-    table(target, prop, true)?.set(key, value);
-  };
-  Object.assign(reflect, { getMetadata: get, getOwnMetadata: getOwn, defineMetadata: define });
-}
-
-/** Loads `@peculiar/x509` on first use only: starts that are given certificate files never pay for it. */
-export async function loadX509(): Promise<typeof import("@peculiar/x509")> {
-  installReflectMetadata();
-  return await import("@peculiar/x509");
-}
-
 /** The default SAN hosts: loopback names plus this machine's hostname when it may be read. */
 export function defaultHosts(): string[] {
   const hosts = ["localhost", "127.0.0.1", "::1"];
@@ -87,10 +49,6 @@ export function defaultHosts(): string[] {
     // Without --allow-sys=hostname the loopback names still cover probes and port-forwards.
   }
   return hosts;
-}
-
-function isIpAddress(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
 }
 
 function randomSerialHex(): string {
@@ -116,17 +74,7 @@ export async function generateSelfSignedCert(options: SelfSignedOptions = {}): P
     notAfter: new Date(now + (options.validityDays ?? DEFAULT_VALIDITY_DAYS) * DAY_MS),
     signingAlgorithm: algorithm,
     keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
-        true,
-      ),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(
-        hosts.map((h) => ({ type: isIpAddress(h) ? "ip" as const : "dns" as const, value: h })),
-      ),
-    ],
+    extensions: servingExtensions(x509, hosts),
   });
   const pkcs8 = await crypto.subtle.exportKey("pkcs8", keys.privateKey);
   return { certPem: cert.toString("pem"), keyPem: x509.PemConverter.encode(pkcs8, "PRIVATE KEY") };

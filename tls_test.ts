@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "./clock.ts";
-import { defaultHosts, generateSelfSignedCert, loadX509, readTlsFiles } from "./tls.ts";
+import { defaultHosts, generateSelfSignedCert, readTlsFiles } from "./tls.ts";
+import { loadX509 } from "./x509.ts";
 
 async function parse(certPem: string) {
   const x509 = await loadX509();

@@ -1,4 +1,5 @@
 /** A throwaway CA and a 127.0.0.1 server certificate for the emulator's HTTPS mode. */
+import { loadX509, servingExtensions } from "../../x509.ts";
 
 /** PEM material for `Deno.serve` and the kubeconfig. */
 export interface SimCertificates {
@@ -10,51 +11,9 @@ export interface SimCertificates {
 const EC_KEY = { name: "ECDSA", namedCurve: "P-256" } as const;
 const SIGNING = { name: "ECDSA", hash: "SHA-256" } as const;
 
-function toPem(label: string, der: ArrayBuffer): string {
-  const b64 = btoa(String.fromCharCode(...new Uint8Array(der)));
-  const lines = b64.match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
-}
-
-type MetadataMap = Map<unknown, unknown>;
-
-/**
- * @peculiar/x509 uses tsyringe, which insists on a `reflect-metadata` polyfill that deno.json does not pin.
- * It only stores and reads decorator metadata, so a WeakMap-backed stand-in is enough.
- */
-function ensureReflectMetadata(): void {
-  const reflect = Reflect as unknown as Record<string, unknown>;
-  if (typeof reflect.getMetadata === "function") return;
-  const maps = new WeakMap<object, MetadataMap>();
-  const own = (target: object, key: unknown) => maps.get(target)?.get(key);
-  const lookup = (target: object | null, key: unknown): unknown => {
-    for (let t = target; t !== null; t = Object.getPrototypeOf(t)) {
-      const v = own(t, key);
-      if (v !== undefined) return v;
-    }
-    return undefined;
-  };
-  Object.assign(Reflect, {
-    defineMetadata(key: unknown, value: unknown, target: object) {
-      const map = maps.get(target) ?? new Map();
-      map.set(key, value);
-      maps.set(target, map);
-    },
-    getOwnMetadata: (key: unknown, target: object) => own(target, key),
-    getMetadata: (key: unknown, target: object) => lookup(target, key),
-    hasMetadata: (key: unknown, target: object) => lookup(target, key) !== undefined,
-    metadata: (key: unknown, value: unknown) => (target: object) => {
-      const map = maps.get(target) ?? new Map();
-      map.set(key, value);
-      maps.set(target, map);
-    },
-  });
-}
-
 /** Generates a CA and a server certificate for 127.0.0.1/localhost signed by it (valid for a day). */
 export async function generateCertificates(): Promise<SimCertificates> {
-  ensureReflectMetadata();
-  const x509 = await import("@peculiar/x509");
+  const x509 = await loadX509();
   x509.cryptoProvider.set(crypto);
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Date.now() + 86_400_000);
@@ -81,16 +40,7 @@ export async function generateCertificates(): Promise<SimCertificates> {
     notAfter,
     signingAlgorithm: SIGNING,
     extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
-        true,
-      ),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension([
-        { type: "ip", value: "127.0.0.1" },
-        { type: "dns", value: "localhost" },
-      ]),
+      ...servingExtensions(x509, ["127.0.0.1", "localhost"]),
       await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
@@ -98,6 +48,6 @@ export async function generateCertificates(): Promise<SimCertificates> {
   return {
     caPem: ca.toString("pem") + "\n",
     certPem: cert.toString("pem") + "\n",
-    keyPem: toPem("PRIVATE KEY", keyDer),
+    keyPem: x509.PemConverter.encode(keyDer, "PRIVATE KEY") + "\n",
   };
 }
