@@ -1,0 +1,137 @@
+/**
+ * The shape of the validated settings: the `Config` every module reads, its sections, and what
+ * `parseConfig` returns. Types and the controller names only: parsing lives in `config.ts` and
+ * `config_sections.ts`.
+ */
+import type { LogFormat, LogLevel } from "./log.ts";
+import type { Env, KubeSource, LinodeEnv } from "./config_env.ts";
+
+/** The controllers `--controllers` can name (upstream's short names). */
+export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
+
+/** Every controller, in start order. */
+export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
+  "cloud-node",
+  "cloud-node-lifecycle",
+  "route",
+  "service",
+]);
+
+/** `--leader-elect*`. */
+export interface LeaderElectionConfig {
+  readonly enabled: boolean;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly resourceLock: "leases";
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** The VPCs and subnets whose addresses the CCM manages (`--vpc-names`/`--vpc-ids`, `--subnet-*`). */
+export interface VpcConfig {
+  readonly names: readonly string[];
+  readonly ids: readonly number[];
+  /** Empty when `subnetIds` is given (the Go CCM resolves the IDs to names at start). */
+  readonly subnetNames: readonly string[];
+  readonly subnetIds: readonly number[];
+}
+
+/** The cloud-node and cloud-node-lifecycle controllers. */
+export interface NodeConfig {
+  /** `--node-monitor-period`: lifecycle check period. */
+  readonly monitorPeriodMs: number;
+  /** `--node-status-update-frequency`: address refresh period. */
+  readonly statusUpdateFrequencyMs: number;
+  readonly concurrentSyncs: number;
+}
+
+/** The route controller and node IPAM. */
+export interface RouteConfig {
+  readonly enableRouteController: boolean;
+  readonly configureCloudRoutes: boolean;
+  readonly reconciliationPeriodMs: number;
+  /** `--cluster-cidr`, split: one IPv4 and/or one IPv6 CIDR. */
+  readonly clusterCidrs: readonly string[];
+  readonly allocateNodeCidrs: boolean;
+  readonly nodeCidrMaskSizeIpv4: number;
+  readonly nodeCidrMaskSizeIpv6: number;
+  readonly allocateIpv6NodeCidrs: boolean;
+}
+
+/** The service controller (NodeBalancers). */
+export interface ServiceConfig {
+  readonly concurrentSyncs: number;
+  readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
+  readonly defaultNodeBalancerType: "common" | "premium";
+  readonly nodeBalancerTags: readonly string[];
+  readonly nodeBalancerPrefix: string;
+  readonly backendIpv4Subnet: string | null;
+  readonly backendIpv4SubnetId: number | null;
+  readonly backendIpv4SubnetName: string | null;
+  readonly disableVpcBackends: boolean;
+  readonly enableIpv6ForLoadBalancers: boolean;
+  readonly enableIpv6ForNodeBalancerBackends: boolean;
+  readonly bgpNodeSelector: string | null;
+  readonly ipHolderSuffix: string | null;
+}
+
+/** The HTTPS health and metrics server. */
+export interface ServeConfig {
+  readonly bindAddress: string;
+  /** `--secure-port`; `null` when 0 (serving disabled). */
+  readonly securePort: number | null;
+  readonly tlsCertFile: string | null;
+  readonly tlsPrivateKeyFile: string | null;
+}
+
+/** Logging. */
+export interface LogConfig {
+  readonly format: LogFormat;
+  /** `--v`. */
+  readonly verbosity: number;
+  readonly level: LogLevel;
+}
+
+/** The settings every module reads. Durations are milliseconds; the token prints as `***`. */
+export interface Config {
+  /** `--dev`: running against the built-in emulators. */
+  readonly dev: boolean;
+  readonly clusterName: string;
+  /** What to start: `--controllers`, less `route` unless `--enable-route-controller` and routes are on. */
+  readonly controllers: ReadonlySet<ControllerName>;
+  readonly leaderElection: LeaderElectionConfig;
+  readonly kube: KubeSource;
+  readonly linode: LinodeConfig;
+  readonly vpc: VpcConfig;
+  readonly nodes: NodeConfig;
+  readonly routes: RouteConfig;
+  readonly services: ServiceConfig;
+  readonly serve: ServeConfig;
+  readonly log: LogConfig;
+  /** Flags given that change nothing here (for one startup log line), e.g. `--cloud-config`. */
+  readonly ignoredFlags: readonly string[];
+  /** Things worth a warning at startup (deprecated flags, a requested controller that will not run). */
+  readonly warnings: readonly string[];
+}
+
+/** Linode API settings: environment plus the Linode-wide flags. */
+export interface LinodeConfig extends LinodeEnv {
+  /** `--linodego-debug`: log each request and response at debug level. */
+  readonly debug: boolean;
+  /** `--enable-token-health-checker`. */
+  readonly tokenHealthCheck: boolean;
+  /** `--linode-tag-filter`, or `null`. */
+  readonly tagFilter: string | null;
+}
+
+/** What `main.ts` should do. */
+export type ParseResult =
+  | { readonly kind: "run"; readonly config: Config }
+  | { readonly kind: "help"; readonly text: string }
+  | { readonly kind: "version"; readonly text: string }
+  | {
+    readonly kind: "dev";
+    /** Builds the config once the emulators run, from their `LINODE_URL`, token, region and `KUBECONFIG`. */
+    resolve(emulatorEnv: Env): Config;
+  };
