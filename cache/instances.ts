@@ -14,6 +14,7 @@ export interface InstanceSource {
 /** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
 export interface VpcIpReader {
   get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
+  peek(): Snapshot<readonly VpcIp[]> | undefined;
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
 }
 
@@ -30,6 +31,12 @@ export interface InstanceCacheOptions {
   /** VPC addresses of the configured VPCs, indexed as InternalIPs. */
   vpcIps?: VpcIpReader;
   retry?: BackoffOptions;
+}
+
+/** Options of `InstanceCache.view`. */
+export interface ViewOptions extends GetOptions {
+  /** Refresh the VPC addresses first when older than this (default: their TTL). */
+  vpcMaxAgeMs?: number;
 }
 
 /** Default `LINODE_INSTANCE_CACHE_TTL`. */
@@ -89,9 +96,13 @@ export class InstanceCache {
     this.#vpcIps?.onChange((a, b) => this.#emit(diffVpcIps(a, b)));
   }
 
-  /** The index, refreshing instances (and VPC IPs) first when older than their TTLs. */
-  async view(options?: GetOptions): Promise<Snapshot<InstanceIndex>> {
-    const [instances, vpc] = await Promise.all([this.#cell.get(options), this.#vpcIps?.get()]);
+  /** The index, refreshing instances (and VPC IPs) first when older than their TTLs (or the given ages). */
+  async view(options: ViewOptions = {}): Promise<Snapshot<InstanceIndex>> {
+    const vpcOptions = options.vpcMaxAgeMs === undefined ? undefined : { maxAgeMs: options.vpcMaxAgeMs };
+    const [instances, vpc] = await Promise.all([
+      this.#cell.get({ maxAgeMs: options.maxAgeMs }),
+      this.#vpcIps?.get(vpcOptions),
+    ]);
     return this.#combine(instances, vpc);
   }
 
@@ -99,6 +110,11 @@ export class InstanceCache {
   peek(): Snapshot<InstanceIndex> | undefined {
     const instances = this.#cell.peek();
     return instances && this.#combine(instances, undefined);
+  }
+
+  /** Age of the VPC addresses merged into the index; undefined without configured VPCs or before a load. */
+  vpcAgeMs(): number | undefined {
+    return this.#vpcIps?.peek()?.ageMs;
   }
 
   /** True when the instance list was loaded within `maxAgeMs` and its last refresh succeeded. */

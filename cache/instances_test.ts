@@ -44,7 +44,11 @@ function vpcIp(linodeId: number, address: string | null, range: string | null = 
 Deno.test("InstanceCache.view() lists with the region and tag X-Filter and indexes every IP", async () => {
   const source = new FakeSource();
   source.instances = [linode(1, { ipv4: ["45.0.0.1", "192.168.0.1"], ipv6: "2600::1/128" })];
-  const vpcIps = { get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])), onChange: () => () => {} };
+  const vpcIps = {
+    get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
+    peek: () => snap([vpcIp(1, "10.0.0.1")]),
+    onChange: () => () => {},
+  };
   const cache = new InstanceCache(source, {
     clock: new FakeClock(),
     metrics: new Registry(),
@@ -57,6 +61,7 @@ Deno.test("InstanceCache.view() lists with the region and tag X-Filter and index
   for (const ip of ["45.0.0.1", "192.168.0.1", "2600::1", "10.0.0.1"]) assert.equal(data.byIp(ip)?.id, 1, ip);
   assert.equal(data.byLabel("n1")?.id, 1);
   assert.deepEqual(data.vpcIpv4(1), ["10.0.0.1"]);
+  assert.equal(cache.vpcAgeMs(), 0);
 });
 
 function snap<T>(data: T) {

@@ -42,7 +42,9 @@ export interface NodeLister {
 
 /** The cached Linodes. `InstanceCache` implements it. */
 export interface NodeInstances {
-  view(options?: { maxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
+  view(options?: { maxAgeMs?: number; vpcMaxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
+  /** Age of the VPC addresses in the index; undefined when no VPC is configured. */
+  vpcAgeMs(): number | undefined;
   onChange(listener: (linodeIds: ReadonlySet<number>) => void): () => void;
 }
 
@@ -137,11 +139,32 @@ interface Lookup {
 }
 
 /**
- * When each uninitialised Node was first missed in the cache (monotonic ms). A miss in data loaded
- * before that moment says nothing about a new Linode: the Node waits for the next allowed refresh
- * instead of a backoff and a Warning.
+ * When each uninitialised Node was first reconciled (monotonic ms). Cached data loaded before that moment
+ * may predate its Linode: a miss in it waits for the next allowed refresh instead of a backoff and a
+ * Warning, and a missing VPC address is looked up again before the Node gets its addresses.
  */
-export type MissLog = Map<string, number>;
+export type FirstSeen = Map<string, number>;
+
+/**
+ * The index to initialise from when the Linode has no VPC address in it: if the VPC data predates the
+ * Node, refresh it once (shared, when allowed) or wait for that, so a Node in a VPC gets its final
+ * InternalIP in the write that initialises it. Undefined: keep the index at hand.
+ */
+async function vpcIndexNewerThan(
+  deps: NodeControllerDeps,
+  name: string,
+  firstSeen: number,
+  options: NodeControllerOptions,
+): Promise<InstanceIndex | undefined> {
+  const vpcAgeMs = deps.instances.vpcAgeMs();
+  if (vpcAgeMs === undefined || deps.clock.monotonic() - vpcAgeMs >= firstSeen) return undefined;
+  const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
+  if (vpcAgeMs <= missRefreshAfterMs) {
+    const waitMs = missRefreshAfterMs - vpcAgeMs + 1;
+    throw new AwaitingRefreshError(`The VPC address of node ${name} may not be in the cache yet`, waitMs);
+  }
+  return (await deps.instances.view({ vpcMaxAgeMs: missRefreshAfterMs })).data;
+}
 
 /** Thrown while a new Node waits for the next allowed refresh of the cache; retried quietly. */
 export class AwaitingRefreshError extends RetryAfterError {
@@ -154,17 +177,19 @@ export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
   options: NodeControllerOptions = {},
-  misses: MissLog = new Map(),
+  seen: FirstSeen = new Map(),
 ): Promise<void> {
   const node = deps.nodes.get(name);
   if (!node) {
-    misses.delete(name);
+    seen.delete(name);
     return;
   }
   const kind = classifyProviderId(node.spec?.providerID);
   if (kind === "foreign") return;
   const initialising = hasTaint(node, UNINITIALIZED_TAINT_KEY);
-  if (!initialising) misses.delete(name);
+  const firstSeen = seen.get(name) ?? deps.clock.monotonic();
+  if (initialising) seen.set(name, firstSeen);
+  else seen.delete(name);
   if (kind === "invalid") {
     if (!initialising) return;
     const message = "Cannot initialise node {node}: invalid providerID {providerID}";
@@ -172,16 +197,13 @@ export async function reconcileNode(
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
     throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
-  const { found, index, ageMs } = await lookup(deps, node, initialising, options);
+  const { found, index: cached, ageMs } = await lookup(deps, node, initialising, options);
   if (!found) {
     if (!initialising) {
       deps.log.debug("no linode for node {node} in the cache", { node: name });
       return;
     }
-    const now = deps.clock.monotonic();
-    const firstMiss = misses.get(name) ?? now;
-    misses.set(name, firstMiss);
-    if (now - ageMs < firstMiss) {
+    if (deps.clock.monotonic() - ageMs < firstSeen) {
       const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
       const waitMs = Math.max(missRefreshAfterMs - ageMs, 0) + 1;
       throw new AwaitingRefreshError(`The Linode of node ${name} is not in the cache yet`, waitMs);
@@ -195,10 +217,13 @@ export async function reconcileNode(
     });
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
-  misses.delete(name);
   const linodeId = found.instance.id;
+  const index = initialising && cached.vpcIpv4(linodeId).length === 0
+    ? await vpcIndexNewerThan(deps, name, firstSeen, options) ?? cached
+    : cached;
   const changed = await applyPlan(deps, node, found.instance, index.vpcIpv4(linodeId), options);
   if (initialising) {
+    seen.delete(name);
     deps.log.info("initialised node {node} as linode {linodeId} (found by {via})", {
       node: name,
       linodeId,
@@ -261,14 +286,14 @@ export function startNodeController(
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
-      const misses: MissLog = new Map();
+      const seen: FirstSeen = new Map();
       try {
         await Promise.all([
           runWorkers(queue, {
             concurrency: options.workers ?? 10,
             signal,
             log: deps.log,
-            handle: (name) => reconcileNode(deps, name, options, misses),
+            handle: (name) => reconcileNode(deps, name, options, seen),
           }),
           resyncLoop(deps, queue, periodMs, signal),
         ]);

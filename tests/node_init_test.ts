@@ -1,3 +1,4 @@
+import type { V1Node } from "@kubernetes/client-node";
 import assert from "node:assert/strict";
 import { parseIpv4Cidr } from "../controllers/node_addresses.ts";
 import { addNodes, kubeletNode, startNodeWorld, UNINITIALIZED, waitFor } from "./node_fixture.ts";
@@ -95,6 +96,48 @@ Deno.test("startNodeControllers() lists VPC IPv4 first and honours LINODE_EXTERN
   ]);
   assert.equal(world.node("vpc-1")?.metadata?.annotations?.["node.k8s.linode.com/private-ip"], undefined);
   assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 1);
+});
+
+Deno.test("startNodeControllers() gives a new VPC Linode its VPC InternalIP in the same write that initialises it", async () => {
+  await using world = await startNodeWorld({
+    vpc: { vpcNames: ["cluster"] },
+    controllers: { missRefreshAfterMs: 200 },
+  });
+  const vpc = world.linode.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  world.linode.world.addInstance({ label: "first", region: "us-east", vpc: { vpcId: vpc.id, subnetId } });
+  addNodes(world, kubeletNode("first"));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("first")), "first initialised");
+  assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 1);
+  // Addresses of "second" at the moment its taint goes, as every watcher of the Node sees it.
+  let atInit: unknown;
+  const unsubscribe = world.kube.store.subscribe((event) => {
+    const n = event.object as unknown as V1Node;
+    if (n.metadata?.name === "second" && isInitialised(n) && atInit === undefined) {
+      atInit = n.status?.addresses;
+    }
+  });
+  try {
+    world.linode.world.addInstance({
+      label: "second",
+      region: "us-east",
+      vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.9" },
+    });
+    addNodes(world, kubeletNode("second"));
+    await waitFor(() => isInitialised(world.node("second")), "second initialised");
+  } finally {
+    unsubscribe();
+  }
+  assert.deepEqual((atInit as { type: string; address: string }[]).slice(0, 2), [
+    { type: "Hostname", address: "second" },
+    { type: "InternalIP", address: "10.0.0.9" },
+  ]);
+  assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 2);
 });
 
 Deno.test("startNodeControllers() keeps the taint of a node without a Linode, warns, and retries", async () => {
