@@ -4,8 +4,7 @@
  * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../cache/instance_index.ts";
-import type { LinodeInstance, Snapshot } from "../cache/types.ts";
+import type { LinodeInstance } from "../cache/types.ts";
 import type { Clock } from "../clock.ts";
 import { isAbort } from "../clock.ts";
 import type { Logger } from "../log.ts";
@@ -14,7 +13,6 @@ import {
   findInstance,
   hasTaint,
   type Ipv4Cidr,
-  type LookupVia,
   type NodeAddress,
   type NodePatch,
   planNodeUpdate,
@@ -27,7 +25,8 @@ import {
   startNodeLifecycleController,
 } from "./node_lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
-import { InvalidInputError, RetryAfterError, runWorkers } from "./run_queue.ts";
+import { InvalidInputError, runWorkers } from "./run_queue.ts";
+import { lookupNewNode, type NodeInstances, RefreshPacer } from "./node_lookup.ts";
 import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
 import type { Fence } from "../lease/fence.ts";
@@ -38,14 +37,6 @@ export interface NodeLister {
   list(): readonly V1Node[];
   get(name: string): V1Node | undefined;
   onChange(handler: (kind: "add" | "update" | "delete", node: V1Node) => void): () => void;
-}
-
-/** The cached Linodes. `InstanceCache` implements it. */
-export interface NodeInstances {
-  view(options?: { maxAgeMs?: number; vpcMaxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
-  /** Age of the VPC addresses in the index; undefined when no VPC is configured. */
-  vpcAgeMs(): number | undefined;
-  onChange(listener: (linodeIds: ReadonlySet<number>) => void): () => void;
 }
 
 /** Fenced Node reads and writes. */
@@ -77,8 +68,8 @@ export interface NodeControllerOptions {
   statusUpdateFrequencyMs?: number;
   /** Nodes reconciled at once (default 10). */
   workers?: number;
-  /** An uninitialised Node not found in data older than this forces one shared refresh (default 2 s). */
-  missRefreshAfterMs?: number;
+  /** Minimum interval between refreshes forced by uninitialised Nodes (default 2 s). */
+  forcedRefreshIntervalMs?: number;
   /** Per-Node retry backoff (default 1 s doubling to 5 min). */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -87,8 +78,6 @@ export interface NodeControllerOptions {
 /** Default `--node-status-update-frequency`. */
 export const DEFAULT_STATUS_UPDATE_FREQUENCY_MS = 300_000;
 const MAX_CONFLICT_RETRIES = 3;
-/** Default minimum age of the cache before a Node that missed forces a refresh. */
-export const DEFAULT_MISS_REFRESH_AFTER_MS = 2_000;
 
 async function applyPlan(
   deps: NodeControllerDeps,
@@ -113,83 +102,18 @@ async function applyPlan(
   }
 }
 
-async function lookup(
-  deps: NodeControllerDeps,
-  node: V1Node,
-  initialising: boolean,
-  options: NodeControllerOptions,
-): Promise<Lookup> {
-  // Initialised Nodes are kept in sync from whatever the cache holds: no Linode call per Node event.
-  const snap = await deps.instances.view(initialising ? undefined : { maxAgeMs: Infinity });
-  const found = findInstance(node, snap.data);
-  const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
-  if (found || !initialising || snap.ageMs <= missRefreshAfterMs) {
-    return { found, index: snap.data, ageMs: snap.ageMs };
-  }
-  // A new Linode may be younger than the cache: one refresh, shared by every Node that missed.
-  const fresh = await deps.instances.view({ maxAgeMs: missRefreshAfterMs });
-  return { found: findInstance(node, fresh.data), index: fresh.data, ageMs: fresh.ageMs };
-}
-
-interface Lookup {
-  found?: { instance: LinodeInstance; via: LookupVia };
-  index: InstanceIndex;
-  /** Age of the data searched. */
-  ageMs: number;
-}
-
-/**
- * When each uninitialised Node was first reconciled (monotonic ms). Cached data loaded before that moment
- * may predate its Linode: a miss in it waits for the next allowed refresh instead of a backoff and a
- * Warning, and a missing VPC address is looked up again before the Node gets its addresses.
- */
-export type FirstSeen = Map<string, number>;
-
-/**
- * The index to initialise from when the Linode has no VPC address in it: if the VPC data predates the
- * Node, refresh it once (shared, when allowed) or wait for that, so a Node in a VPC gets its final
- * InternalIP in the write that initialises it. Undefined: keep the index at hand.
- */
-async function vpcIndexNewerThan(
-  deps: NodeControllerDeps,
-  name: string,
-  firstSeen: number,
-  options: NodeControllerOptions,
-): Promise<InstanceIndex | undefined> {
-  const vpcAgeMs = deps.instances.vpcAgeMs();
-  if (vpcAgeMs === undefined || deps.clock.monotonic() - vpcAgeMs >= firstSeen) return undefined;
-  const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
-  if (vpcAgeMs <= missRefreshAfterMs) {
-    const waitMs = missRefreshAfterMs - vpcAgeMs + 1;
-    throw new AwaitingRefreshError(`The VPC address of node ${name} may not be in the cache yet`, waitMs);
-  }
-  return (await deps.instances.view({ vpcMaxAgeMs: missRefreshAfterMs })).data;
-}
-
-/** Thrown while a new Node waits for the next allowed refresh of the cache; retried quietly. */
-export class AwaitingRefreshError extends RetryAfterError {
-  override name = "AwaitingRefreshError";
-  readonly quiet = true;
-}
-
 /** Brings one Node in line with its Linode. Throws to be retried with backoff. */
 export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
   options: NodeControllerOptions = {},
-  seen: FirstSeen = new Map(),
+  pacer: RefreshPacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
 ): Promise<void> {
   const node = deps.nodes.get(name);
-  if (!node) {
-    seen.delete(name);
-    return;
-  }
-  const kind = classifyProviderId(node.spec?.providerID);
-  if (kind === "foreign") return;
-  const initialising = hasTaint(node, UNINITIALIZED_TAINT_KEY);
-  const firstSeen = seen.get(name) ?? deps.clock.monotonic();
-  if (initialising) seen.set(name, firstSeen);
-  else seen.delete(name);
+  const kind = classifyProviderId(node?.spec?.providerID);
+  const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
+  if (!initialising) pacer.forget(name);
+  if (!node || kind === "foreign") return;
   if (kind === "invalid") {
     if (!initialising) return;
     const message = "Cannot initialise node {node}: invalid providerID {providerID}";
@@ -197,16 +121,17 @@ export async function reconcileNode(
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
     throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
-  const { found, index: cached, ageMs } = await lookup(deps, node, initialising, options);
+  // Initialised Nodes are kept in sync from whatever the cache holds: no Linode call per Node event.
+  const { found, index } = initialising
+    ? await lookupNewNode(deps.instances, pacer, node)
+    : await deps.instances.view({ maxAgeMs: Infinity }).then((s) => ({
+      found: findInstance(node, s.data),
+      index: s.data,
+    }));
   if (!found) {
     if (!initialising) {
       deps.log.debug("no linode for node {node} in the cache", { node: name });
       return;
-    }
-    if (deps.clock.monotonic() - ageMs < firstSeen) {
-      const missRefreshAfterMs = options.missRefreshAfterMs ?? DEFAULT_MISS_REFRESH_AFTER_MS;
-      const waitMs = Math.max(missRefreshAfterMs - ageMs, 0) + 1;
-      throw new AwaitingRefreshError(`The Linode of node ${name} is not in the cache yet`, waitMs);
     }
     const message = "Cannot initialise node {node}: no Linode matches its providerID, name or IPs";
     warnEvent(deps, {
@@ -218,12 +143,9 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const index = initialising && cached.vpcIpv4(linodeId).length === 0
-    ? await vpcIndexNewerThan(deps, name, firstSeen, options) ?? cached
-    : cached;
   const changed = await applyPlan(deps, node, found.instance, index.vpcIpv4(linodeId), options);
   if (initialising) {
-    seen.delete(name);
+    pacer.forget(name);
     deps.log.info("initialised node {node} as linode {linodeId} (found by {via})", {
       node: name,
       linodeId,
@@ -286,14 +208,14 @@ export function startNodeController(
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
-      const seen: FirstSeen = new Map();
+      const pacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs);
       try {
         await Promise.all([
           runWorkers(queue, {
             concurrency: options.workers ?? 10,
             signal,
             log: deps.log,
-            handle: (name) => reconcileNode(deps, name, options, seen),
+            handle: (name) => reconcileNode(deps, name, options, pacer),
           }),
           resyncLoop(deps, queue, periodMs, signal),
         ]);

@@ -101,7 +101,7 @@ Deno.test("startNodeControllers() lists VPC IPv4 first and honours LINODE_EXTERN
 Deno.test("startNodeControllers() gives a new VPC Linode its VPC InternalIP in the same write that initialises it", async () => {
   await using world = await startNodeWorld({
     vpc: { vpcNames: ["cluster"] },
-    controllers: { missRefreshAfterMs: 200 },
+    controllers: { forcedRefreshIntervalMs: 200 },
   });
   const vpc = world.linode.world.createVpc({
     label: "cluster",
@@ -154,9 +154,25 @@ Deno.test("startNodeControllers() keeps the taint of a node without a Linode, wa
   await waitFor(() => isInitialised(world.node("ghost")), "ghost initialised after its Linode appeared");
 });
 
-Deno.test("startNodeControllers() finds a Linode newer than the cache at the next allowed refresh, without a warning", async () => {
+Deno.test("startNodeControllers() spends one forced listing on a Node without a Linode, then only backs off", async () => {
+  await using world = await startNodeWorld({ controllers: { forcedRefreshIntervalMs: 50 } });
+  world.linode.world.addInstance({ label: "real", region: "us-east" });
+  addNodes(world, kubeletNode("real"));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("real")), "real initialised");
+  addNodes(world, kubeletNode("ghost"));
+  await waitFor(
+    () => world.events("InstanceNotFound").some((e) => (e.count ?? 1) >= 3),
+    "three failed attempts",
+  );
+  // The first load, then one refresh forced by the ghost: its retries read data newer than the ghost.
+  assert.equal(world.calls("GET /v4/linode/instances"), 2);
+  assert.deepEqual(world.node("ghost")?.spec?.taints, [UNINITIALIZED]);
+});
+
+Deno.test("startNodeControllers() finds a Linode newer than the cache with one forced refresh, without a warning", async () => {
   // A 30 s backoff would outlast the wait below: only the refresh-paced retry can initialise in time.
-  const controllers = { missRefreshAfterMs: 300, retryBaseMs: 30_000, retryMaxMs: 30_000 };
+  const controllers = { forcedRefreshIntervalMs: 300, retryBaseMs: 30_000, retryMaxMs: 30_000 };
   await using world = await startNodeWorld({ controllers });
   world.linode.world.addInstance({ label: "old", region: "us-east" });
   addNodes(world, kubeletNode("old"));

@@ -1,0 +1,109 @@
+/**
+ * Finding the Linode of an uninitialised Node in the shared cache, and when that may force a refresh.
+ *
+ * Cached data loaded before a Node was first seen may predate its Linode. Then, instead of a backoff and a
+ * Warning, the Node forces one refresh (shared by every Node that needs it), at most one forced refresh per
+ * interval and per collection, so a Node whose Linode does not exist costs ≤ 1 listing per interval. Data
+ * loaded after the Node was first seen is believed: a miss in it is a real miss.
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { InstanceIndex } from "../cache/instance_index.ts";
+import type { LinodeInstance, Snapshot } from "../cache/types.ts";
+import type { Clock } from "../clock.ts";
+import { findInstance, type LookupVia } from "./node_addresses.ts";
+import { RetryAfterError } from "./run_queue.ts";
+
+/** The cached Linodes. `InstanceCache` implements it. */
+export interface NodeInstances {
+  /** The index; `maxAgeMs`/`vpcMaxAgeMs` force a refresh of data older than that (default: the TTLs). */
+  view(options?: { maxAgeMs?: number; vpcMaxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
+  /** Age of the VPC addresses in the index; undefined when no VPC is configured. */
+  vpcAgeMs(): number | undefined;
+  onChange(listener: (linodeIds: ReadonlySet<number>) => void): () => void;
+}
+
+/** Default minimum interval between refreshes forced by uninitialised Nodes. */
+export const DEFAULT_FORCED_REFRESH_INTERVAL_MS = 2_000;
+
+/** Thrown while a new Node waits for the next allowed forced refresh; retried quietly, without a Warning. */
+export class AwaitingRefreshError extends RetryAfterError {
+  override name = "AwaitingRefreshError";
+  readonly quiet = true;
+}
+
+/** Remembers when each uninitialised Node was first seen, and paces the refreshes they force. */
+export class RefreshPacer {
+  readonly #clock: Clock;
+  readonly #intervalMs: number;
+  readonly #firstSeen = new Map<string, number>();
+  readonly #lastForced = { instances: -Infinity, vpc: -Infinity };
+
+  constructor(clock: Clock, intervalMs = DEFAULT_FORCED_REFRESH_INTERVAL_MS) {
+    this.#clock = clock;
+    this.#intervalMs = intervalMs;
+  }
+
+  /** When `name` was first seen uninitialised (monotonic ms); records now on the first call. */
+  firstSeen(name: string): number {
+    const at = this.#firstSeen.get(name) ?? this.#clock.monotonic();
+    this.#firstSeen.set(name, at);
+    return at;
+  }
+
+  /** Forgets a Node that is initialised or gone. */
+  forget(name: string): void {
+    this.#firstSeen.delete(name);
+  }
+
+  /** True when data of this age was loaded before the Node was first seen. */
+  predates(ageMs: number, firstSeen: number): boolean {
+    return this.#clock.monotonic() - ageMs < firstSeen;
+  }
+
+  /** Claims the next forced refresh of `what`, or throws `AwaitingRefreshError` with the wait until allowed. */
+  claim(what: "instances" | "vpc", node: string): void {
+    const now = this.#clock.monotonic();
+    const waitMs = this.#lastForced[what] + this.#intervalMs - now;
+    if (waitMs > 0) {
+      throw new AwaitingRefreshError(`The ${what} data may predate node ${node}: refreshing it soon`, waitMs);
+    }
+    this.#lastForced[what] = now;
+  }
+}
+
+/** What a lookup found, and the index to plan the Node's addresses from. */
+export interface Lookup {
+  found?: { instance: LinodeInstance; via: LookupVia };
+  index: InstanceIndex;
+}
+
+/**
+ * An uninitialised Node's Linode. Refreshes instances when the Linode is missing from data that predates
+ * the Node, and VPC addresses when the Linode has none in data that predates it, so a Node in a VPC gets
+ * its final InternalIP in the write that initialises it. `found` undefined is a real miss.
+ */
+export async function lookupNewNode(
+  instances: NodeInstances,
+  pacer: RefreshPacer,
+  node: V1Node,
+): Promise<Lookup> {
+  const name = node.metadata?.name ?? "";
+  const firstSeen = pacer.firstSeen(name);
+  let snap = await instances.view();
+  let found = findInstance(node, snap.data);
+  if (!found) {
+    if (!pacer.predates(snap.ageMs, firstSeen)) return { index: snap.data };
+    pacer.claim("instances", name);
+    snap = await instances.view({ maxAgeMs: 0 });
+    found = findInstance(node, snap.data);
+    if (!found) return { index: snap.data };
+  }
+  const vpcAgeMs = instances.vpcAgeMs();
+  if (snap.data.vpcIpv4(found.instance.id).length > 0 || vpcAgeMs === undefined) {
+    return { found, index: snap.data };
+  }
+  if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };
+  pacer.claim("vpc", name);
+  const fresh = await instances.view({ vpcMaxAgeMs: 0 });
+  return { found: findInstance(node, fresh.data) ?? found, index: fresh.data };
+}
