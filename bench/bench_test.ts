@@ -40,6 +40,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         /^warm cache, burst +5 .* 0 +0$/m,
         /^new Linode, one at a time +1 /m,
         /^new Linode, burst +1 /m,
+        /^new Linode, back to back +1 /m,
         /^ +6 +no .* 12 +\S/m,
         /^ +6 +yes .* 1,440 +\S/m,
         /^6-node steady state, CCM running +\d+/m,
@@ -47,7 +48,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 4, 2, 2]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
   } finally {

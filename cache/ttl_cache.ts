@@ -114,6 +114,8 @@ export class TtlCell<T> {
 
   async #load(): Promise<void> {
     const labels = { cache: this.#o.name };
+    // Data is as old as the request that fetched it: anything that changed after it was sent may be missing.
+    const requestedAt = this.#o.clock.monotonic();
     this.#pendingWrites = [];
     let next: T;
     try {
@@ -131,7 +133,7 @@ export class TtlCell<T> {
       this.#refreshes.inc({ ...labels, result: "suspicious" });
       return;
     }
-    this.#loadedAt = this.#o.clock.monotonic();
+    this.#loadedAt = requestedAt;
     this.#stale = false;
     this.#suspicious = false;
     this.#nextAttemptAt = 0;
