@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
 import { load, YAMLException } from "js-yaml";
+import { useHttp1 } from "./http1.ts";
 
 /** The service-account folder of every pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -37,7 +38,7 @@ export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
     : loadInCluster(source);
   if (source.master) overrideServer(kc, source.master);
   else allowPlainHttp(kc);
-  return kc;
+  return useHttp1(kc);
 }
 
 function fail(what: string, detail: string): never {
