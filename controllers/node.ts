@@ -215,6 +215,8 @@ export function startNodeController(
             concurrency: options.workers ?? 10,
             signal,
             log: deps.log,
+            metrics: deps.metrics,
+            clock: deps.clock,
             handle: (name) => reconcileNode(deps, name, options, pacer),
           }),
           resyncLoop(deps, queue, periodMs, signal),

@@ -13,6 +13,7 @@ import { isNotFound } from "../linode/errors.ts";
 import { type EventSink, normalEvent, refFor, warnEvent } from "../kube/events.ts";
 import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
+import { timedReconcile } from "./reconcile_metrics.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface LifecycleNodeLister {
@@ -267,7 +268,12 @@ export function startNodeLifecycleController(
     async run(signal: AbortSignal): Promise<void> {
       while (!signal.aborted) {
         try {
-          await reconcileLifecycle(deps, options, state);
+          await timedReconcile(
+            deps.metrics,
+            deps.clock,
+            "cloud-node-lifecycle",
+            () => reconcileLifecycle(deps, options, state),
+          );
           await deps.clock.sleep(periodMs, signal);
         } catch (error) {
           if (isAbort(error, signal) || signal.aborted) return;

@@ -2,8 +2,10 @@
  * The worker loop every controller runs on its `WorkQueue`: take a key, reconcile it, and turn the
  * outcome into the queue's next step (the upstream service controller's `processNextWorkItem`).
  */
-import { isAbort } from "../clock.ts";
+import { type Clock, isAbort, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
+import type { Registry } from "../metrics.ts";
+import { recordReconcile } from "./reconcile_metrics.ts";
 import type { WorkQueue } from "./work_queue.ts";
 
 /** Thrown by a reconcile that must wait a known time before retrying (Linode's `Retry-After`). */
@@ -48,6 +50,10 @@ export interface RunWorkersOptions<T> {
   /** Reconciles one key; throws to be requeued. Receives the loop's signal to cut waits short. */
   handle: (key: T, signal: AbortSignal) => Promise<void>;
   log: Logger;
+  /** Receives `ccm_reconciles_total` and `ccm_reconcile_duration_seconds`, labelled with the queue's name. */
+  metrics?: Registry;
+  /** Times reconciles (default: the system clock). */
+  clock?: Clock;
   /** Called after a handler throws, unless aborted (e.g. to record a Warning Event); its errors are logged. */
   onError?: (key: T, error: unknown, outcome: Outcome) => void | Promise<void>;
 }
@@ -93,15 +99,21 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
 }
 
 async function processKey<T>(queue: WorkQueue<T>, key: T, options: RunWorkersOptions<T>): Promise<void> {
+  const clock = options.clock ?? systemClock;
+  const started = clock.monotonic();
+  let result: Outcome = "success";
   try {
     await options.handle(key, options.signal);
     queue.forget(key);
     return;
   } catch (error) {
-    const outcome = requeue(queue, key, error, options);
-    if (options.onError && outcome !== "aborted") await notify(options, key, error, outcome);
+    result = requeue(queue, key, error, options);
+    if (options.onError && result !== "aborted") await notify(options, key, error, result);
   } finally {
     queue.done(key);
+    if (options.metrics) {
+      recordReconcile(options.metrics, queue.name, result, (clock.monotonic() - started) / 1000);
+    }
   }
 }
 

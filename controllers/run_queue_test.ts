@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../clock.ts";
 import { componentLogger } from "../log.ts";
+import { Registry } from "../metrics.ts";
 import { InvalidInputError, type Outcome, RetryAfterError, runWorkers } from "./run_queue.ts";
 import { WorkQueue } from "./work_queue.ts";
 
@@ -249,4 +250,37 @@ Deno.test("runWorkers() keeps working when onError throws", async () => {
   await workers;
   assert.deepEqual(handled, ["bad", "good"]);
   queue.shutDown();
+});
+
+Deno.test("runWorkers() records ccm_reconciles_total by result and the reconcile duration per queue", async () => {
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  const queue = new WorkQueue<string>({ name: "cloud-node", clock });
+  const stop = new AbortController();
+  const seen: string[] = [];
+  const running = runWorkers(queue, {
+    concurrency: 1,
+    signal: stop.signal,
+    log,
+    metrics,
+    clock,
+    handle: (key) => {
+      seen.push(key);
+      clock.advance(250);
+      if (key === "bad") return Promise.reject(new InvalidInputError("bad providerID"));
+      if (key === "busy") return Promise.reject(new RetryAfterError("wait", 100));
+      return Promise.resolve();
+    },
+  });
+  for (const key of ["ok-1", "ok-2", "bad", "busy"]) queue.add(key);
+  await waitFor(() => seen.length === 4, "four reconciles");
+  stop.abort();
+  await running;
+  const total = metrics.counter("ccm_reconciles_total", "", ["controller", "result"]);
+  assert.equal(total.get({ controller: "cloud-node", result: "success" }), 2);
+  assert.equal(total.get({ controller: "cloud-node", result: "permanent" }), 1);
+  assert.equal(total.get({ controller: "cloud-node", result: "retry-after" }), 1);
+  const text = metrics.render();
+  assert.match(text, /^ccm_reconcile_duration_seconds_count\{controller="cloud-node"\} 4$/m);
+  assert.match(text, /^ccm_reconcile_duration_seconds_sum\{controller="cloud-node"\} 1$/m);
 });

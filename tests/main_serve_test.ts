@@ -106,6 +106,12 @@ Deno.test("main() serves /healthz, /readyz and /metrics over HTTPS on --secure-p
     /^ccm_linode_requests_total\{[^}]*route="\/linode\/instances",status="200"\} [1-9]\d*$/m,
   );
   assert.match(metrics.body, /^ccm_nodes_initialised_total 2$/m);
+  assert.match(metrics.body, /^ccm_reconciles_total\{controller="cloud-node",result="success"\} [2-9]\d*$/m);
+  assert.match(
+    metrics.body,
+    /^ccm_reconcile_duration_seconds_count\{controller="cloud-node-lifecycle"\} [1-9]\d*$/m,
+  );
+  assert.match(metrics.body, /^ccm_workqueue_depth\{name="cloud-node"\} \d+$/m);
   assert.ok(!metrics.body.includes(TOKEN), "the token is in /metrics");
 
   // The standby's self-signed certificate is not trusted by default, but it answers TLS and is ready.

@@ -1,0 +1,37 @@
+/** The per-controller reconcile metrics every controller records: how many, how they ended, how long. */
+import type { Clock } from "../clock.ts";
+import type { Registry } from "../metrics.ts";
+
+/** How a reconcile ended: `success`, the retry path its error took (see `run_queue.ts`), or `error`. */
+export type ReconcileResult = "success" | "error" | "retry-after" | "rate-limited" | "permanent" | "aborted";
+
+/** Records one reconcile: `ccm_reconciles_total{controller,result}` and `ccm_reconcile_duration_seconds`. */
+export function recordReconcile(
+  metrics: Registry,
+  controller: string,
+  result: ReconcileResult,
+  seconds: number,
+): void {
+  metrics.counter("ccm_reconciles_total", "Reconciles by controller and result", ["controller", "result"])
+    .inc({ controller, result });
+  metrics.histogram("ccm_reconcile_duration_seconds", "Time spent in one reconcile", ["controller"])
+    .observe({ controller }, seconds);
+}
+
+/** Runs one reconcile (a periodic pass) and records it; `error` when it throws. */
+export async function timedReconcile<T>(
+  metrics: Registry,
+  clock: Clock,
+  controller: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const started = clock.monotonic();
+  let result: ReconcileResult = "error";
+  try {
+    const value = await work();
+    result = "success";
+    return value;
+  } finally {
+    recordReconcile(metrics, controller, result, (clock.monotonic() - started) / 1000);
+  }
+}
