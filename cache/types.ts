@@ -56,3 +56,14 @@ export interface Snapshot<T> {
   /** Increases on every change of `data`. */
   readonly generation: number;
 }
+
+/** A NodeBalancer (`GET /nodebalancers`), the fields the service controller reads from the listing. */
+export interface NodeBalancerSummary {
+  readonly id: number;
+  readonly label: string | null;
+  readonly region: string;
+  readonly hostname: string | null;
+  readonly ipv4: string;
+  readonly ipv6: string | null;
+  readonly tags: readonly string[];
+}

@@ -1,0 +1,74 @@
+/**
+ * The account's NodeBalancers in our region, for the service controller: listed lazily (no call until a
+ * controller asks), at most once per TTL with single-flight, and kept current by write-through so a
+ * controller never re-reads what it just wrote.
+ */
+import type { Clock } from "../clock.ts";
+import type { BackoffOptions } from "../backoff.ts";
+import type { Registry } from "../metrics.ts";
+import { type GetOptions, TtlCell } from "./ttl_cache.ts";
+import type { NodeBalancerSummary, Snapshot } from "./types.ts";
+
+/** Lists NodeBalancers matching an X-Filter, all pages. `LinodeClient` implements it. */
+export interface NodeBalancerSource {
+  listNodeBalancers(filter?: Record<string, unknown>): Promise<readonly NodeBalancerSummary[]>;
+}
+
+/** Options of `NodeBalancerCache`. */
+export interface NodeBalancerCacheOptions {
+  clock: Clock;
+  metrics: Registry;
+  /** Only NodeBalancers in this region. */
+  region?: string;
+  /** Refresh interval (default: `LINODE_INSTANCE_CACHE_TTL`, 15 s). */
+  ttlMs?: number;
+  retry?: BackoffOptions;
+}
+
+/** Cached NodeBalancers with lookups by id and label. */
+export class NodeBalancerCache {
+  readonly #cell: TtlCell<readonly NodeBalancerSummary[]>;
+
+  constructor(source: NodeBalancerSource, options: NodeBalancerCacheOptions) {
+    const filter = options.region ? { region: options.region } : undefined;
+    this.#cell = new TtlCell({
+      name: "nodebalancers",
+      ttlMs: options.ttlMs ?? 15_000,
+      clock: options.clock,
+      metrics: options.metrics,
+      retry: options.retry,
+      load: () => source.listNodeBalancers(filter),
+      isEmpty: (list) => list.length === 0,
+    });
+  }
+
+  /** All NodeBalancers, refreshed first when older than the TTL (or `maxAgeMs`). */
+  list(options?: GetOptions): Promise<Snapshot<readonly NodeBalancerSummary[]>> {
+    return this.#cell.get(options);
+  }
+
+  /** One NodeBalancer by id, from data no older than the TTL. */
+  async byId(id: number, options?: GetOptions): Promise<NodeBalancerSummary | undefined> {
+    return (await this.list(options)).data.find((nb) => nb.id === id);
+  }
+
+  /** One NodeBalancer by label (labels are unique per account), from data no older than the TTL. */
+  async byLabel(label: string, options?: GetOptions): Promise<NodeBalancerSummary | undefined> {
+    return (await this.list(options)).data.find((nb) => nb.label === label);
+  }
+
+  /** Write-through after this CCM created or updated a NodeBalancer. */
+  record(nodeBalancer: NodeBalancerSummary): void {
+    this.#cell.write((list) => [...list.filter((nb) => nb.id !== nodeBalancer.id), nodeBalancer]);
+  }
+
+  /** Write-through after this CCM deleted a NodeBalancer (or a GET answered 404). */
+  forget(id: number): void {
+    this.#cell.write((list) => list.filter((nb) => nb.id !== id));
+  }
+
+  /** True when loaded within `maxAgeMs` and the last refresh neither failed nor looked suspicious. */
+  isFreshEnough(maxAgeMs: number): boolean {
+    return this.#cell.isFreshEnough(maxAgeMs);
+  }
+}

@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { FakeClock } from "../clock.ts";
+import { clientFor } from "../linode/test_support.ts";
+import { Registry } from "../metrics.ts";
+import { startLinodeSim } from "../sim/linode/server.ts";
+import { NodeBalancerCache } from "./nodebalancers.ts";
+
+const LIST = "GET /v4/nodebalancers";
+
+async function world() {
+  const sim = await startLinodeSim();
+  const { client } = clientFor(sim);
+  for (const [label, region] of [["ccm-a", "us-east"], ["ccm-b", "us-east"], ["other", "eu-west"]]) {
+    await client.createNodeBalancer({ label, region, configs: [] });
+  }
+  sim.calls.reset();
+  const clock = new FakeClock();
+  const cache = new NodeBalancerCache(client, {
+    clock,
+    metrics: new Registry(),
+    region: "us-east",
+    ttlMs: 15_000,
+  });
+  return { sim, client, clock, cache };
+}
+
+Deno.test("NodeBalancerCache lists nothing until asked, then once per TTL for every concurrent reader", async () => {
+  const { sim, clock, cache } = await world();
+  await using _ = sim;
+  assert.equal(sim.calls.total(), 0, "lazy: no call before the service controller asks");
+  const [a, b, all] = await Promise.all([cache.byLabel("ccm-a"), cache.byLabel("ccm-b"), cache.list()]);
+  assert.equal(a?.label, "ccm-a");
+  assert.equal(b?.label, "ccm-b");
+  assert.deepEqual(all.data.map((nb) => nb.label).sort(), ["ccm-a", "ccm-b"], "region filter");
+  assert.equal(sim.calls.count(LIST), 1);
+  clock.advance(10_000);
+  assert.equal((await cache.byId(a?.id ?? 0))?.label, "ccm-a");
+  assert.equal(sim.calls.count(LIST), 1, "within the TTL");
+  clock.advance(6_000);
+  await cache.list();
+  assert.equal(sim.calls.count(LIST), 2, "after the TTL");
+});
+
+Deno.test("NodeBalancerCache.record() and forget() write through without a call", async () => {
+  const { sim, client, cache } = await world();
+  await using _ = sim;
+  await cache.list();
+  const created = await client.createNodeBalancer({ label: "ccm-new", region: "us-east", configs: [] });
+  cache.record(created);
+  assert.equal((await cache.byLabel("ccm-new"))?.id, created.id);
+  const a = await cache.byLabel("ccm-a");
+  cache.forget(a?.id ?? 0);
+  assert.equal(await cache.byLabel("ccm-a"), undefined);
+  assert.equal(sim.calls.count(LIST), 1);
+});
+
+Deno.test("NodeBalancerCache keeps the last good list, marked stale, when a refresh fails", async () => {
+  const { sim, clock, cache } = await world();
+  await using _ = sim;
+  await cache.list();
+  sim.faults.outage(60_000, { route: "/nodebalancers" });
+  clock.advance(20_000);
+  const snap = await cache.list();
+  assert.equal(snap.stale, true);
+  assert.equal(snap.data.length, 2);
+  assert.equal(cache.isFreshEnough(60_000), false);
+});
