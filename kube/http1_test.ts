@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { generateCertificates } from "../sim/kube/tls.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
+import { startProxy } from "../sim/proxy.ts";
 import { loadKubeConfig } from "./config.ts";
 
 /** A TLS listener that offers h2 and http/1.1 and records what each client chose, then hangs up. */
@@ -80,6 +81,26 @@ Deno.test("loadKubeConfig() clients keep working while the HTTPS apiserver shuts
     await Promise.all(inFlight);
   } finally {
     await sim.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadKubeConfig() clients reuse one TLS connection for sequential requests", async () => {
+  await using sim = await startKubeSim({ tls: true });
+  await using proxy = startProxy({ port: Number(new URL(sim.url).port) });
+  const dir = await Deno.makeTempDir({ prefix: "http1_" });
+  try {
+    const kubeconfig = join(dir, "kubeconfig");
+    await Deno.writeTextFile(
+      kubeconfig,
+      sim.kubeconfig().replace(sim.url, `https://127.0.0.1:${proxy.port}`),
+    );
+    const core = loadKubeConfig({ kubeconfig }).makeApiClient(CoreV1Api);
+    for (let i = 0; i < 20; i++) await core.readNamespace({ name: "default" });
+    // client-node alone opened (and kept) a new connection, with a new TLS handshake, for every request;
+    // one pool may open a second connection while the first is being released.
+    assert.ok(proxy.connections <= 2, `${proxy.connections} connections for 20 requests`);
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
