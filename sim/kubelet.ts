@@ -1,5 +1,5 @@
 /** What kubelet does to the apiserver when a machine joins: register a Node and report its status. */
-import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import type { V1Node, V1NodeCondition, V1NodeSystemInfo, V1Taint } from "@kubernetes/client-node";
 import type { KubeSim } from "./kube/server.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM initialises the Node. */
@@ -8,6 +8,9 @@ export const UNINITIALIZED_TAINT: V1Taint = {
   value: "true",
   effect: "NoSchedule",
 };
+
+/** The kubelet version simulated Nodes report (the emulator claims to be a 1.32 apiserver). */
+export const KUBELET_VERSION = "v1.32.0";
 
 /** Options of `kubeletNode`. */
 export interface KubeletNodeOptions {
@@ -20,10 +23,68 @@ export interface KubeletNodeOptions {
   /** `--node-ip`: kubelet records it in the `alpha.kubernetes.io/provided-node-ip` annotation. */
   nodeIp?: string;
   podCidr?: string;
+  /** Overrides of `status.nodeInfo` (default: a Debian 12 machine with containerd, like LKE's). */
+  nodeInfo?: Partial<V1NodeSystemInfo>;
+  /** When the condition was last heard and changed, in epoch ms (default now). */
+  nowMs?: number;
 }
 
-/** A Node as kubelet registers it: uninitialised taint, Ready condition, hostname label. */
+/** 32 hex digits derived from a name, so a Node's machine IDs are stable across runs. */
+function stableHex(name: string, salt: string): string {
+  let out = "";
+  let h = 0x811c9dc5;
+  for (let round = 0; out.length < 32; round++) {
+    for (const ch of `${salt}/${name}/${round}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+    out += h.toString(16).padStart(8, "0");
+  }
+  return out.slice(0, 32);
+}
+
+function systemInfo(name: string, overrides: Partial<V1NodeSystemInfo> = {}): V1NodeSystemInfo {
+  const uuid = stableHex(name, "system");
+  return {
+    machineID: stableHex(name, "machine"),
+    systemUUID: `${uuid.slice(0, 8)}-${uuid.slice(8, 12)}-${uuid.slice(12, 16)}-${uuid.slice(16, 20)}-${
+      uuid.slice(20)
+    }`,
+    bootID: stableHex(name, "boot"),
+    kernelVersion: "6.1.0-28-cloud-amd64",
+    osImage: "Debian GNU/Linux 12 (bookworm)",
+    containerRuntimeVersion: "containerd://1.7.24",
+    kubeletVersion: KUBELET_VERSION,
+    // Kubelets since 1.31 leave this empty (DisableNodeKubeProxyVersion).
+    kubeProxyVersion: "",
+    operatingSystem: "linux",
+    architecture: "amd64",
+    ...overrides,
+  };
+}
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+}
+
+function readyCondition(status: "True" | "False" | "Unknown", heartbeatMs: number, transitionMs: number) {
+  const reasons = {
+    True: ["KubeletReady", "kubelet is posting ready status"],
+    False: ["KubeletNotReady", "container runtime network not ready"],
+    Unknown: ["NodeStatusUnknown", "Kubelet stopped posting node status."],
+  } as const;
+  const [reason, message] = reasons[status];
+  return {
+    type: "Ready",
+    status,
+    lastHeartbeatTime: rfc3339(heartbeatMs),
+    lastTransitionTime: rfc3339(transitionMs),
+    reason,
+    message,
+  };
+}
+
+/** A Node as kubelet registers it: uninitialised taint, Ready condition, hostname label, system info. */
 export function kubeletNode(name: string, o: KubeletNodeOptions = {}): V1Node {
+  const now = o.nowMs ?? Date.now();
+  const resources = { cpu: "2", "ephemeral-storage": "81000196Ki", memory: "4015712Ki", pods: "110" };
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -40,11 +101,14 @@ export function kubeletNode(name: string, o: KubeletNodeOptions = {}): V1Node {
     },
     status: {
       addresses: o.addresses ?? [{ type: "Hostname", address: name }],
-      conditions: [{
-        type: "Ready",
-        status: o.ready === false ? "False" : "True",
-        reason: o.ready === false ? "KubeletNotReady" : "KubeletReady",
-      }],
+      capacity: resources,
+      allocatable: { ...resources, "ephemeral-storage": "74649584846", memory: "3913312Ki" },
+      // On the wire metav1.Time is an RFC 3339 string in whole seconds; client-node's model calls it a Date.
+      conditions: [
+        readyCondition(o.ready === false ? "False" : "True", now, now) as unknown as V1NodeCondition,
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: systemInfo(name, o.nodeInfo),
     },
   };
 }
@@ -60,11 +124,12 @@ export function registerNode(kube: KubeSim, node: V1Node): void {
 
 /** Sets the Node's Ready condition, as kubelet (or the node lifecycle controller) would. */
 export function setNodeReady(kube: KubeSim, name: string, ready: boolean): void {
-  const condition = {
-    type: "Ready",
-    status: ready ? "True" : "Unknown",
-    reason: ready ? "KubeletReady" : "NodeStatusUnknown",
-  };
+  const now = kube.store.now();
+  const status = ready ? "True" : "Unknown";
+  const conditions = (kube.store.get("nodes", name)?.status as V1Node["status"])?.conditions ?? [];
+  const previous = conditions.find((c) => c.type === "Ready");
+  const changedMs = previous?.status === status ? Date.parse(String(previous.lastTransitionTime)) : now;
+  const condition = readyCondition(status, now, Number.isNaN(changedMs) ? now : changedMs);
   kube.store.patch("nodes", name, { status: { conditions: [condition] } }, {
     type: "strategic",
     subresource: "status",

@@ -1,11 +1,13 @@
 /** HTTP handlers for resource routes: get, list, watch, create, update, patch, delete. */
 import * as yaml from "js-yaml";
 import { listResponse } from "./list.ts";
+import { negotiate, type Representation } from "./negotiate.ts";
 import { apiVersionOf, isRecord, type KubeObject } from "./resources.ts";
 import type { ResourceRoute } from "./routing.ts";
 import { compileSelector } from "./selectors.ts";
 import { badRequest, notFound, StatusError } from "./status.ts";
 import type { KubeStore, PatchType } from "./store.ts";
+import { represent, watchRenderer } from "./table.ts";
 import type { WatchHub } from "./watch.ts";
 
 /** What resource handlers work on. */
@@ -56,7 +58,12 @@ function methodNotAllowed(): StatusError {
   );
 }
 
-function watch(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams): Response {
+function watch(
+  ctx: HandlerContext,
+  route: ResourceRoute,
+  query: URLSearchParams,
+  chosen: Representation,
+): Response {
   let fieldSelector = query.get("fieldSelector");
   if (route.name !== undefined) {
     const byName = `metadata.name=${route.name}`;
@@ -71,6 +78,7 @@ function watch(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams
     allowBookmarks: query.get("allowWatchBookmarks") === "true",
     sendInitialEvents: query.get("sendInitialEvents") === "true",
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
+    render: watchRenderer(route.def, chosen, { query, now: () => ctx.store.now() }),
   });
   return new Response(stream, {
     status: 200,
@@ -148,6 +156,27 @@ async function write(ctx: HandlerContext, req: Request, route: ResourceRoute, qu
   );
 }
 
+/** GET of an object or a list, or a watch, in the representation the `Accept` header negotiates. */
+function read(
+  ctx: HandlerContext,
+  req: Request,
+  route: ResourceRoute,
+  query: URLSearchParams,
+  verb: string,
+): Response {
+  // Like the apiserver: 406 before the read, request errors (404, 410) next, includeObject last.
+  const chosen = negotiate(req.headers.get("accept"));
+  if (verb === "WATCH") return watch(ctx, route, query, chosen);
+  let result: Record<string, unknown>;
+  if (route.name === undefined) result = listResponse(ctx.store, route, query);
+  else {
+    const obj = ctx.store.lookup(route.def, route.name, route.namespace);
+    if (!obj) throw notFound(route.def, route.name);
+    result = obj;
+  }
+  return json(represent(route.def, result, chosen, { query, nowMs: ctx.store.now() }));
+}
+
 /** Serves one resource request; StatusErrors propagate to the caller, which writes them out. */
 export async function handleResource(
   ctx: HandlerContext,
@@ -160,9 +189,8 @@ export async function handleResource(
   if (subresource !== undefined && !(subresource === "status" && def.status)) {
     throw new StatusError(404, "NotFound", "the server could not find the requested resource");
   }
-  if (verb === "WATCH") return watch(ctx, route, query);
+  if (req.method === "GET") return read(ctx, req, route, query, verb);
   if (name === undefined) {
-    if (req.method === "GET") return json(listResponse(ctx.store, route, query));
     if (req.method === "POST" && (route.namespace !== undefined || !def.namespaced)) {
       const created = ctx.store.createRaw(def, await readBody(req), {
         namespace: route.namespace,
@@ -174,11 +202,6 @@ export async function handleResource(
     throw methodNotAllowed();
   }
   switch (req.method) {
-    case "GET": {
-      const obj = ctx.store.lookup(def, name, route.namespace);
-      if (!obj) throw notFound(def, name);
-      return json(obj);
-    }
     case "PUT":
     case "PATCH":
       return await write(ctx, req, route, query);

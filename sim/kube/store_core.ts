@@ -57,6 +57,11 @@ export class StoreCore {
     for (const name of INITIAL_NAMESPACES) this.createRaw(this.def("namespaces"), { metadata: { name } }, {});
   }
 
+  /** Wall-clock time of the store's clock, which stamps creationTimestamp (Tables age objects with it). */
+  now(): number {
+    return this.#clock.now();
+  }
+
   /** The current global resourceVersion. */
   get resourceVersion(): string {
     return String(this.#rv);

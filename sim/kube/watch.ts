@@ -15,6 +15,8 @@ export interface WatchRequest {
   sendInitialEvents: boolean;
   /** From `timeoutSeconds`; otherwise the server picks a randomised lifetime up to `maxMs`. */
   timeoutMs: number | undefined;
+  /** Replaces each event's object (a Table row, PartialObjectMetadata); plain objects when absent. */
+  render?: (obj: KubeObject) => unknown;
 }
 
 /** Server-wide watch settings. */
@@ -54,7 +56,7 @@ class Watcher {
     const lines: string[] = [];
     if (req.resourceVersion === undefined || req.resourceVersion === "" || req.resourceVersion === "0") {
       for (const obj of store.select(req.def, req.namespace, store.objects(req.def))) {
-        if (req.selector.matches(obj)) lines.push(this.#hub.line("ADDED", obj));
+        if (req.selector.matches(obj)) lines.push(this.#line("ADDED", obj));
       }
       if (req.sendInitialEvents && req.allowBookmarks) lines.push(this.#bookmark(store, true));
     } else {
@@ -93,19 +95,25 @@ class Watcher {
     const req = this.#req;
     if (ev.def !== req.def) return undefined;
     if (req.namespace !== undefined && ev.object.metadata.namespace !== req.namespace) return undefined;
-    if (req.selector.empty) return this.#hub.line(ev.type, ev.object);
+    if (req.selector.empty) return this.#line(ev.type, ev.object);
     if (ev.type === "ADDED") {
-      return req.selector.matches(ev.object) ? this.#hub.line("ADDED", ev.object) : undefined;
+      return req.selector.matches(ev.object) ? this.#line("ADDED", ev.object) : undefined;
     }
     if (ev.type === "DELETED") {
-      return req.selector.matches(ev.prev ?? ev.object) ? this.#hub.line("DELETED", ev.object) : undefined;
+      return req.selector.matches(ev.prev ?? ev.object) ? this.#line("DELETED", ev.object) : undefined;
     }
     const was = ev.prev !== undefined && req.selector.matches(ev.prev);
     const is = req.selector.matches(ev.object);
-    if (was && is) return this.#hub.line("MODIFIED", ev.object);
-    if (is) return this.#hub.line("ADDED", ev.object);
-    if (was) return this.#hub.line("DELETED", ev.object);
+    if (was && is) return this.#line("MODIFIED", ev.object);
+    if (is) return this.#line("ADDED", ev.object);
+    if (was) return this.#line("DELETED", ev.object);
     return undefined;
+  }
+
+  #line(type: EventType, obj: KubeObject): string {
+    const render = this.#req.render;
+    if (!render) return this.#hub.line(type, obj);
+    return `${JSON.stringify({ type, object: render(obj) })}\n`;
   }
 
   #bookmark(store: KubeStore, initialEnd: boolean): string {
