@@ -1,38 +1,7 @@
 import assert from "node:assert/strict";
-import { type KubeSim, startKubeSim } from "./server.ts";
+import { hasKubectl, kubectl } from "./kubectl_support.ts";
+import { startKubeSim } from "./server.ts";
 import { node } from "./test_support.ts";
-
-const KUBECTL = "/usr/bin/kubectl";
-
-function hasKubectl(): boolean {
-  try {
-    return Deno.statSync(KUBECTL).isFile;
-  } catch {
-    return false;
-  }
-}
-
-/** Runs kubectl against the emulator with a throwaway HOME, so nothing lands in the real cache. */
-async function kubectl(kube: KubeSim, dir: string, args: string[], stdin?: string) {
-  const kubeconfig = `${dir}/kubeconfig`;
-  await kube.writeKubeconfig(kubeconfig);
-  const child = new Deno.Command(KUBECTL, {
-    args: ["--kubeconfig", kubeconfig, ...args],
-    env: { HOME: dir, PATH: "/usr/bin:/bin" },
-    clearEnv: true,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(stdin));
-    await writer.close();
-  }
-  const out = await child.output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
 
 const SERVICE = `apiVersion: v1
 kind: Service
