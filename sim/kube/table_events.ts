@@ -24,39 +24,53 @@ interface CoreEventView {
   series: Record<string, unknown> | undefined;
 }
 
-function coreView(ev: KubeObject): CoreEventView {
-  return {
-    name: ev.metadata.name ?? "",
-    type: str(ev.type),
-    reason: str(ev.reason),
-    message: str(ev.message),
-    involvedObject: rec(ev.involvedObject),
-    source: rec(ev.source),
-    // The JSON name of core/v1's ReportingController is reportingComponent.
-    reportingController: str(ev.reportingComponent),
-    reportingInstance: str(ev.reportingInstance),
-    firstTimestamp: ev.firstTimestamp,
-    lastTimestamp: ev.lastTimestamp,
-    eventTime: ev.eventTime,
-    count: num(ev.count),
-    series: ev.series === undefined || ev.series === null ? undefined : rec(ev.series),
-  };
-}
+/** Where each printed field lives in one API's Event. */
+type FieldNames = Record<
+  | "message"
+  | "involvedObject"
+  | "source"
+  | "reportingController"
+  | "firstTimestamp"
+  | "lastTimestamp"
+  | "count",
+  string
+>;
 
-function v1View(ev: KubeObject): CoreEventView {
+const CORE_FIELDS: FieldNames = {
+  message: "message",
+  involvedObject: "involvedObject",
+  source: "source",
+  // The JSON name of core/v1's ReportingController.
+  reportingController: "reportingComponent",
+  firstTimestamp: "firstTimestamp",
+  lastTimestamp: "lastTimestamp",
+  count: "count",
+};
+
+const V1_FIELDS: FieldNames = {
+  message: "note",
+  involvedObject: "regarding",
+  source: "deprecatedSource",
+  reportingController: "reportingController",
+  firstTimestamp: "deprecatedFirstTimestamp",
+  lastTimestamp: "deprecatedLastTimestamp",
+  count: "deprecatedCount",
+};
+
+function view(ev: KubeObject, names: FieldNames): CoreEventView {
   return {
     name: ev.metadata.name ?? "",
     type: str(ev.type),
     reason: str(ev.reason),
-    message: str(ev.note),
-    involvedObject: rec(ev.regarding),
-    source: rec(ev.deprecatedSource),
-    reportingController: str(ev.reportingController),
+    message: str(ev[names.message]),
+    involvedObject: rec(ev[names.involvedObject]),
+    source: rec(ev[names.source]),
+    reportingController: str(ev[names.reportingController]),
     reportingInstance: str(ev.reportingInstance),
-    firstTimestamp: ev.deprecatedFirstTimestamp,
-    lastTimestamp: ev.deprecatedLastTimestamp,
+    firstTimestamp: ev[names.firstTimestamp],
+    lastTimestamp: ev[names.lastTimestamp],
     eventTime: ev.eventTime,
-    count: num(ev.deprecatedCount),
+    count: num(ev[names.count]),
     series: ev.series === undefined || ev.series === null ? undefined : rec(ev.series),
   };
 }
@@ -118,11 +132,11 @@ const EVENT_COLUMNS = [
 /** core/v1 Events. */
 export const EVENT_PRINTER: Printer = {
   columns: EVENT_COLUMNS,
-  cells: (ev, nowMs) => eventCells(coreView(ev), nowMs),
+  cells: (ev, nowMs) => eventCells(view(ev, CORE_FIELDS), nowMs),
 };
 
 /** events.k8s.io/v1 Events. */
 export const EVENTS_V1_PRINTER: Printer = {
   columns: EVENT_COLUMNS,
-  cells: (ev, nowMs) => eventCells(v1View(ev), nowMs),
+  cells: (ev, nowMs) => eventCells(view(ev, V1_FIELDS), nowMs),
 };

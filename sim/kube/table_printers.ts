@@ -162,7 +162,9 @@ function simple(columns: Printer["columns"], middle: (obj: KubeObject) => unknow
   };
 }
 
-const count = (v: unknown) => Object.keys(rec(v)).length;
+function keyCount(map: unknown): number {
+  return Object.keys(rec(map)).length;
+}
 
 const PRINTERS: Record<string, Printer> = {
   nodes: NODE_PRINTER,
@@ -180,11 +182,11 @@ const PRINTERS: Record<string, Printer> = {
   ),
   secrets: simple(
     [column("Type", "Type of the secret."), column("Data", "Number of data keys.")],
-    (s) => [str(s.type), count(s.data)],
+    (s) => [str(s.type), keyCount(s.data)],
   ),
   configmaps: simple(
     [column("Data", "Number of data and binaryData keys.")],
-    (cm) => [count(cm.data) + count(cm.binaryData)],
+    (cm) => [keyCount(cm.data) + keyCount(cm.binaryData)],
   ),
   "coordination.k8s.io/leases": simple(
     [column("Holder", "Identity of the current holder.")],
@@ -200,7 +202,7 @@ function rfc3339Seconds(value: unknown): string {
 }
 
 /** The apiserver's generic table for resources without a printer: Name and Created At. */
-export const DEFAULT_PRINTER: Printer = {
+const DEFAULT_PRINTER: Printer = {
   columns: [NAME_COLUMN, column("Created At", "Time the object was created.", { type: "date" })],
   cells: (obj) => [obj.metadata.name ?? "", rfc3339Seconds(obj.metadata.creationTimestamp)],
   nullRowsWhenEmpty: true,
