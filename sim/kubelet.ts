@@ -115,10 +115,26 @@ export function kubeletNode(name: string, o: KubeletNodeOptions = {}): V1Node {
 
 /** Registers a Node the way kubelet does: create (the apiserver drops status), then write status. */
 export function registerNode(kube: KubeSim, node: V1Node): void {
-  kube.store.create("nodes", node);
-  kube.store.patch("nodes", node.metadata?.name ?? "", { status: node.status }, {
+  const name = node.metadata?.name ?? "";
+  const created = kube.store.create("nodes", node);
+  kube.store.patch("nodes", name, { status: node.status }, {
     type: "merge",
     subresource: "status",
+  });
+  // kubelet's heartbeat Lease (what `kubectl describe node` shows), owned by its Node.
+  kube.store.create("leases", {
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: {
+      name,
+      namespace: "kube-node-lease",
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: created.metadata.uid }],
+    },
+    spec: {
+      holderIdentity: name,
+      leaseDurationSeconds: 40,
+      renewTime: new Date(kube.store.now()).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z"),
+    },
   });
 }
 

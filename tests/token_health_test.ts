@@ -27,7 +27,7 @@ Deno.test("main() --enable-token-health-checker exits 1 at start when the token 
   assert.equal(world.linode.calls.count("GET /v4/profile"), 1);
   // Nothing was started: no Lease taken, no Linode listed.
   assert.equal(world.linode.calls.count("GET /v4/linode/instances"), 0);
-  assert.equal(world.kube.store.list("leases").length, 0);
+  assert.equal(world.kube.store.get("leases", "cloud-controller-manager", "kube-system"), undefined);
 });
 
 Deno.test("runCcm() with the token health checker releases the Lease and ends token-invalid once the token is revoked", async () => {
