@@ -35,7 +35,6 @@ function section(label: string, text: string): string {
 
 /** The leader line: who holds the Lease, since when, transitions, and the standby. */
 export function leaderText(leader: LeaderInfo, s: Pick<DemoSnapshot, "nowMs" | "startedAtMs">): string {
-  const calls = leader.replicas.map((r) => `${r.label} ${r.linodeCalls}`).join(", ");
   const named = (state: string) =>
     leader.replicas.filter((r) => r.state === state).map((r) => `${r.label} ${shortIdentity(r.identity)}`);
   const standby = named("standby"), stopped = named("stopped");
@@ -54,7 +53,6 @@ export function leaderText(leader: LeaderInfo, s: Pick<DemoSnapshot, "nowMs" | "
   parts.push(`transitions ${leader.transitions}`);
   if (standby.length > 0) parts.push(`standby ${standby.join(", ")}`);
   if (stopped.length > 0) parts.push(`stopped ${stopped.join(", ")}`);
-  if (calls) parts.push(`Linode calls by replica: ${calls}`);
   return parts.join(DOT);
 }
 
@@ -71,6 +69,12 @@ function nodeTable(nodes: readonly NodeRow[]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   return [line(header), ...rows.map(line)];
+}
+
+/** "· by replica: A 12, B 0": the standby's count shows it makes no Linode calls. */
+function byReplica(s: DemoSnapshot): string {
+  const calls = s.leader.replicas.map((r) => `${r.label} ${r.linodeCalls}`).join(", ");
+  return calls ? `${DOT}by replica: ${calls}` : "";
 }
 
 /** The fixed top part: header, leader, nodes, routes, load balancers, API cost. */
@@ -92,7 +96,7 @@ export function renderSummary(s: DemoSnapshot): string[] {
       "NODEBAL.",
       `${lb.nodeBalancers} NodeBalancers${DOT}${lb.services} LoadBalancer Services, ${lb.pending.length} pending${pending}`,
     ),
-    section("LINODE API", `${s.api.total} calls${DOT}${s.api.lastMinute} in the last minute`),
+    section("LINODE API", `${s.api.total} calls${DOT}${s.api.lastMinute} in the last minute${byReplica(s)}`),
     ...(top ? [" ".repeat(LABEL_WIDTH) + "top: " + top] : []),
   ];
 }

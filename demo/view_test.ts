@@ -85,8 +85,7 @@ Deno.test("leaderText() names the holder, since when, transitions and the standb
   const s = snapshot();
   assert.equal(
     leaderText(s.leader, s),
-    "A demo-a_01234567 since 00:01 (00:41 ago) · transitions 0 · standby B demo-b_01234567 · " +
-      "Linode calls by replica: A 12, B 0",
+    "A demo-a_01234567 since 00:01 (00:41 ago) · transitions 0 · standby B demo-b_01234567",
   );
 });
 
@@ -101,8 +100,7 @@ Deno.test("leaderText() says when nobody holds the Lease and which replicas stop
   });
   assert.equal(
     leaderText(s.leader, s),
-    "nobody holds the Lease · transitions 1 · stopped A demo-a_01234567 · " +
-      "Linode calls by replica: A 0",
+    "nobody holds the Lease · transitions 1 · stopped A demo-a_01234567",
   );
 });
 
@@ -113,7 +111,7 @@ Deno.test("renderSummary() shows nodes, taints, routes, NodeBalancers and API co
   assert.match(text, /demo-node-3 +NotReady +linode:\/\/51000003 +10\.0\.0\.4 +45\.79\.1\.4 +shutdown/);
   assert.match(text, /route controller: next release/);
   assert.match(text, /0 NodeBalancers · 2 LoadBalancer Services, 2 pending: default\/api, default\/web/);
-  assert.match(text, /12 calls · 7 in the last minute/);
+  assert.match(text, /LINODE API +12 calls · 7 in the last minute · by replica: A 12, B 0$/m);
   assert.match(text, /top: GET \/v4\/linode\/instances 9 · GET \/v4\/vpcs 3/);
 });
 
