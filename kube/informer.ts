@@ -3,11 +3,13 @@
  * error but 410; this one re-lists with backoff after every failure, reports `healthy`, and after a re-list
  * delivers what changed while it was disconnected as synthetic add/update/delete events.
  */
-import { type KubeConfig, loadYaml, Watch } from "@kubernetes/client-node";
-import { Backoff, type BackoffOptions } from "../backoff.ts";
+import { type KubeConfig, loadYaml } from "@kubernetes/client-node";
+import type { BackoffOptions } from "../backoff.ts";
 import { type Clock, isAbort, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { Counter, Gauge, Registry } from "../metrics.ts";
+import type { Gauge, Registry } from "../metrics.ts";
+import { RestartPolicy } from "./informer_restart.ts";
+import { InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";
 import { KubeApiError, kubeRequestsCounter } from "./requests.ts";
 
@@ -59,27 +61,16 @@ export interface InformerOptions extends Selectors {
   minWatchMs?: number;
 }
 
-type WatchEnd =
-  | { kind: "aborted" }
-  | { kind: "gone" }
-  | { kind: "closed"; events: number; startedAt: number }
-  | { kind: "error"; error: unknown };
-
-const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
-
 /** A self-restarting list+watch cache of one resource, keyed by `objectKey`. */
 export class Informer<T extends KubeObject> {
   readonly #source: ResourceSource<T>;
   readonly #options: InformerOptions;
-  readonly #clock: Clock;
-  readonly #watch: Watch;
-  readonly #backoff: Backoff;
   readonly #items = new Map<string, T>();
   readonly #handlers = new Set<ChangeHandler<T>>();
   readonly #sync = Promise.withResolvers<void>();
-  readonly #restarts: Counter;
+  readonly #restart: RestartPolicy;
   readonly #healthyGauge: Gauge;
-  readonly #requests: Counter;
+  readonly #watch: InformerWatch;
   #resourceVersion = "";
   #synced = false;
   #healthy = false;
@@ -87,19 +78,23 @@ export class Informer<T extends KubeObject> {
   constructor(kc: KubeConfig, source: ResourceSource<T>, options: InformerOptions) {
     this.#source = source;
     this.#options = options;
-    this.#clock = options.clock ?? systemClock;
-    this.#watch = new Watch(kc);
-    // Typed private in client-node, but it is the only knob for the watch's silence timeout.
-    Reflect.set(this.#watch, "requestTimeoutMs", options.watchIdleTimeoutMs ?? 30_000);
-    this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
-    const m = options.metrics;
-    this.#restarts = m.counter("ccm_informer_restarts_total", "Informer restarts after failures", [
-      "resource",
-    ]);
-    this.#healthyGauge = m.gauge("ccm_informer_healthy", "1 while the informer's watch is established", [
-      "resource",
-    ]);
-    this.#requests = kubeRequestsCounter(m);
+    const { log, metrics, backoff, minWatchMs, labelSelector, fieldSelector } = options;
+    const clock = options.clock ?? systemClock;
+    const resource = source.resource;
+    this.#restart = new RestartPolicy({ resource, log, metrics, clock, backoff, minWatchMs });
+    const healthyHelp = "1 while the informer's watch is established";
+    this.#healthyGauge = metrics.gauge("ccm_informer_healthy", healthyHelp, ["resource"]);
+    this.#watch = new InformerWatch(kc, {
+      clock,
+      requests: kubeRequestsCounter(metrics),
+      resource,
+      path: source.path,
+      labelSelector,
+      fieldSelector,
+      idleTimeoutMs: options.watchIdleTimeoutMs ?? 30_000,
+      apply: (type, raw) => this.#apply(type, raw),
+      opened: () => this.#setHealthy(true),
+    });
   }
 
   /** True once the first full list has been stored. */
@@ -147,45 +142,18 @@ export class Informer<T extends KubeObject> {
     while (!signal.aborted) {
       try {
         if (!this.#resourceVersion) await this.#relist();
-        const end = await this.#watchOnce(signal);
+        const end = await this.#watch.run(this.#resourceVersion, signal);
         if (end.kind === "error") throw end.error;
         if (end.kind === "gone") this.#resourceVersion = "";
-        if (end.kind === "closed") await this.#afterClose(end, signal);
+        if (end.kind === "closed") await this.#restart.waitAfterClose(end, signal);
       } catch (e) {
         if (signal.aborted || isAbort(e, signal)) break;
-        if (!(await this.#afterFailure(e, signal))) break;
+        this.#setHealthy(false);
+        this.#resourceVersion = "";
+        if (!(await this.#restart.waitAfterFailure(e, signal))) break;
       }
     }
     this.#setHealthy(false);
-  }
-
-  async #afterClose(end: { events: number; startedAt: number }, signal: AbortSignal): Promise<void> {
-    const lived = this.#clock.monotonic() - end.startedAt;
-    if (end.events > 0 || lived >= (this.#options.minWatchMs ?? 1000)) {
-      this.#backoff.reset();
-      return;
-    }
-    // The server keeps closing watches at once: resume from the same version, but not in a hot loop.
-    await this.#clock.sleep(this.#backoff.next(), signal);
-  }
-
-  /** Records a failure and sleeps; false when aborted while sleeping. */
-  async #afterFailure(e: unknown, signal: AbortSignal): Promise<boolean> {
-    this.#setHealthy(false);
-    this.#resourceVersion = "";
-    this.#restarts.inc({ resource: this.#source.resource });
-    const delayMs = this.#backoff.next();
-    this.#options.log.warning("{resource} informer failed, re-listing in {delayMs} ms: {error}", {
-      resource: this.#source.resource,
-      delayMs,
-      error: e instanceof Error ? e.message : String(e),
-    });
-    try {
-      await this.#clock.sleep(delayMs, signal);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   async #relist(): Promise<void> {
@@ -210,92 +178,6 @@ export class Informer<T extends KubeObject> {
       this.#synced = true;
       this.#sync.resolve();
     }
-  }
-
-  /**
-   * One watch, ended by the server, an error, `signal`, or silence: under Deno, client-node's watch never
-   * notices a connection reset (nor its own timeout), so a watchdog ends a watch that has been silent for
-   * `watchIdleTimeoutMs` (BOOKMARKs count as activity) and it is resumed from the same resourceVersion.
-   */
-  async #watchOnce(signal: AbortSignal): Promise<WatchEnd> {
-    if (signal.aborted) return { kind: "aborted" };
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    let lastActivity = this.#clock.monotonic();
-    const watching = this.#openWatch(stop.signal, () => (lastActivity = this.#clock.monotonic()));
-    const watchdog = this.#watchdog(stop.signal, () => lastActivity);
-    const end = await Promise.race([watching, watchdog]);
-    stop.abort();
-    signal.removeEventListener("abort", onAbort);
-    await Promise.all([watching, watchdog]);
-    return end;
-  }
-
-  async #watchdog(stop: AbortSignal, lastActivity: () => number): Promise<WatchEnd> {
-    const idleMs = this.#options.watchIdleTimeoutMs ?? 30_000;
-    try {
-      for (;;) {
-        const silentMs = this.#clock.monotonic() - lastActivity();
-        if (silentMs >= idleMs) return { kind: "closed", events: 1, startedAt: 0 };
-        await this.#clock.sleep(idleMs - silentMs, stop);
-      }
-    } catch {
-      return { kind: "aborted" };
-    }
-  }
-
-  #openWatch(stop: AbortSignal, onActivity: () => void): Promise<WatchEnd> {
-    const startedAt = this.#clock.monotonic();
-    let events = 0;
-    return new Promise((resolve) => {
-      let settled = false;
-      let controller: AbortController | undefined;
-      const finish = (end: WatchEnd) => {
-        if (settled) return;
-        settled = true;
-        stop.removeEventListener("abort", onAbort);
-        controller?.abort();
-        resolve(end);
-      };
-      const onAbort = () => finish({ kind: "aborted" });
-      stop.addEventListener("abort", onAbort, { once: true });
-      const onEvent = (type: string, obj: unknown) => {
-        if (settled) return;
-        events++;
-        onActivity();
-        const end = this.#apply(type, obj);
-        if (end) finish(end);
-      };
-      const onDone = (err: unknown) => {
-        this.#countWatch(err);
-        if (!err) finish({ kind: "closed", events, startedAt });
-        else if (err instanceof Error && err.name === "TimeoutError") {
-          finish({ kind: "closed", events: 1, startedAt });
-        } else if (statusCode(err) === 410) finish({ kind: "gone" });
-        else finish({ kind: "error", error: err });
-      };
-      this.#watch.watch(this.#source.path, this.#watchParams(), onEvent, onDone).then((c) => {
-        controller = c;
-        if (settled) c.abort();
-        else {
-          onActivity();
-          this.#setHealthy(true);
-        }
-      }, (e: unknown) => finish({ kind: "error", error: e }));
-    });
-  }
-
-  #watchParams(): Record<string, string | boolean | number> {
-    const params: Record<string, string | boolean | number> = {
-      resourceVersion: this.#resourceVersion,
-      allowWatchBookmarks: true,
-      // Like client-go: a server-side timeout of 5–10 min spreads reconnects of many clients.
-      timeoutSeconds: 300 + Math.floor(Math.random() * 300),
-    };
-    if (this.#options.labelSelector) params.labelSelector = this.#options.labelSelector;
-    if (this.#options.fieldSelector) params.fieldSelector = this.#options.fieldSelector;
-    return params;
   }
 
   /** Applies one watch event; returns how the watch ends when the event ends it. */
@@ -343,23 +225,11 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  #countWatch(err: unknown): void {
-    const code = err ? String(statusCode(err) ?? "error") : "200";
-    this.#requests.inc({ verb: "watch", resource: this.#source.resource, code });
-  }
-
   #setHealthy(healthy: boolean): void {
-    if (healthy && !this.#healthy && this.#backoff.failures > 0) {
+    if (healthy && !this.#healthy && this.#restart.failures > 0) {
       this.#options.log.info("{resource} informer recovered", { resource: this.#source.resource });
     }
     this.#healthy = healthy;
     this.#healthyGauge.set({ resource: this.#source.resource }, healthy ? 1 : 0);
   }
-}
-
-function statusCode(err: unknown): number | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const { statusCode, code } = err as { statusCode?: unknown; code?: unknown };
-  if (typeof statusCode === "number") return statusCode;
-  return typeof code === "number" ? code : undefined;
 }
