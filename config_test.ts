@@ -237,11 +237,11 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     c,
   ) => c.ignoredFlags, ["--cloud-config", "--authorization-always-allow-paths", "--webhook-secure-port"]],
   [["--kubeconfig=/a.conf"], (c) => c.kube, { kind: "kubeconfig", kubeconfig: "/a.conf", from: "flag" }],
-  [["--kubeconfig=/a.conf", "--master=https://10.0.0.1:6443"], (c) => c.kube, {
+  [["--kubeconfig=/a.conf", "--master=https://127.0.0.1:6443"], (c) => c.kube, {
     kind: "kubeconfig",
     kubeconfig: "/a.conf",
     from: "flag",
-    master: "https://10.0.0.1:6443",
+    master: "https://127.0.0.1:6443",
   }],
 ];
 for (const [args, read, want] of FORMS) {
@@ -658,8 +658,8 @@ Deno.test("checkTokenFile() accepts a readable token file and rejects an empty o
 
 Deno.test("parseConfig() chooses in-cluster credentials when no kubeconfig is given", () => {
   const env = { LINODE_API_TOKEN: TOKEN, LINODE_REGION: "us-east" };
-  const c = run([], { ...env, KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" });
-  assert.deepEqual(c.kube, { kind: "in-cluster", serviceHost: "10.96.0.1", servicePort: "443" });
+  const c = run([], { ...env, KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: "443" });
+  assert.deepEqual(c.kube, { kind: "in-cluster", serviceHost: "127.0.0.1", servicePort: "443" });
   assert.deepEqual(run(["--master=http://127.0.0.1:8080"], env).kube, {
     kind: "master",
     master: "http://127.0.0.1:8080",

@@ -12,7 +12,7 @@ function kubeconfigYaml(options: { context?: string; cluster?: string; user?: st
     "clusters:",
     "- name: c1",
     "  cluster:",
-    "    server: https://10.0.0.1:6443",
+    "    server: https://127.0.0.1:6443",
     "    certificate-authority: ca.crt",
     "users:",
     "- name: u1",
@@ -53,7 +53,7 @@ Deno.test("loadKubeConfig() loads a kubeconfig file and resolves relative paths"
     const path = join(dir, "config");
     await Deno.writeTextFile(path, kubeconfigYaml());
     const kc = loadKubeConfig({ kubeconfig: path });
-    assert.equal(kc.getCurrentCluster()?.server, "https://10.0.0.1:6443");
+    assert.equal(kc.getCurrentCluster()?.server, "https://127.0.0.1:6443");
     assert.equal(kc.getCurrentCluster()?.caFile, join(dir, "ca.crt"));
     assert.equal(kc.getCurrentUser()?.token, TOKEN);
     assert.deepEqual(kubeConfigSecrets(kc), [TOKEN]);
@@ -136,7 +136,7 @@ Deno.test("loadKubeConfig() in-cluster reports missing service env and a missing
       /^Cannot load in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set/,
     );
     assertConfigError(
-      () => loadKubeConfig({ serviceHost: "10.0.0.1", servicePort: "443", serviceAccountDir: dir }),
+      () => loadKubeConfig({ serviceHost: "127.0.0.1", servicePort: "443", serviceAccountDir: dir }),
       /service-account token file .*token not found/,
     );
   }));
