@@ -125,7 +125,7 @@ Deno.test("calls counts every request by route template, also over /__admin/call
   await fetch(`${sim.url}/linode/instances/${a.id}/configs/77/interfaces/88`, { method: "PUT", body: "{}" })
     .then((r) => r.body?.cancel());
   await fetch(`${sim.origin}/v4/unknown/7`).then((r) => r.body?.cancel());
-  assert.equal(sim.calls.count("GET /v4beta/linode/instances/{id}"), 3);
+  assert.equal(sim.calls.count("GET /v4/linode/instances/{id}"), 3);
   assert.equal(sim.calls.count("PUT /v4/linode/instances/{id}/configs/{id}/interfaces/{id}"), 1);
   assert.equal(sim.calls.count("GET /v4/unknown/{id}"), 1);
   assert.equal(sim.calls.total(), 5);

@@ -57,7 +57,7 @@ Deno.test("getLinode() without the right token answers 401 Invalid Token", async
   const res = await fetch(`${sim.url}/linode/instances`);
   assert.equal(res.status, 401);
   assert.deepEqual(await res.json(), { errors: [{ reason: "Invalid Token" }] });
-  assert.equal(sim.calls.count("GET /v4beta/linode/instances/{id}"), 1, "api-v4 reads instances over v4beta");
+  assert.equal(sim.calls.count("GET /v4/linode/instances/{id}"), 1, "rejected requests are counted");
   assert.equal(sim.calls.count("GET /v4/linode/instances"), 1);
 });
 
@@ -220,6 +220,7 @@ Deno.test("the API answers unknown routes with 404 and wrong methods with 405, o
   const auth = { authorization: `Bearer ${sim.token}` };
   const get = await fetch(`${sim.origin}/v4beta/linode/instances/${a.id}`, { headers: auth });
   assert.equal((await get.json()).id, a.id);
+  assert.equal(sim.calls.count("GET /v4beta/linode/instances/{id}"), 1, "/v4beta is counted apart");
   const unknown = await fetch(`${sim.url}/linode/nothing`, { headers: auth });
   assert.deepEqual([unknown.status, await unknown.json()], [404, { errors: [{ reason: "Not found" }] }]);
   const notNumeric = await fetch(`${sim.url}/linode/instances/abc`, { headers: auth });

@@ -27,5 +27,5 @@ Deno.test("getLinodes() lists 5,000 instances in ten pages of 500", async () => 
   assert.equal(ips.data.at(-1)?.address, "10.0.19.137");
   const filtered = await withSim(sim, () => getLinodes({}, { label: "node-4999" }));
   assert.equal(filtered.data[0]?.ipv4.length, 2);
-  assert.equal(sim.calls.count("GET /v4beta/linode/instances"), 11);
+  assert.equal(sim.calls.count("GET /v4/linode/instances"), 11);
 });

@@ -100,8 +100,8 @@ Deno.test("getVPCIPs() lists one VPC, filters, and 404s on an unknown VPC", asyn
   const ranges = await withSim(sim, () => getVPCsIPs({}, { address_range: { "+neq": null } }));
   assert.deepEqual(ranges.data.map((ip) => [ip.linode_id, ip.address_range]), [[a.id, "10.192.0.0/24"]]);
   assert.equal((await failure(withSim(sim, () => getVPCIPs(1)))).status, 404);
-  assert.equal(sim.calls.count("GET /v4beta/vpcs/{id}/ips"), 3);
-  assert.equal(sim.calls.count("GET /v4beta/vpcs/ips"), 1);
+  assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 3);
+  assert.equal(sim.calls.count("GET /v4/vpcs/ips"), 1);
 });
 
 Deno.test("world.deleteInstance() frees its VPC address for the next instance", async () => {
