@@ -2,7 +2,7 @@
 import { parseFaultRule, parseInstanceInput, parseVpcInput } from "./admin_input.ts";
 import type { CallCounter } from "./calls.ts";
 import type { Faults } from "./faults.ts";
-import { ApiError, type Body, errorResponse, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
+import { ApiError, type Body, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
 import { param, type Route, Router } from "./router.ts";
 import type { World } from "./world.ts";
@@ -113,7 +113,7 @@ const ROUTES: readonly Route<AdminContext>[] = [
 
 const ADMIN_ROUTER = new Router<AdminContext>(ROUTES);
 
-/** Answers one `/__admin/...` request. Admin requests are not counted in `calls`. */
+/** Answers one `/__admin/...` request; throws `ApiError`s for the caller to answer. Not counted in `calls`. */
 export async function handleAdmin(
   req: Request,
   path: string,
@@ -123,13 +123,5 @@ export async function handleAdmin(
   // Fault ids are "f<n>"; accept them in the path as-is.
   const normalized = segments.map((s) => s.replace(/^f(\d+)$/, "$1"));
   const found = ADMIN_ROUTER.match(req.method, normalized);
-  if ("error" in found) {
-    return errorResponse(found.error, [{ reason: found.error === 404 ? "Not found" : "Method Not Allowed" }]);
-  }
-  try {
-    return await found.route.handle({ req, params: found.params, ...env });
-  } catch (e) {
-    if (e instanceof ApiError) return errorResponse(e.status, e.errors);
-    throw e;
-  }
+  return await found.route.handle({ req, params: found.params, ...env });
 }

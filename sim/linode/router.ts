@@ -1,6 +1,6 @@
 /** A small table router over path segments, plus the list helper every collection uses. */
 import { applyFilter, parseFilter } from "./filter.ts";
-import { ApiError, json } from "./http.ts";
+import { ApiError, json, notFound } from "./http.ts";
 import { paginate, parsePaging } from "./paging.ts";
 import type { World } from "./world.ts";
 
@@ -24,9 +24,6 @@ interface Compiled<C> {
   segments: string[];
 }
 
-/** The result of matching: a route and its params, or why not. */
-export type RouteMatch<C> = { route: Route<C>; params: number[] } | { error: 404 | 405 };
-
 /** Matches method + path segments against a route table. */
 export class Router<C = RouteContext> {
   #routes: Compiled<C>[];
@@ -35,8 +32,8 @@ export class Router<C = RouteContext> {
     this.#routes = routes.map((route) => ({ route, segments: route.path.split("/") }));
   }
 
-  /** Finds the route for a request; 405 when the path exists under another method. */
-  match(method: string, segments: readonly string[]): RouteMatch<C> {
+  /** Finds the route for a request; throws the API's 404, or 405 when the path exists under another method. */
+  match(method: string, segments: readonly string[]): { route: Route<C>; params: number[] } {
     let pathMatched = false;
     for (const { route, segments: pattern } of this.#routes) {
       const params = matchSegments(pattern, segments);
@@ -44,7 +41,7 @@ export class Router<C = RouteContext> {
       pathMatched = true;
       if (route.method === method) return { route, params };
     }
-    return { error: pathMatched ? 405 : 404 };
+    throw pathMatched ? new ApiError(405, [{ reason: "Method Not Allowed" }]) : notFound();
   }
 }
 

@@ -4,7 +4,7 @@ import { handleAdmin } from "./admin.ts";
 import { CallCounter, type CallRecord } from "./calls.ts";
 import { applyAfter, applyBefore, type FaultEnv } from "./fault_apply.ts";
 import { Faults } from "./faults.ts";
-import { ApiError, errorResponse } from "./http.ts";
+import { ApiError, errorResponse, notFound } from "./http.ts";
 import { Router } from "./router.ts";
 import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
 import { LINODE_ROUTES } from "./routes_linodes.ts";
@@ -64,21 +64,19 @@ interface SimState extends FaultEnv {
   calls: CallCounter;
 }
 
-function internalError(e: unknown): Response {
+/** Routing and handlers throw `ApiError`; anything else is a sim bug, answered as the API would: 500. */
+function toErrorResponse(e: unknown): Response {
   if (e instanceof ApiError) return errorResponse(e.status, e.errors);
   return errorResponse(500, [{ reason: "Internal Server Error" }]);
 }
 
 async function routeApi(req: Request, url: URL, state: SimState): Promise<Response> {
   const match = /^\/v4(?:beta)?\/(.+?)\/?$/.exec(url.pathname);
-  if (!match) return errorResponse(404, [{ reason: "Not found" }]);
+  if (!match) throw notFound();
   if (req.headers.get("authorization") !== `Bearer ${state.token}`) {
-    return errorResponse(401, [{ reason: "Invalid Token" }]);
+    throw new ApiError(401, [{ reason: "Invalid Token" }]);
   }
   const found = API_ROUTER.match(req.method, (match[1] ?? "").split("/"));
-  if ("error" in found) {
-    return errorResponse(found.error, [{ reason: found.error === 404 ? "Not found" : "Method Not Allowed" }]);
-  }
   return await found.route.handle({ req, url, params: found.params, world: state.world });
 }
 
@@ -97,10 +95,10 @@ async function answerApi(req: Request, url: URL, state: SimState, call: CallReco
 async function handle(req: Request, state: SimState): Promise<Response> {
   const url = new URL(req.url);
   if (url.pathname.startsWith("/__admin/")) {
-    return await handleAdmin(req, url.pathname, state).catch(internalError);
+    return await handleAdmin(req, url.pathname, state).catch(toErrorResponse);
   }
   const call = state.calls.record(req.method, url.pathname, state.clock.now());
-  const response = await answerApi(req, url, state, call).catch(internalError);
+  const response = await answerApi(req, url, state, call).catch(toErrorResponse);
   call.status = response.status;
   return response;
 }
