@@ -1,10 +1,11 @@
 /** The `/__admin/` endpoint (no token): calls, faults and world shaping over HTTP. */
-import { parseFaultRule, parseInstanceInput, parseVpcInput } from "./admin_input.ts";
+import { parseFaultRule, parseInstanceInput } from "./admin_input.ts";
 import type { CallCounter } from "./calls.ts";
 import type { Faults } from "./faults.ts";
 import { ApiError, type Body, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
 import { param, type Route, Router } from "./router.ts";
+import { parseVpcInput } from "./store_vpcs.ts";
 import type { World } from "./world.ts";
 
 /** What admin handlers reach. */

@@ -3,7 +3,6 @@ import type { FaultRule } from "./faults.ts";
 import { type Body, fieldError, isRecord, optBool, optEnum, optInt, optString, optStrings } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
 import type { AddInstanceInput } from "./store_instances.ts";
-import type { CreateVpcInput } from "./store_vpcs.ts";
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
@@ -38,21 +37,6 @@ export function parseInstanceInput(body: Body): AddInstanceInput {
     };
   }
   return input;
-}
-
-/** `POST /__admin/world/vpcs` body → `createVpc` input. */
-export function parseVpcInput(body: Body): CreateVpcInput {
-  const raw = body.subnets ?? [];
-  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
-  return {
-    label: optString(body, "label") ?? "",
-    region: optString(body, "region") ?? "",
-    description: optString(body, "description"),
-    subnets: raw.map((s, i) => {
-      if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
-      return { label: optString(s, "label") ?? "", ipv4: optString(s, "ipv4") ?? "" };
-    }),
-  };
 }
 
 function isErrorStatus(n: number): n is 500 | 502 | 503 | 504 {

@@ -1,6 +1,7 @@
 /** `vpcs` routes: VPCs, subnets and the VPC IP listings. */
-import { fieldError, isRecord, json, notFound, optString, readBody } from "./http.ts";
+import { json, notFound, readBody } from "./http.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+import { parseVpcInput } from "./store_vpcs.ts";
 
 const VPC_FIELDS = new Set(["id", "label", "region", "description", "created", "updated"]);
 const SUBNET_FIELDS = new Set(["id", "label", "ipv4", "created", "updated"]);
@@ -24,30 +25,14 @@ function vpcOr404(ctx: RouteContext) {
   return vpc;
 }
 
-async function createVpc(ctx: RouteContext): Promise<Response> {
-  const body = await readBody(ctx.req);
-  const raw = body.subnets ?? [];
-  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
-  const subnets = raw.map((s, i) => {
-    if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
-    return {
-      label: optString(s, "label", `subnets[${i}].`) ?? "",
-      ipv4: optString(s, "ipv4", `subnets[${i}].`) ?? "",
-    };
-  });
-  const vpc = ctx.world.vpcs.create({
-    label: optString(body, "label") ?? "",
-    region: optString(body, "region") ?? "",
-    description: optString(body, "description"),
-    subnets,
-  });
-  return json(vpc);
-}
-
 /** The VPC routes. */
 export const VPC_ROUTES: readonly Route[] = [
   { method: "GET", path: "vpcs", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.list(), VPC_FIELDS) },
-  { method: "POST", path: "vpcs", handle: createVpc },
+  {
+    method: "POST",
+    path: "vpcs",
+    handle: async (ctx) => json(ctx.world.vpcs.create(parseVpcInput(await readBody(ctx.req)))),
+  },
   { method: "GET", path: "vpcs/ips", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(), IP_FIELDS) },
   { method: "GET", path: "vpcs/:id", handle: (ctx) => json(vpcOr404(ctx)) },
   {

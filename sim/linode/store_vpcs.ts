@@ -1,7 +1,7 @@
 /** VPCs and subnets: address allocation, membership of Linode interfaces, and the VPC IP listing. */
 import type { Interface, Subnet, VPC, VPCIP } from "@linode/api-v4";
 import type { Clock } from "../../clock.ts";
-import { ApiError, apiTime, fieldError } from "./http.ts";
+import { ApiError, apiTime, type Body, fieldError, isRecord, optString } from "./http.ts";
 import type { Ids } from "./ids.ts";
 import {
   type Cidr,
@@ -20,6 +20,22 @@ export interface CreateVpcInput {
   region: string;
   description?: string;
   subnets?: { label: string; ipv4: string }[];
+}
+
+/** A `POST /vpcs` body (also `POST /__admin/world/vpcs`) → `create` input; wrong types are 400s on the field. */
+export function parseVpcInput(body: Body): CreateVpcInput {
+  const raw = body.subnets ?? [];
+  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
+  return {
+    label: optString(body, "label") ?? "",
+    region: optString(body, "region") ?? "",
+    description: optString(body, "description"),
+    subnets: raw.map((s, i) => {
+      if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
+      const prefix = `subnets[${i}].`;
+      return { label: optString(s, "label", prefix) ?? "", ipv4: optString(s, "ipv4", prefix) ?? "" };
+    }),
+  };
 }
 
 /** A Linode interface attached to a subnet. */
