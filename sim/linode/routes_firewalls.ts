@@ -1,8 +1,9 @@
 /** `networking/firewalls` routes: firewalls, rules and devices. */
-import { json, readBody } from "./http.ts";
+import { json, notFound, readBody } from "./http.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
 
-const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
+/** Fields a firewall list may be filtered on (also the Linode and NodeBalancer `/firewalls` lists). */
+export const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
 const DEVICE_FIELDS = new Set(["id", "created", "updated", "entity"]);
 
 function fws(ctx: RouteContext) {
@@ -31,8 +32,7 @@ export const FIREWALL_ROUTES: readonly Route[] = [
     method: "DELETE",
     path: "networking/firewalls/:id",
     handle: (ctx) => {
-      fws(ctx).get(param(ctx, 0));
-      fws(ctx).delete(param(ctx, 0));
+      if (!fws(ctx).delete(param(ctx, 0))) throw notFound();
       return json({});
     },
   },

@@ -2,6 +2,7 @@
 import { json, notFound, readBody } from "./http.ts";
 import { linodeIps, updateInterface } from "./instance_ops.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+import { FIREWALL_FIELDS } from "./routes_firewalls.ts";
 import type { InstanceRecord } from "./store_instances.ts";
 
 const INSTANCE_FIELDS = new Set([
@@ -27,7 +28,6 @@ const INSTANCE_FIELDS = new Set([
   "site_type",
 ]);
 const CONFIG_FIELDS = new Set(["id", "label", "kernel", "created", "updated", "virt_mode", "run_level"]);
-const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
 
 function instance(ctx: RouteContext): InstanceRecord {
   return ctx.world.instances.require(param(ctx, 0));

@@ -1,6 +1,7 @@
 /** `nodebalancers` routes: NodeBalancers, configs, config nodes, rebuild and firewalls. */
-import { fieldError, json, readBody } from "./http.ts";
+import { fieldError, json, notFound, readBody } from "./http.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
+import { FIREWALL_FIELDS } from "./routes_firewalls.ts";
 
 const NB_FIELDS = new Set([
   "id",
@@ -15,13 +16,12 @@ const NB_FIELDS = new Set([
 ]);
 const CONFIG_FIELDS = new Set(["id", "port", "protocol", "algorithm", "stickiness", "check"]);
 const NODE_FIELDS = new Set(["id", "label", "address", "mode", "status", "weight"]);
-const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
 
 async function createNodeBalancer(ctx: RouteContext): Promise<Response> {
   const body = await readBody(ctx.req);
   const firewallId = body.firewall_id;
   if (firewallId !== undefined && firewallId !== null) {
-    if (typeof firewallId !== "number" || !ctx.world.firewalls().some((f) => f.id === firewallId)) {
+    if (typeof firewallId !== "number" || !ctx.world.firewallStore.list().some((f) => f.id === firewallId)) {
       throw fieldError("firewall_id", "Firewall not found");
     }
   }
@@ -50,8 +50,7 @@ export const NODEBALANCER_ROUTES: readonly Route[] = [
     method: "DELETE",
     path: "nodebalancers/:id",
     handle: (ctx) => {
-      nbs(ctx).get(param(ctx, 0));
-      ctx.world.deleteNodeBalancer(param(ctx, 0));
+      if (!ctx.world.deleteNodeBalancer(param(ctx, 0))) throw notFound();
       return json({});
     },
   },
