@@ -118,8 +118,7 @@ async function remove(ctx: HandlerContext, req: Request, route: ResourceRoute, q
 
 function removeCollection(ctx: HandlerContext, route: ResourceRoute, query: URLSearchParams): Response {
   const selector = compileSelector(route.def, query.get("labelSelector"), query.get("fieldSelector"));
-  const targets = ctx.store.select(route.def, route.namespace, ctx.store.objects(route.def))
-    .filter((o) => selector.matches(o));
+  const targets = ctx.store.select(route.def, route.namespace, selector);
   const items = targets.map((o) =>
     ctx.store.deleteRaw(route.def, o.metadata.name ?? "", { namespace: o.metadata.namespace }).object
   );

@@ -76,9 +76,8 @@ export function listResponse(
   const rv = snapshotRv(store, query, token);
   const source = rv === Number(store.resourceVersion) ? store.objects(def) : store.objectsAt(def, rv);
   const keyOf = (o: KubeObject) => objectKey(def, o.metadata.name ?? "", o.metadata.namespace);
-  let items = store.select(def, route.namespace, source);
+  let items = store.select(def, route.namespace, selector, source);
   if (token) items = items.filter((o) => keyOf(o) > token.start);
-  if (!selector.empty) items = items.filter((o) => selector.matches(o));
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (limit !== undefined && items.length > limit) {
     const page = items.slice(0, limit);

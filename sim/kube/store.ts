@@ -29,9 +29,7 @@ export class KubeStore extends StoreCore {
   list(resource: string, options: ListOptions = {}): KubeObject[] {
     const def = this.def(resource);
     const selector = compileSelector(def, options.labelSelector, options.fieldSelector);
-    return this.select(def, options.namespace, this.objects(def))
-      .filter((o) => selector.matches(o))
-      .map((o) => structuredClone(o));
+    return this.select(def, options.namespace, selector).map((o) => structuredClone(o));
   }
 
   /** Replaces an object (HTTP PUT semantics: stale resourceVersion → 409, status only via `subresource`). */

@@ -20,6 +20,7 @@ import {
   type ResourceDef,
   RESOURCES,
 } from "./resources.ts";
+import type { Selector } from "./selectors.ts";
 import { alreadyExists, conflict, fieldError, forbidden, invalid, notFound } from "./status.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { applyDefaults, checkFinalizersWhileDeleting, validateObject } from "./validate.ts";
@@ -90,10 +91,17 @@ export class StoreCore {
     return this.#objects.get(def.key)!.values();
   }
 
-  /** Filters to a namespace and sorts by key, as etcd lists. */
-  select(def: ResourceDef, namespace: string | undefined, objects: Iterable<KubeObject>): KubeObject[] {
+  /** The objects (default: the live ones) in `namespace` that `selector` matches, sorted by key as etcd lists. */
+  select(
+    def: ResourceDef,
+    namespace: string | undefined,
+    selector: Selector,
+    objects: Iterable<KubeObject> = this.objects(def),
+  ): KubeObject[] {
     const out: KubeObject[] = [];
-    for (const o of objects) if (namespace === undefined || o.metadata.namespace === namespace) out.push(o);
+    for (const o of objects) {
+      if ((namespace === undefined || o.metadata.namespace === namespace) && selector.matches(o)) out.push(o);
+    }
     const key = (o: KubeObject) => objectKey(def, o.metadata.name ?? "", o.metadata.namespace);
     return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   }

@@ -55,8 +55,8 @@ class Watcher {
     const req = this.#req;
     const lines: string[] = [];
     if (req.resourceVersion === undefined || req.resourceVersion === "" || req.resourceVersion === "0") {
-      for (const obj of store.select(req.def, req.namespace, store.objects(req.def))) {
-        if (req.selector.matches(obj)) lines.push(this.#line("ADDED", obj));
+      for (const obj of store.select(req.def, req.namespace, req.selector)) {
+        lines.push(this.#line("ADDED", obj));
       }
       if (req.sendInitialEvents && req.allowBookmarks) lines.push(this.#bookmark(store, true));
     } else {
