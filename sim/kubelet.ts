@@ -1,5 +1,6 @@
 /** What kubelet does to the apiserver when a machine joins: register a Node and report its status. */
 import type { V1Node, V1NodeCondition, V1NodeSystemInfo, V1Taint } from "@kubernetes/client-node";
+import { rfc3339 } from "./kube/input.ts";
 import type { KubeSim } from "./kube/server.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM initialises the Node. */
@@ -58,10 +59,6 @@ function systemInfo(name: string, overrides: Partial<V1NodeSystemInfo> = {}): V1
     architecture: "amd64",
     ...overrides,
   };
-}
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 }
 
 function readyCondition(status: "True" | "False" | "Unknown", heartbeatMs: number, transitionMs: number) {

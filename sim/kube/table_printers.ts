@@ -2,6 +2,7 @@
  * The columns kube-apiserver prints for each resource the emulator serves (upstream
  * `pkg/printers/internalversion`), and the generic Name / Created At table for anything else.
  */
+import { rfc3339 } from "./input.ts";
 import type { KubeObject, ResourceDef } from "./resources.ts";
 import {
   age,
@@ -198,7 +199,7 @@ function rfc3339Seconds(value: unknown): string {
   const ms = Date.parse(str(value));
   // Go prints a zero time as year 1.
   if (Number.isNaN(ms)) return "0001-01-01T00:00:00Z";
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+  return rfc3339(ms);
 }
 
 /** The apiserver's generic table for resources without a printer: Name and Created At. */
