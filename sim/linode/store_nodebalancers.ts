@@ -40,6 +40,15 @@ export type NodeBalancerSnapshot = NodeBalancer & {
   configs: (NbConfigWire & { nodes: NodeBalancerConfigNode[] })[];
 };
 
+/** A validated `POST /nodebalancers` body. */
+interface CreateInput {
+  region: string;
+  label: string | undefined;
+  throttle: number;
+  tags: string[];
+  configs: { fields: NbConfigFields; nodes: NodeInput[] }[];
+}
+
 const NB_IP_BASE = 0xace80000; // 172.232.0.0, public NodeBalancer frontends
 const CITIES: Record<string, string> = { "us-east": "newark", "us-central": "dallas", "us-west": "fremont" };
 
@@ -63,14 +72,14 @@ export class NodeBalancerStore {
     this.#clock = clock;
   }
 
-  /** Validates a create body without side effects; returns the parsed configs. */
-  #parseCreate(body: Body): { region: string; configs: { fields: NbConfigFields; nodes: NodeInput[] }[] } {
+  /** Validates a create body without side effects. */
+  #parseCreate(body: Body): CreateInput {
     const region = optString(body, "region");
     if (!region) throw fieldError("region", "region is required");
     const label = optString(body, "label");
     if (label !== undefined) this.#checkUniqueLabel(checkLabel(label, "label"));
-    optInt(body, "client_conn_throttle", 0, 20);
-    optStrings(body, "tags");
+    const throttle = optInt(body, "client_conn_throttle", 0, 20) ?? 0;
+    const tags = optStrings(body, "tags") ?? [];
     const raw = body.configs ?? [];
     if (!Array.isArray(raw)) throw fieldError("configs", "configs must be an array");
     const configs = raw.map((c, i) => {
@@ -83,7 +92,7 @@ export class NodeBalancerStore {
         throw fieldError(`configs[${i}].port`, `Port ${c.fields.port} is already configured`);
       }
     });
-    return { region, configs };
+    return { region, label, throttle, tags, configs };
   }
 
   #checkUniqueLabel(label: string, selfId?: number): void {
@@ -102,14 +111,14 @@ export class NodeBalancerStore {
     const now = apiTime(this.#clock.now());
     const nb: NodeBalancer = {
       id,
-      label: optString(body, "label") ?? `nodebalancer${id}`,
+      label: parsed.label ?? `nodebalancer${id}`,
       region: parsed.region,
       hostname: `nb-${ipv4.replaceAll(".", "-")}.${city}.nodebalancer.linode.com`,
       ipv4,
       ipv6: `2600:3c03:1::${(0xac00 + seq).toString(16)}`,
-      client_conn_throttle: optInt(body, "client_conn_throttle", 0, 20) ?? 0,
+      client_conn_throttle: parsed.throttle,
       client_udp_sess_throttle: 0,
-      tags: optStrings(body, "tags") ?? [],
+      tags: parsed.tags,
       transfer: { in: 0, out: 0, total: 0 },
       type: "common",
       lke_cluster: null,
