@@ -54,25 +54,24 @@ function arrayIndex(arr: unknown[], token: string, forAdd: boolean): number {
   return i;
 }
 
-/** Walks to the parent of the last token; the returned container is a live reference into `doc`. */
-function resolveParent(doc: unknown, tokens: string[], path: string): [unknown, string] {
+/** Follows `tokens` from `doc`; the result is a live reference into `doc`. */
+function walk(doc: unknown, tokens: readonly string[], path: string): unknown {
   let cur = doc;
-  for (const token of tokens.slice(0, -1)) {
-    if (Array.isArray(cur)) cur = cur[arrayIndex(cur, token, false)];
-    else if (isRecord(cur) && Object.hasOwn(cur, token)) cur = cur[token];
-    else throw unprocessable(`doc is missing path: "${path}"`);
-  }
-  return [cur, tokens[tokens.length - 1]!];
-}
-
-function getAt(doc: unknown, path: string): unknown {
-  let cur = doc;
-  for (const token of parsePointer(path)) {
+  for (const token of tokens) {
     if (Array.isArray(cur)) cur = cur[arrayIndex(cur, token, false)];
     else if (isRecord(cur) && Object.hasOwn(cur, token)) cur = cur[token];
     else throw unprocessable(`doc is missing path: "${path}"`);
   }
   return cur;
+}
+
+/** Walks to the parent of the last token; the returned container is a live reference into `doc`. */
+function resolveParent(doc: unknown, tokens: string[], path: string): [unknown, string] {
+  return [walk(doc, tokens.slice(0, -1), path), tokens[tokens.length - 1]!];
+}
+
+function getAt(doc: unknown, path: string): unknown {
+  return walk(doc, parsePointer(path), path);
 }
 
 function addAt(doc: unknown, path: string, value: unknown): unknown {
@@ -81,6 +80,17 @@ function addAt(doc: unknown, path: string, value: unknown): unknown {
   const [parent, last] = resolveParent(doc, tokens, path);
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, value);
   else if (isRecord(parent)) parent[last] = value;
+  else throw unprocessable(`doc is missing path: "${path}"`);
+  return doc;
+}
+
+/** Replaces the value at `path` where it is, so an object key or array element keeps its position. */
+function replaceAt(doc: unknown, path: string, value: unknown): unknown {
+  const tokens = parsePointer(path);
+  if (tokens.length === 0) return value;
+  const [parent, last] = resolveParent(doc, tokens, path);
+  if (Array.isArray(parent)) parent[arrayIndex(parent, last, false)] = value;
+  else if (isRecord(parent) && Object.hasOwn(parent, last)) parent[last] = value;
   else throw unprocessable(`doc is missing path: "${path}"`);
   return doc;
 }
@@ -116,8 +126,7 @@ function applyOperation(doc: unknown, op: Operation): unknown {
     case "remove":
       return removeAt(doc, op.path);
     case "replace":
-      getAt(doc, op.path);
-      return addAt(removeAt(doc, op.path), op.path, structuredClone(op.value));
+      return replaceAt(doc, op.path, structuredClone(op.value));
     case "move": {
       const value = getAt(doc, op.from ?? "");
       return addAt(removeAt(doc, op.from ?? ""), op.path, value);
@@ -137,21 +146,6 @@ function applyOperation(doc: unknown, op: Operation): unknown {
 /** Applies an RFC 6902 JSON patch to a copy of `target`; a failed `test` or missing path is a 422. */
 export function applyJsonPatch(target: unknown, patch: unknown): unknown {
   let doc = structuredClone(target);
-  for (const op of parseOperations(patch)) {
-    // "replace" at the root or of an array element keeps its position: handle it without remove+add.
-    if (op.op === "replace") {
-      const tokens = parsePointer(op.path);
-      if (tokens.length === 0) {
-        doc = structuredClone(op.value);
-        continue;
-      }
-      const [parent, last] = resolveParent(doc, tokens, op.path);
-      if (Array.isArray(parent)) {
-        parent[arrayIndex(parent, last, false)] = structuredClone(op.value);
-        continue;
-      }
-    }
-    doc = applyOperation(doc, op);
-  }
+  for (const op of parseOperations(patch)) doc = applyOperation(doc, op);
   return doc;
 }
