@@ -17,7 +17,7 @@ export interface CallSnapshot {
 }
 
 /** Turns a request path into its route template: every numeric segment becomes `{id}`. */
-export function routeTemplate(method: string, path: string): string {
+function routeTemplate(method: string, path: string): string {
   return `${method.toUpperCase()} ${path.replace(/\/\d+(?=\/|$)/g, "/{id}")}`;
 }
 

@@ -35,7 +35,7 @@ const SPECS: Record<string, [vcpus: number, memory: number, disk: number, transf
 };
 
 /** Specs of a plan; unknown plans get g6-standard-2's. */
-export function specsOf(type: string): LinodeSpecs {
+function specsOf(type: string): LinodeSpecs {
   const [vcpus, memory, disk, transfer] = SPECS[type] ?? [2, 4096, 81920, 4000];
   return { vcpus, memory, disk, transfer, gpus: 0, accelerated_devices: 0 };
 }

@@ -1,12 +1,12 @@
 /** Linode list paging: `page` (1-based) and `page_size` (25..500, default 100). */
 import { fieldError } from "./http.ts";
 
-/** Default and bounds of `page_size`, as documented. */
-export const PAGE_SIZE_DEFAULT = 100;
+/** Default `page_size`, as documented. */
+const PAGE_SIZE_DEFAULT = 100;
 /** Smallest accepted `page_size`. */
-export const PAGE_SIZE_MIN = 25;
+const PAGE_SIZE_MIN = 25;
 /** Largest accepted `page_size`. */
-export const PAGE_SIZE_MAX = 500;
+const PAGE_SIZE_MAX = 500;
 
 /** The requested page. */
 export interface PageParams {

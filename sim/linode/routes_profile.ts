@@ -3,7 +3,7 @@ import { json } from "./http.ts";
 import type { Route } from "./router.ts";
 
 /** The emulator's one user, shaped like `GET /v4/profile` answers for an unrestricted user. */
-export const SIM_PROFILE = {
+const SIM_PROFILE = {
   uid: 1,
   username: "sim-user",
   email: "sim-user@example.com",

@@ -12,6 +12,7 @@ import {
   maskOf,
   parseCidr,
   parseIpv4,
+  sizeOf,
 } from "./ip.ts";
 
 /** Input of `world.createVpc`. */
@@ -160,7 +161,6 @@ export class VpcStore {
   allocate(subnetId: number, wanted?: string): string {
     const state = this.#subnets.get(subnetId);
     if (!state) throw fieldError("subnet_id", "Subnet not found");
-    const size = 2 ** (32 - state.cidr.prefix);
     if (wanted !== undefined) {
       const ip = parseIpv4(wanted);
       if (
@@ -171,7 +171,7 @@ export class VpcStore {
       state.used.add(ip);
       return wanted;
     }
-    for (let ip = state.cidr.base + 2; ip < state.cidr.base + size - 1; ip++) {
+    for (let ip = state.cidr.base + 2; ip < state.cidr.base + sizeOf(state.cidr) - 1; ip++) {
       if (!state.used.has(ip)) {
         state.used.add(ip);
         return formatIpv4(ip);
