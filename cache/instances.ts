@@ -96,7 +96,11 @@ export class InstanceCache {
     this.#vpcIps?.onChange((a, b) => this.#emit(diffVpcIps(a, b)));
   }
 
-  /** The index, refreshing instances (and VPC IPs) first when older than their TTLs (or the given ages). */
+  /**
+   * The index, refreshing instances (and VPC IPs) first when older than their TTLs (or the given ages).
+   * `ageMs` and `suspicious` are the instance list's (the VPC addresses' age is `vpcAgeMs()`): a miss in a
+   * fresh instance list is a real miss whatever the age of the VPC data. `stale` covers both.
+   */
   async view(options: ViewOptions = {}): Promise<Snapshot<InstanceIndex>> {
     const vpcOptions = options.vpcMaxAgeMs === undefined ? undefined : { maxAgeMs: options.vpcMaxAgeMs };
     const [instances, vpc] = await Promise.all([
@@ -160,7 +164,7 @@ export class InstanceCache {
     }
     return {
       data: this.#index.index,
-      ageMs: Math.max(i.ageMs, vpc?.ageMs ?? 0),
+      ageMs: i.ageMs,
       stale: i.stale || (vpc?.stale ?? false),
       suspicious: i.suspicious,
       generation: i.generation + (vpc?.generation ?? 0),

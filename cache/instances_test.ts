@@ -68,6 +68,20 @@ function snap<T>(data: T) {
   return { data, ageMs: 0, stale: false, suspicious: false, generation: 1 };
 }
 
+Deno.test("InstanceCache.view() reports the instance list's age, not the older VPC addresses'", async () => {
+  const clock = new FakeClock();
+  const vpcIps = {
+    get: () => Promise.resolve({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
+    peek: () => ({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
+    onChange: () => () => {},
+  };
+  const cache = new InstanceCache(new FakeSource(), { clock, metrics: new Registry(), vpcIps });
+  await cache.view();
+  await clock.advance(300);
+  assert.equal((await cache.view()).ageMs, 300);
+  assert.equal(cache.vpcAgeMs(), 50_000);
+});
+
 Deno.test("InstanceCache.onChange() reports the ids that changed in a refresh or a write", async () => {
   const source = new FakeSource();
   source.instances = [linode(1), linode(2), linode(3)];
