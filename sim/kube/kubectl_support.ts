@@ -1,4 +1,4 @@
-/** Runs the real kubectl against an emulator in tests; tests skip when it is not installed. */
+/** Runs the real kubectl against an emulator in tests; tests are ignored when it is not installed. */
 import type { KubeSim } from "./server.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
@@ -19,18 +19,27 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** Runs kubectl against the emulator with a throwaway HOME, so nothing lands in the real cache. */
-export async function kubectl(
-  kube: KubeSim,
-  dir: string,
-  args: string[],
-  stdin?: string,
-): Promise<KubectlResult> {
+/** kubectl bound to one emulator; disposing removes its folder. */
+export interface Kubectl extends AsyncDisposable {
+  /** Runs `kubectl --kubeconfig <emulator's> ...args`, with `stdin` piped in when given. */
+  run(args: string[], stdin?: string): Promise<KubectlResult>;
+}
+
+/** Writes the emulator's kubeconfig once into a throwaway HOME, so nothing lands in the real kubectl cache. */
+export async function openKubectl(kube: KubeSim): Promise<Kubectl> {
+  const dir = await Deno.makeTempDir({ prefix: "kubectl-sim-" });
   const kubeconfig = `${dir}/kubeconfig`;
   await kube.writeKubeconfig(kubeconfig);
+  return {
+    run: (args, stdin) => runKubectl(dir, ["--kubeconfig", kubeconfig, ...args], stdin),
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+async function runKubectl(home: string, args: string[], stdin: string | undefined): Promise<KubectlResult> {
   const child = new Deno.Command(KUBECTL, {
-    args: ["--kubeconfig", kubeconfig, ...args],
-    env: { HOME: dir, PATH: "/usr/bin:/bin" },
+    args,
+    env: { HOME: home, PATH: "/usr/bin:/bin" },
     clearEnv: true,
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
