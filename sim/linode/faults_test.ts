@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getLinode, getLinodes, getVPCs, updateConfigInterface } from "@linode/api-v4";
 import { FakeClock } from "../../clock.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, settled, waitFor, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, settled, waitFor, withSim } from "./test_client.ts";
 
 Deno.test("faults.error() answers 500/502/503/504 for a count, then recovers", async () => {
   await using sim = await startLinodeSim();
@@ -51,12 +51,7 @@ Deno.test("faults.rateLimit() answers 429 with Retry-After", async () => {
 
 Deno.test("faults match by method and route template, with or without the version prefix", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "v",
-    region: "us-east",
-    subnets: [{ label: "s", ipv4: "10.0.0.0/24" }],
-  });
-  const a = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 } });
+  const a = sim.world.addInstance({ vpc: oneSubnetVpc(sim) });
   const cfg = sim.world.instances.get(a.id)?.config;
   const iface = cfg?.interfaces?.find((i) => i.purpose === "vpc");
   assert.ok(cfg && iface);

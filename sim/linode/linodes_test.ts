@@ -11,7 +11,7 @@ import {
   updateConfigInterface,
 } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, rawCall, withSim } from "./test_client.ts";
 
 Deno.test("getLinodes() lists instances with the API's fields", async () => {
   await using sim = await startLinodeSim();
@@ -63,13 +63,8 @@ Deno.test("getLinode() without the right token answers 401 Invalid Token", async
 
 Deno.test("getLinodeIPs() returns public, private, VPC and IPv6 addresses", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "vpc-1",
-    region: "us-east",
-    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
-  });
-  const subnetId = vpc.subnets[0]?.id ?? 0;
-  const a = sim.world.addInstance({ privateIp: true, vpc: { vpcId: vpc.id, subnetId, nat1to1: true } });
+  const { vpcId, subnetId } = oneSubnetVpc(sim);
+  const a = sim.world.addInstance({ privateIp: true, vpc: { vpcId, subnetId, nat1to1: true } });
   const ips = await withSim(sim, () => getLinodeIPs(a.id));
   assert.equal(ips.ipv4.public.length, 1);
   assert.equal(ips.ipv4.public[0]?.address, a.ipv4[0]);
@@ -77,7 +72,7 @@ Deno.test("getLinodeIPs() returns public, private, VPC and IPv6 addresses", asyn
   assert.deepEqual(ips.ipv4.public[0]?.vpc_nat_1_1, {
     address: "10.0.0.2",
     subnet_id: subnetId,
-    vpc_id: vpc.id,
+    vpc_id: vpcId,
   });
   assert.equal(ips.ipv4.private[0]?.address, a.ipv4[1]);
   assert.equal(ips.ipv4.private[0]?.prefix, 17);
@@ -94,13 +89,8 @@ Deno.test("getLinodeIPs() returns public, private, VPC and IPv6 addresses", asyn
 
 Deno.test("getLinodeConfigs() and interfaces show the VPC interface on the boot config", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "vpc-1",
-    region: "us-east",
-    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
-  });
-  const subnetId = vpc.subnets[0]?.id ?? 0;
-  const a = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.9" } });
+  const { vpcId, subnetId } = oneSubnetVpc(sim);
+  const a = sim.world.addInstance({ vpc: { vpcId, subnetId, ipv4: "10.0.0.9" } });
   const plain = sim.world.addInstance();
   const configs = await withSim(sim, () => getLinodeConfigs(a.id));
   assert.equal(configs.results, 1);
@@ -111,7 +101,7 @@ Deno.test("getLinodeConfigs() and interfaces show the VPC interface on the boot 
   assert.deepEqual(ifaces.map((i) => i.purpose), ["public", "vpc"]);
   const vpcIface = ifaces[1];
   assert.ok(vpcIface);
-  assert.equal(vpcIface.vpc_id, vpc.id);
+  assert.equal(vpcIface.vpc_id, vpcId);
   assert.equal(vpcIface.subnet_id, subnetId);
   assert.deepEqual(vpcIface.ipv4, { vpc: "10.0.0.9", nat_1_1: null });
   assert.deepEqual(vpcIface.ip_ranges, []);
@@ -125,20 +115,11 @@ Deno.test("getLinodeConfigs() and interfaces show the VPC interface on the boot 
 
 Deno.test("updateConfigInterface() sets ip_ranges and rejects bad or overlapping ranges", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "vpc-1",
-    region: "us-east",
-    subnets: [{ label: "sn", ipv4: "10.0.0.0/24" }],
-  });
-  const other = sim.world.createVpc({
-    label: "vpc-2",
-    region: "us-east",
-    subnets: [{ label: "sn", ipv4: "10.1.0.0/24" }],
-  });
-  const sn = (v: typeof vpc) => ({ vpcId: v.id, subnetId: v.subnets[0]?.id ?? 0 });
-  const a = sim.world.addInstance({ vpc: sn(vpc) });
-  const b = sim.world.addInstance({ vpc: sn(vpc) });
-  const c = sim.world.addInstance({ vpc: sn(other) });
+  const vpc = oneSubnetVpc(sim);
+  const other = oneSubnetVpc(sim, { label: "vpc-2", ipv4: "10.1.0.0/24" });
+  const a = sim.world.addInstance({ vpc });
+  const b = sim.world.addInstance({ vpc });
+  const c = sim.world.addInstance({ vpc: other });
   const ifaceOf = async (id: number) => {
     const cfg = (await withSim(sim, () => getLinodeConfigs(id))).data[0];
     const iface = cfg?.interfaces?.find((i) => i.purpose === "vpc");
@@ -200,14 +181,9 @@ Deno.test("world.setStatus() and deleteInstance() show through the API", async (
 
 Deno.test("world.setIpRanges() seeds ranges with the API's overlap check", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "v",
-    region: "us-east",
-    subnets: [{ label: "s", ipv4: "10.0.0.0/24" }],
-  });
-  const at = { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 };
-  const a = sim.world.addInstance({ vpc: at });
-  const b = sim.world.addInstance({ vpc: at });
+  const vpc = oneSubnetVpc(sim);
+  const a = sim.world.addInstance({ vpc });
+  const b = sim.world.addInstance({ vpc });
   assert.deepEqual(sim.world.setIpRanges(a.id, ["10.100.0.0/24"]), ["10.100.0.0/24"]);
   assert.throws(() => sim.world.setIpRanges(b.id, ["10.100.0.0/23"]), /overlaps/);
   assert.throws(() => sim.world.setIpRanges(sim.world.addInstance().id, ["10.1.0.0/24"]), /no VPC interface/);

@@ -1,20 +1,12 @@
 import assert from "node:assert/strict";
 import { getLinodes, getVPCsIPs } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { withSim } from "./test_client.ts";
+import { oneSubnetVpc, withSim } from "./test_client.ts";
 
 Deno.test("getLinodes() lists 5,000 instances in ten pages of 500", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "big",
-    region: "us-east",
-    subnets: [{ label: "s", ipv4: "10.0.0.0/16" }],
-  });
-  sim.world.addInstances(5000, (i) => ({
-    label: `node-${i}`,
-    privateIp: true,
-    vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 },
-  }));
+  const vpc = oneSubnetVpc(sim, { ipv4: "10.0.0.0/16" });
+  sim.world.addInstances(5000, (i) => ({ label: `node-${i}`, privateIp: true, vpc }));
   const ids = new Set<number>();
   for (let page = 1; page <= 10; page++) {
     const got = await withSim(sim, () => getLinodes({ page, page_size: 500 }));

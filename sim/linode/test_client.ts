@@ -18,6 +18,21 @@ export function withSim<T>(
   return withRequestContext(ctx, fn);
 }
 
+/** Creates a VPC with one subnet (default 10.0.0.0/24) and returns what `addInstance({ vpc })` takes. */
+export function oneSubnetVpc(
+  sim: LinodeSim,
+  options: { label?: string; ipv4?: string } = {},
+): { vpcId: number; subnetId: number } {
+  const vpc = sim.world.createVpc({
+    label: options.label ?? "vpc-1",
+    region: "us-east",
+    subnets: [{ label: "sn", ipv4: options.ipv4 ?? "10.0.0.0/24" }],
+  });
+  const subnet = vpc.subnets[0];
+  if (!subnet) throw new Error("createVpc returned no subnet");
+  return { vpcId: vpc.id, subnetId: subnet.id };
+}
+
 /** What a rejected api-v4 call carried. */
 export interface Failure {
   status: number;
