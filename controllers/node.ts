@@ -121,10 +121,11 @@ export async function reconcileNode(
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
     throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
-  // Initialised Nodes are kept in sync from whatever the cache holds: no Linode call per Node event.
+  // Initialised Nodes are kept in sync from whatever the cache holds (instances and VPC addresses alike):
+  // no Linode call per Node event; the status update period refreshes both.
   const { found, index } = initialising
     ? await lookupNewNode(deps.instances, pacer, node)
-    : await deps.instances.view({ maxAgeMs: Infinity }).then((s) => ({
+    : await deps.instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity }).then((s) => ({
       found: findInstance(node, s.data),
       index: s.data,
     }));

@@ -29,6 +29,8 @@ export { kubeletNode };
 export interface WorldOptions {
   ttlMs?: number;
   vpc?: VpcSelection;
+  /** TTL of the VPC and VPC address caches (default 60 s). */
+  vpcTtlMs?: number;
   controllers?: NodeControllerOptions & LifecycleOptions;
 }
 
@@ -83,8 +85,8 @@ export async function startNodeWorld(options: WorldOptions = {}): Promise<NodeWo
     log,
     clock,
   });
-  const vpcs = new VpcCache(client, options.vpc ?? {}, { clock, metrics });
-  const vpcIps = new VpcIpCache(client, vpcs, { clock, metrics });
+  const vpcs = new VpcCache(client, options.vpc ?? {}, { clock, metrics, ttlMs: options.vpcTtlMs });
+  const vpcIps = new VpcIpCache(client, vpcs, { clock, metrics, ttlMs: options.vpcTtlMs });
   const cache = new InstanceCache(client, {
     clock,
     metrics,

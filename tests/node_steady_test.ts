@@ -3,8 +3,15 @@ import { addNodes, kubeletNode, type NodeWorld, startNodeWorld, waitFor } from "
 
 const REGION = "topology.kubernetes.io/region";
 
+/** `count` initialised Nodes on Linodes in the VPC `cluster` (used when the world selects it). */
 async function initialisedCluster(world: NodeWorld, count: number): Promise<void> {
-  world.linode.world.addInstances(count, (i) => ({ label: `s-${i}`, region: "us-east" }));
+  const { id: vpcId, subnets } = world.linode.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const vpc = { vpcId, subnetId: subnets[0]?.id ?? 0 };
+  world.linode.world.addInstances(count, (i) => ({ label: `s-${i}`, region: "us-east", vpc }));
   addNodes(world, ...Array.from({ length: count }, (_, i) => kubeletNode(`s-${i}`)));
   await world.start();
   await waitFor(
@@ -28,9 +35,11 @@ Deno.test("startNodeControllers() in steady state makes one instance listing per
 });
 
 Deno.test("startNodeControllers() restores an owned label from the cache without a Linode call", async () => {
-  await using world = await startNodeWorld();
+  // Caches older than their TTLs: a Node event must not refresh them (only the status update period does).
+  await using world = await startNodeWorld({ ttlMs: 50, vpc: { vpcNames: ["cluster"] }, vpcTtlMs: 50 });
   await initialisedCluster(world, 3);
   world.linode.calls.reset();
+  await new Promise((r) => setTimeout(r, 100));
   world.kube.store.patch("nodes", "s-1", { metadata: { labels: { [REGION]: null } } }, { type: "merge" });
   await waitFor(() => world.node("s-1")?.metadata?.labels?.[REGION] === "us-east", "region label restored");
   assert.equal(world.linode.calls.total(), 0);
