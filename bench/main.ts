@@ -40,7 +40,7 @@ function memoryTable(rows: (string | number)[][], nodes: number): Table {
 }
 
 /** Runs the selected benchmarks in order, handing each table to `emit` as soon as it is ready. */
-export async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<Table[]> {
+async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<Table[]> {
   const tables: Table[] = [];
   const done = (t: Table) => {
     tables.push(t);

@@ -32,7 +32,7 @@ export function summarize(values: readonly number[]): Summary {
 }
 
 /** Rounds for display: 3 significant digits below 100, whole numbers above. */
-export function formatNumber(n: number): string {
+function formatNumber(n: number): string {
   if (!Number.isFinite(n)) return "-";
   if (Number.isInteger(n) || Math.abs(n) >= 100) return Math.round(n).toLocaleString("en-US");
   return Number(n.toPrecision(3)).toString();

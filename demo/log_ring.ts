@@ -38,7 +38,6 @@ export function parseLogLine(line: string): LogRow | undefined {
 export class LogRing {
   readonly #max: number;
   #rows: LogRow[] = [];
-  #seen = 0;
 
   constructor(max = 200) {
     this.#max = max;
@@ -48,14 +47,8 @@ export class LogRing {
   write(line: string): void {
     const row = parseLogLine(line.trim());
     if (!row) return;
-    this.#seen++;
     this.#rows.push(row);
     if (this.#rows.length > this.#max) this.#rows.splice(0, this.#rows.length - this.#max);
-  }
-
-  /** Lines received so far, including those no longer kept. */
-  get seen(): number {
-    return this.#seen;
   }
 
   /** Copy of the kept lines, oldest first. */

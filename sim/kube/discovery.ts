@@ -2,7 +2,7 @@
 import { apiVersionOf, RESOURCE_VERBS, type ResourceDef, RESOURCES } from "./resources.ts";
 
 /** The Kubernetes version the emulator claims to be. */
-export const SIM_VERSION = { major: "1", minor: "32", gitVersion: "v1.32.0-sim" };
+const SIM_VERSION = { major: "1", minor: "32", gitVersion: "v1.32.0-sim" };
 
 /** `GET /version`. */
 export function versionInfo(): Record<string, unknown> {

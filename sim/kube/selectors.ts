@@ -73,7 +73,7 @@ function parseLabelTerm(term: string, whole: string): LabelRequirement {
 }
 
 /** Parses a `labelSelector` (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`); throws 400 on bad syntax. */
-export function parseLabelSelector(text: string | null | undefined): LabelRequirement[] {
+function parseLabelSelector(text: string | null | undefined): LabelRequirement[] {
   if (!text) return [];
   return splitTopLevel(text).map((term) => parseLabelTerm(term, text));
 }
@@ -98,7 +98,7 @@ function matchLabel(req: LabelRequirement, labels: Record<string, string>): bool
 }
 
 /** Parses a `fieldSelector` against the fields the resource supports; throws 400 for unknown fields. */
-export function parseFieldSelector(def: ResourceDef, text: string | null | undefined): FieldRequirement[] {
+function parseFieldSelector(def: ResourceDef, text: string | null | undefined): FieldRequirement[] {
   if (!text) return [];
   return splitTopLevel(text).map((term) => {
     const m = /^([^!=\s]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
@@ -112,7 +112,7 @@ export function parseFieldSelector(def: ResourceDef, text: string | null | undef
 }
 
 /** Reads a dotted path as the string a field selector compares with (`""` when absent). */
-export function fieldValue(obj: KubeObject, path: string): string {
+function fieldValue(obj: KubeObject, path: string): string {
   let cur: unknown = obj;
   for (const part of path.split(".")) cur = isRecord(cur) ? cur[part] : undefined;
   if (path === "source" && isRecord(cur)) cur = cur.component;
