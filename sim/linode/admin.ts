@@ -94,7 +94,7 @@ const ROUTES: readonly Route<AdminContext>[] = [
     method: "GET",
     path: "world/instances/:id/ip_ranges",
     handle: (ctx) => {
-      if (!ctx.world.instance(param(ctx, 0))) throw notFound();
+      ctx.world.instances.require(param(ctx, 0));
       return json({ ip_ranges: ctx.world.ipRanges(param(ctx, 0)) });
     },
   },

@@ -1,5 +1,6 @@
 /** `linode/instances` routes: instances, IPs, config profiles and their interfaces. */
-import { json, notFound, readBody } from "./http.ts";
+import type { Config } from "@linode/api-v4";
+import { json, readBody } from "./http.ts";
 import { linodeIps, updateInterface } from "./instance_ops.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
 import { FIREWALL_FIELDS } from "./routes_firewalls.ts";
@@ -33,10 +34,8 @@ function instance(ctx: RouteContext): InstanceRecord {
   return ctx.world.instances.require(param(ctx, 0));
 }
 
-function config(ctx: RouteContext): InstanceRecord["config"] {
-  const rec = instance(ctx);
-  if (rec.config.id !== param(ctx, 1)) throw notFound();
-  return rec.config;
+function config(ctx: RouteContext): Config {
+  return ctx.world.instances.config(param(ctx, 0), param(ctx, 1));
 }
 
 /** The instance routes. */

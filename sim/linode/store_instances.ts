@@ -174,13 +174,23 @@ export class InstanceStore {
     return this.#byId.delete(id);
   }
 
+  /** The config profile `configId` of an instance, or a 404. */
+  config(linodeId: number, configId: number): Config {
+    const { config } = this.require(linodeId);
+    if (config.id !== configId) throw notFound();
+    return config;
+  }
+
   /** One interface of a config, or a 404. */
   interface(linodeId: number, configId: number, ifaceId: number): Interface {
-    const rec = this.require(linodeId);
-    if (rec.config.id !== configId) throw notFound();
-    const iface = rec.config.interfaces?.find((i) => i.id === ifaceId);
+    const iface = this.config(linodeId, configId).interfaces?.find((i) => i.id === ifaceId);
     if (!iface) throw notFound();
     return iface;
+  }
+
+  /** The VPC interface of an instance, if it exists and has one. */
+  vpcInterface(linodeId: number): Interface | undefined {
+    return this.get(linodeId)?.config.interfaces?.find((i) => i.purpose === "vpc");
   }
 
   /** Marks the config as changed now. */
@@ -191,8 +201,7 @@ export class InstanceStore {
 
   /** The ip_ranges of an instance's VPC interface ([] without one). */
   ipRanges(linodeId: number): string[] {
-    const iface = this.get(linodeId)?.config.interfaces?.find((i) => i.purpose === "vpc");
-    return [...(iface?.ip_ranges ?? [])];
+    return [...(this.vpcInterface(linodeId)?.ip_ranges ?? [])];
   }
 
   /** Forgets every instance. */

@@ -87,10 +87,10 @@ export class World {
 
   /** Sets the ip_ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
   setIpRanges(linodeId: number, ranges: string[]): string[] {
-    const rec = this.instances.require(linodeId);
-    const iface = rec.config.interfaces?.find((i) => i.purpose === "vpc");
+    const { config } = this.instances.require(linodeId);
+    const iface = this.instances.vpcInterface(linodeId);
     if (!iface) throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
-    const ids = { linodeId, configId: rec.config.id, ifaceId: iface.id };
+    const ids = { linodeId, configId: config.id, ifaceId: iface.id };
     updateInterface(this.instances, this.vpcs, ids, { ip_ranges: ranges });
     return this.ipRanges(linodeId);
   }
