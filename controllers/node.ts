@@ -201,15 +201,18 @@ export function startNodeController(
         baseDelayMs: options.retryBaseMs,
         maxDelayMs: options.retryMaxMs,
       });
+      const pacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs);
       const offNodes = deps.nodes.onChange((kind, node) => {
-        if (kind !== "delete") queue.add(node.metadata?.name ?? "");
+        const name = node.metadata?.name ?? "";
+        // A Node registered again under this name is new: it must not inherit the old one's first sighting.
+        if (kind === "delete") pacer.forget(name);
+        else queue.add(name);
       });
       const offCache = deps.instances.onChange((ids) => {
         for (const name of nodesOfLinodes(deps.nodes.list(), ids)) queue.add(name);
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
-      const pacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs);
       try {
         await Promise.all([
           runWorkers(queue, {

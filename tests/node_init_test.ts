@@ -200,6 +200,23 @@ Deno.test("startNodeControllers() finds a Linode newer than the cache with one f
   assert.equal(world.events("InstanceNotFound").length, 0);
 });
 
+Deno.test("startNodeControllers() treats a Node deleted uninitialised and registered again as new", async () => {
+  // A 30 s backoff would outlast the wait below: only the refresh-paced retry of a new Node can initialise it.
+  const controllers = { forcedRefreshIntervalMs: 50, retryBaseMs: 30_000, retryMaxMs: 30_000 };
+  await using world = await startNodeWorld({ controllers });
+  await world.start();
+  addNodes(world, kubeletNode("reborn"));
+  await waitFor(() => world.events("InstanceNotFound").length === 1, "InstanceNotFound event");
+  world.kube.store.delete("nodes", "reborn");
+  world.kube.store.delete("leases", "reborn", "kube-node-lease");
+  await waitFor(() => world.deps.nodes.list().length === 0, "the deletion seen");
+  // The machine is replaced: its new Linode registers a Node of the same name, newer than the cached data.
+  world.linode.world.addInstance({ label: "reborn", region: "us-east" });
+  addNodes(world, kubeletNode("reborn"));
+  await waitFor(() => isInitialised(world.node("reborn")), "reborn initialised", 5_000);
+  assert.equal(world.events("InstanceNotFound")[0]?.count ?? 1, 1, "no warning for the new Node");
+});
+
 Deno.test("startNodeControllers() initialises 500 nodes created at once with one instance listing", async () => {
   await using world = await startNodeWorld();
   world.linode.world.addInstances(500, (i) => ({ label: `n-${i}`, region: "us-east" }));
