@@ -127,16 +127,8 @@ async function startHealthServer(
   });
 }
 
-interface Wiring {
-  config: Config;
-  deps: CcmDeps;
-  controllers: NodeControllersDeps;
-  log: Logger;
-}
-
 /** Runs the enabled controllers until `term` aborts (one leadership term). */
-async function runControllers(w: Wiring, term: AbortSignal): Promise<void> {
-  const { config } = w;
+async function runControllers(config: Config, deps: NodeControllersDeps, term: AbortSignal): Promise<void> {
   const options = {
     externalSubnet: config.linode.externalSubnet ? parseIpv4Cidr(config.linode.externalSubnet) : undefined,
     statusUpdateFrequencyMs: config.nodes.statusUpdateFrequencyMs,
@@ -146,12 +138,12 @@ async function runControllers(w: Wiring, term: AbortSignal): Promise<void> {
   const tasks: Promise<void>[] = [];
   if (config.controllers.has("cloud-node")) {
     tasks.push(
-      startNodeController({ ...w.controllers, log: componentLogger("cloud-node") }, options).run(term),
+      startNodeController({ ...deps, log: componentLogger("cloud-node") }, options).run(term),
     );
   }
   if (config.controllers.has("cloud-node-lifecycle")) {
-    const deps = { ...w.controllers, log: componentLogger("cloud-node-lifecycle") };
-    tasks.push(startNodeLifecycleController(deps, options).run(term));
+    const lifecycle = { ...deps, log: componentLogger("cloud-node-lifecycle") };
+    tasks.push(startNodeLifecycleController(lifecycle, options).run(term));
   }
   await Promise.all(tasks);
 }
@@ -239,24 +231,19 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const informerRun = nodes.start(stopInformers.signal);
   const server = await startHealthServer(config, deps, nodes, fence);
   deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server });
-  const wiring: Wiring = {
-    config,
-    deps,
+  const controllers: NodeControllersDeps = {
+    nodes,
+    instances,
+    linode,
+    writer: kubeNodeWriter(kube.core, fence),
+    events,
     log,
-    controllers: {
-      nodes,
-      instances,
-      linode,
-      writer: kubeNodeWriter(kube.core, fence),
-      events,
-      log,
-      metrics,
-      clock,
-    },
+    metrics,
+    clock,
   };
   const onStartedLeading = async (term: AbortSignal) => {
     await nodes.waitForSync(term).catch(() => {});
-    if (!term.aborted) await runControllers(wiring, term);
+    if (!term.aborted) await runControllers(config, controllers, term);
   };
   try {
     if (!(fence instanceof SwitchFence)) {
