@@ -229,8 +229,6 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const identity = newIdentity(deps.hostname);
   const stopInformers = new AbortController();
   const informerRun = nodes.start(stopInformers.signal);
-  const server = await startHealthServer(config, deps, nodes, fence);
-  deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server });
   const controllers: NodeControllersDeps = {
     nodes,
     instances,
@@ -245,7 +243,11 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     await nodes.waitForSync(term).catch(() => {});
     if (!term.aborted) await runControllers(config, controllers, term);
   };
+  let server: RunningServer | null = null;
+  // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
   try {
+    server = await startHealthServer(config, deps, nodes, fence);
+    deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server });
     if (!(fence instanceof SwitchFence)) {
       log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);
