@@ -18,17 +18,13 @@ import {
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
 } from "./node_addresses.ts";
-import {
-  httpStatusOf,
-  type LifecycleDeps,
-  type LifecycleOptions,
-  startNodeLifecycleController,
-} from "./node_lifecycle.ts";
+import { type LifecycleDeps, type LifecycleOptions, startNodeLifecycleController } from "./node_lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 import { InvalidInputError, runWorkers } from "./run_queue.ts";
 import { lookupNewNode, type NodeInstances, RefreshPacer } from "./node_lookup.ts";
 import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
+import { isConflict } from "../kube/requests.ts";
 import type { Fence } from "../lease/fence.ts";
 import { WorkQueue } from "./work_queue.ts";
 
@@ -95,7 +91,7 @@ async function applyPlan(
       if (plan.patch) await deps.writer.patchNode(name, plan.patch);
       return plan.addresses !== undefined || plan.patch !== undefined;
     } catch (error) {
-      if (httpStatusOf(error) !== 409 || attempt >= MAX_CONFLICT_RETRIES) throw error;
+      if (!isConflict(error) || attempt >= MAX_CONFLICT_RETRIES) throw error;
       deps.log.debug("node {node} changed while updating it, re-planning", { node: name });
       current = await deps.writer.getNode(name);
     }

@@ -115,14 +115,6 @@ export function planLifecycle(
   return plan;
 }
 
-/** The HTTP status carried by a client error (`status` or `code`), if any. */
-export function httpStatusOf(error: unknown): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const e = error as { status?: unknown; code?: unknown };
-  const s = typeof e.status === "number" ? e.status : e.code;
-  return typeof s === "number" ? s : undefined;
-}
-
 /** State kept between passes (so a blocked mass deletion is reported once, not every 5 s). */
 export interface LifecycleState {
   lastBlocked?: string;

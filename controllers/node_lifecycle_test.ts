@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { InstanceIndex } from "../cache/instance_index.ts";
 import type { LinodeInstance } from "../cache/types.ts";
-import { httpStatusOf, needsInstanceState, planLifecycle } from "./node_lifecycle.ts";
+import { needsInstanceState, planLifecycle } from "./node_lifecycle.ts";
 
 const SHUTDOWN = { key: "node.cloudprovider.kubernetes.io/shutdown", effect: "NoSchedule" };
 
@@ -141,11 +141,4 @@ Deno.test("needsInstanceState() is true only when a Linode node is not Ready", (
   assert.equal(needsInstanceState([node("a", { id: 1 }), node("b", { id: 2, ready: false })]), true);
   const unknown: V1Node = { metadata: { name: "u" }, spec: { providerID: "linode://4" }, status: {} };
   assert.equal(needsInstanceState([unknown]), true);
-});
-
-Deno.test("httpStatusOf() reads status or code", () => {
-  assert.equal(httpStatusOf({ status: 404 }), 404);
-  assert.equal(httpStatusOf({ code: 409 }), 409);
-  assert.equal(httpStatusOf(new Error("x")), undefined);
-  assert.equal(httpStatusOf("404"), undefined);
 });
