@@ -14,6 +14,7 @@ import { type EventSink, normalEvent, refFor, warnEvent } from "../kube/events.t
 import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
 import { timedReconcile } from "./reconcile_metrics.ts";
+import { describeError } from "./run_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface LifecycleNodeLister {
@@ -120,10 +121,6 @@ export interface LifecycleState {
   lastBlocked?: string;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 /** The cached index when it may justify taints and deletions; undefined when Linode state is unknown. */
 async function trustedIndex(
   deps: LifecycleDeps,
@@ -135,7 +132,7 @@ async function trustedIndex(
   } catch (error) {
     if (isAbort(error)) throw error;
     deps.log.warning("Linode state unknown, skipping shutdown and deletion checks: {error}", {
-      error: describe(error),
+      error: describeError(error),
     });
     return undefined;
   }
@@ -166,7 +163,10 @@ async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, on: boolean):
     });
   } catch (error) {
     if (isAbort(error)) throw error;
-    deps.log.warning("Cannot update taints of node {node}: {error}", { node: name, error: describe(error) });
+    deps.log.warning("Cannot update taints of node {node}: {error}", {
+      node: name,
+      error: describeError(error),
+    });
   }
 }
 
@@ -183,7 +183,7 @@ async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number)
       deps.log.warning("Cannot confirm linode {linodeId} of node {node} is gone: {error}", {
         linodeId,
         node: name,
-        error: describe(error),
+        error: describeError(error),
       });
       return;
     }
@@ -194,7 +194,7 @@ async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number)
     await deps.writer.deleteNode(name, { uid, resourceVersion });
   } catch (error) {
     if (isAbort(error)) throw error;
-    deps.log.warning("Cannot delete node {node}: {error}", { node: name, error: describe(error) });
+    deps.log.warning("Cannot delete node {node}: {error}", { node: name, error: describeError(error) });
     return;
   }
   deps.metrics.counter("ccm_node_deletions_total", "Nodes deleted because their Linode is gone").inc();
@@ -269,7 +269,7 @@ export function startNodeLifecycleController(
           await deps.clock.sleep(periodMs, signal);
         } catch (error) {
           if (isAbort(error, signal) || signal.aborted) return;
-          deps.log.warning("lifecycle pass failed: {error}", { error: describe(error) });
+          deps.log.warning("lifecycle pass failed: {error}", { error: describeError(error) });
           await deps.clock.sleep(periodMs, signal).catch(() => {});
         }
       }

@@ -58,14 +58,15 @@ export interface RunWorkersOptions<T> {
   onError?: (key: T, error: unknown, outcome: Outcome) => void | Promise<void>;
 }
 
-function describe(error: unknown): string {
+/** An error as `Name: message` for logs (a thrown non-Error as its string). */
+export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** Applies one handler failure to the queue; returns what was done. */
 function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWorkersOptions<T>): Outcome {
   const { log, signal } = options;
-  const props = { queue: queue.name, key: String(key), error: describe(error) };
+  const props = { queue: queue.name, key: String(key), error: describeError(error) };
   if (signal.aborted && isAbort(error, signal)) {
     // Cut short by the end of this run (e.g. lost leadership): the next run picks it up again.
     queue.add(key);
@@ -126,7 +127,7 @@ async function notify<T>(
   try {
     await options.onError?.(key, error, outcome);
   } catch (e) {
-    options.log.error("error hook failed for {key}: {error}", { key: String(key), error: describe(e) });
+    options.log.error("error hook failed for {key}: {error}", { key: String(key), error: describeError(e) });
   }
 }
 
