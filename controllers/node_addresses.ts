@@ -157,14 +157,17 @@ export function withTaint(node: V1Node, taint: V1Taint): V1Taint[] {
   return taints.some((t) => t.key === taint.key) ? [...taints] : [...taints, taint];
 }
 
+function providedNodeIps(node: V1Node): string[] {
+  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
+  return provided ? provided.split(",").map((s) => s.trim()).filter(Boolean) : [];
+}
+
 /** The IPs a Node reports about itself: `status.addresses` (Internal/External) and kubelet's `--node-ip`. */
 export function nodeReportedIps(node: V1Node): string[] {
   const fromStatus = (node.status?.addresses ?? [])
     .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
     .map((a) => a.address);
-  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
-  const all = [...(provided ? provided.split(",").map((s) => s.trim()) : []), ...fromStatus];
-  return [...new Set(all.filter(Boolean))];
+  return [...new Set([...providedNodeIps(node), ...fromStatus].filter(Boolean))];
 }
 
 /** A merge patch of a Node's metadata and spec. */
@@ -217,11 +220,9 @@ export function planNodeUpdate(
   options: { externalSubnet?: Ipv4Cidr } = {},
 ): NodeUpdatePlan {
   const plan: NodeUpdatePlan = {};
-  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
-  const providedNodeIps = provided ? provided.split(",").map((s) => s.trim()).filter(Boolean) : [];
   const addresses = planAddresses(instance, vpcIpv4, {
     externalSubnet: options.externalSubnet,
-    providedNodeIps,
+    providedNodeIps: providedNodeIps(node),
   });
   if (!sameAddresses(node.status?.addresses, addresses)) plan.addresses = addresses;
   const labels = changedEntries(node.metadata?.labels, planLabels(instance));
