@@ -5,7 +5,8 @@
  */
 import { startCcm } from "./ccm_harness.ts";
 import type { Cell, Table } from "./table.ts";
-import { BENCH_VPC, type BenchWorld, startBenchWorld } from "./world.ts";
+import type { DemoWorld } from "../sim/mod.ts";
+import { BENCH_VPC, startBenchWorld } from "./world.ts";
 
 /** Options of `benchApiCost`. */
 export interface ApiCostOptions {
@@ -49,7 +50,7 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs: numb
 }
 
 async function measureMode(
-  world: BenchWorld,
+  world: DemoWorld,
   nodes: number,
   vpc: boolean,
   o: ApiCostOptions,

@@ -12,9 +12,9 @@ import { LinodeClient } from "../linode/client.ts";
 import { staticToken } from "../linode/token.ts";
 import { componentLogger } from "../log.ts";
 import { Registry } from "../metrics.ts";
-import { kubeletNode, startKubeSim, startLinodeSim } from "../sim/mod.ts";
+import { type DemoWorld, kubeletNode, startKubeSim, startLinodeSim } from "../sim/mod.ts";
 import { type Cell, summarize, type Table } from "./table.ts";
-import { BENCH_REGION, type BenchWorld, startBenchWorld } from "./world.ts";
+import { startBenchWorld } from "./world.ts";
 
 /** Options of `benchCapacity`. */
 export interface CapacityOptions {
@@ -96,10 +96,10 @@ function service(i: number): V1Service {
   };
 }
 
-function populate(world: BenchWorld, o: CapacityOptions): Promise<Cell[][]> {
+function populate(world: DemoWorld, o: CapacityOptions): Promise<Cell[][]> {
   const { linode, kube } = world;
   return Promise.all([
-    timed(() => linode.world.addInstances(o.nodes, (i) => ({ label: `node-${i}`, region: BENCH_REGION }))),
+    timed(() => linode.world.addInstances(o.nodes, (i) => ({ label: `node-${i}`, region: world.region }))),
     timed(() => {
       for (let i = 0; i < o.nodes; i++) kube.store.create("nodes", kubeletNode(`node-${i}`));
     }),
@@ -113,7 +113,7 @@ function populate(world: BenchWorld, o: CapacityOptions): Promise<Cell[][]> {
   ]);
 }
 
-async function listings(world: BenchWorld, o: CapacityOptions, kubeconfig: string): Promise<Cell[][]> {
+async function listings(world: DemoWorld, o: CapacityOptions, kubeconfig: string): Promise<Cell[][]> {
   const metrics = new Registry();
   const core = makeKubeClients(loadKubeConfig({ kubeconfig }), { metrics }).core;
   const listNode = "GET /api/v1/nodes";
@@ -142,7 +142,7 @@ async function listings(world: BenchWorld, o: CapacityOptions, kubeconfig: strin
   ];
 }
 
-async function watchFanOut(world: BenchWorld, o: CapacityOptions, kubeconfig: string): Promise<Cell[][]> {
+async function watchFanOut(world: DemoWorld, o: CapacityOptions, kubeconfig: string): Promise<Cell[][]> {
   const kc = loadKubeConfig({ kubeconfig });
   const metrics = new Registry();
   const informer = new Informer<V1Node>(kc, nodeSource(makeKubeClients(kc, { metrics }).core), {
@@ -185,7 +185,7 @@ async function watchFanOut(world: BenchWorld, o: CapacityOptions, kubeconfig: st
 export async function benchCapacity(o: CapacityOptions): Promise<Table> {
   const rows = [...await processStartTimes(Math.min(o.runs, 3)), ...await startTimes(o.runs)];
   await using world = await startBenchWorld();
-  const kubeconfig = world.env.KUBECONFIG ?? "";
+  const kubeconfig = world.kubeconfigPath;
   rows.push(...await populate(world, o));
   rows.push(...await listings(world, o, kubeconfig));
   rows.push(...await watchFanOut(world, o, kubeconfig));

@@ -6,8 +6,7 @@ import { runCcm, type RunningCcm } from "../ccm.ts";
 import { systemClock } from "../clock.ts";
 import { parseConfig } from "../config.ts";
 import { Registry } from "../metrics.ts";
-import { UNINITIALIZED_TAINT } from "../sim/mod.ts";
-import type { BenchWorld } from "./world.ts";
+import { type DemoWorld, UNINITIALIZED_TAINT } from "../sim/mod.ts";
 
 /** A running CCM and what the scenarios read from it. */
 export interface CcmHarness extends AsyncDisposable {
@@ -26,7 +25,7 @@ export interface CcmRunOptions {
 }
 
 /** Starts the CCM with leader election and the health server off; resolves once it is wired. */
-export async function startCcm(world: BenchWorld, options: CcmRunOptions = {}): Promise<CcmHarness> {
+export async function startCcm(world: DemoWorld, options: CcmRunOptions = {}): Promise<CcmHarness> {
   const args = [...(options.flags ?? []), "--secure-port=0", "--leader-elect=false"];
   const parsed = parseConfig(args, { ...world.env, ...options.env });
   if (parsed.kind !== "run") throw new TypeError(`Cannot run the CCM: parseConfig gave "${parsed.kind}"`);
@@ -65,7 +64,7 @@ export class InitTimer implements Disposable {
   readonly #waiters = new Map<string, () => void>();
   readonly #unsubscribe: () => void;
 
-  constructor(world: BenchWorld) {
+  constructor(world: DemoWorld) {
     this.#unsubscribe = world.kube.store.subscribe((event) => {
       if (event.def.key !== "nodes" || event.type !== "MODIFIED") return;
       const name = event.object.metadata.name ?? "";

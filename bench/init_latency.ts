@@ -3,9 +3,10 @@
  * Linode already in the instance cache (warm) and with a Linode created after the last refresh (new).
  */
 import { DEFAULT_FORCED_REFRESH_INTERVAL_MS } from "../controllers/node_lookup.ts";
+import type { DemoWorld } from "../sim/mod.ts";
 import { type CcmHarness, InitTimer, startCcm } from "./ccm_harness.ts";
 import { summarize, type Table } from "./table.ts";
-import { type BenchWorld, startBenchWorld } from "./world.ts";
+import { startBenchWorld } from "./world.ts";
 
 /** Options of `benchInitLatency`. */
 export interface InitLatencyOptions {
@@ -39,7 +40,7 @@ const quietTime = () => new Promise((r) => setTimeout(r, DEFAULT_FORCED_REFRESH_
 
 const INSTANCE_LIST = "GET /v4/linode/instances";
 
-async function runCase(world: BenchWorld, h: CcmHarness, c: Case, names: string[]): Promise<number[]> {
+async function runCase(world: DemoWorld, h: CcmHarness, c: Case, names: string[]): Promise<number[]> {
   if (c.warm) {
     for (const name of names) world.addLinode(name);
     await h.ccm.instances.refresh();
@@ -65,7 +66,7 @@ async function runCase(world: BenchWorld, h: CcmHarness, c: Case, names: string[
   return timer.latenciesMs(names);
 }
 
-async function initialiseCluster(world: BenchWorld, h: CcmHarness, count: number): Promise<void> {
+async function initialiseCluster(world: DemoWorld, h: CcmHarness, count: number): Promise<void> {
   using timer = new InitTimer(world);
   const names = Array.from({ length: count }, (_, i) => `node-${i}`);
   for (const name of names) world.addLinode(name);

@@ -1,11 +1,11 @@
 /**
  * A small realistic world on both emulators: a VPC, Linodes registered as Nodes with pod CIDRs, and
- * LoadBalancer Services. Used by `deno task demo`, `deno task dev` and the end-to-end tests.
+ * LoadBalancer Services. Used by `deno task demo`, `deno task dev`, `deno task bench` and the end-to-end tests.
  */
 import { join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import { type KubeSim, startKubeSim } from "./kube/server.ts";
-import { kubeletNode, registerNode } from "./kubelet.ts";
+import * as kubelet from "./kubelet.ts";
 import { type LinodeSim, startLinodeSim } from "./linode/server.ts";
 
 /** Options of `startDemoWorld`. */
@@ -21,6 +21,10 @@ export interface DemoWorldOptions {
   linodeToken?: string;
   /** Serve the Kubernetes API over HTTPS (default true: kubectl sends its token only over HTTPS). */
   tls?: boolean;
+  /** Label of the VPC (default `demo-vpc`). */
+  vpcLabel?: string;
+  /** IPv4 range of the VPC's one subnet (default `10.0.0.0/24`, room for 254 Linodes). */
+  subnet?: string;
 }
 
 /** Both emulators, seeded, plus the environment that points a CCM at them. */
@@ -34,11 +38,20 @@ export interface DemoWorld extends AsyncDisposable {
   readonly env: Readonly<Record<string, string>>;
   /** Creates a Linode in the VPC and registers it as an uninitialised Node; returns the Linode id. */
   addNode(name: string): number;
+  /** Creates a Linode in the VPC only; returns its id. */
+  addLinode(name: string): number;
+  /** Registers a Node only, as kubelet does (uninitialised taint, Ready, the next pod CIDR). */
+  registerNode(name: string): void;
   close(): Promise<void>;
 }
 
 const VPC_LABEL = "demo-vpc";
 const SUBNET = "10.0.0.0/24";
+
+/** The `block`-th /24 of 10.192.0.0/10, the pod CIDR of the `block`-th registered Node. */
+function podCidr(block: number): string {
+  return `10.${192 + (block >> 8)}.${block & 255}.0/24`;
+}
 
 function loadBalancer(name: string, port: number): V1Service {
   return {
@@ -59,23 +72,29 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
   await Deno.mkdir(dir, { recursive: true });
   const kubeconfigPath = join(dir, "kubeconfig");
   await kube.writeKubeconfig(kubeconfigPath);
+  const vpcLabel = options.vpcLabel ?? VPC_LABEL;
   const vpc = linode.world.createVpc({
-    label: VPC_LABEL,
+    label: vpcLabel,
     region,
-    subnets: [{ label: "default", ipv4: SUBNET }],
+    subnets: [{ label: "default", ipv4: options.subnet ?? SUBNET }],
   });
   const subnetId = vpc.subnets[0]?.id ?? 0;
   let podBlock = 0;
-  const addNode = (name: string): number => {
-    const instance = linode.world.addInstance({
+  const addLinode = (name: string): number =>
+    linode.world.addInstance({
       label: name,
       region,
       type: "g6-standard-2",
       privateIp: true,
       vpc: { vpcId: vpc.id, subnetId },
-    });
-    registerNode(kube, kubeletNode(name, { podCidr: `10.192.${podBlock++}.0/24` }));
-    return instance.id;
+    }).id;
+  const registerNode = (name: string): void => {
+    kubelet.registerNode(kube, kubelet.kubeletNode(name, { podCidr: podCidr(podBlock++) }));
+  };
+  const addNode = (name: string): number => {
+    const id = addLinode(name);
+    registerNode(name);
+    return id;
   };
   for (let i = 1; i <= (options.nodes ?? 6); i++) addNode(`demo-node-${i}`);
   const services = [["web", 80], ["api", 8080], ["metrics", 9100]] as const;
@@ -95,7 +114,7 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
     kube,
     kubeconfigPath,
     region,
-    vpcLabel: VPC_LABEL,
+    vpcLabel,
     env: {
       LINODE_URL: linode.url,
       LINODE_API_TOKEN: linode.token,
@@ -103,6 +122,8 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
       KUBECONFIG: kubeconfigPath,
     },
     addNode,
+    addLinode,
+    registerNode,
     close,
     [Symbol.asyncDispose]: close,
   };
