@@ -2,7 +2,7 @@
  * Wires one CCM process from a validated Config: clients → cache → informers → lease → controllers → serve.
  * `main.ts` calls it with the real clock; the demo and end-to-end tests call it against the emulators.
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { InstanceCache } from "./cache/instances.ts";
 import { VpcIpCache } from "./cache/vpc_ips.ts";
 import { VpcCache } from "./cache/vpcs.ts";
@@ -50,6 +50,8 @@ export interface RunningCcm {
   readonly nodes: Informer<V1Node>;
   readonly instances: InstanceCache;
   readonly server: RunningServer | null;
+  /** The secrets redacted from Events, for the process's log sink: the Linode token, the kube credentials. */
+  readonly secrets: () => readonly string[];
 }
 
 /**
@@ -76,7 +78,7 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
 }
 
 /** Where the token came from, for messages: the variable (and file), never the token. */
-export function tokenOrigin(config: Config): string {
+function tokenOrigin(config: Config): string {
   const t = config.linode.token;
   return t.kind === "env" ? "LINODE_API_TOKEN" : `LINODE_API_TOKEN_FILE=${t.path}`;
 }
@@ -95,10 +97,15 @@ async function assertTokenAccepted(linode: LinodeClient, config: Config, signal:
   }
 }
 
-/** The secrets to keep out of logs and Events: the Linode token and the kubeconfig's credentials. */
-export function secretsOf(config: Config, kubeSecrets: () => readonly string[]): () => readonly string[] {
-  const token = config.linode.token;
-  return () => [...(token.kind === "env" ? [token.token.reveal()] : []), ...kubeSecrets()];
+/**
+ * The secrets to keep out of logs and Events: the Linode token as last read (from the variable or the file)
+ * and the kubeconfig's credentials. Asked per line or Event, so rotated tokens are covered.
+ */
+function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
+  return () => {
+    const token = tokens.current();
+    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
+  };
 }
 
 async function startHealthServer(
@@ -168,10 +175,11 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
   const kube = makeKubeClients(kc, { metrics, fence });
-  const secrets = secretsOf(config, () => kubeConfigSecrets(kc));
+  const tokens = tokenSource(config, clock);
+  const secrets = secretsOf(tokens, kc);
   const linode = new LinodeClient({
     baseUrl: config.linode.url,
-    token: tokenSource(config, clock),
+    token: tokens,
     timeoutMs: config.linode.requestTimeoutMs,
     fence,
     metrics,
@@ -247,7 +255,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
   try {
     server = await startHealthServer(config, deps, nodes, fence);
-    deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server });
+    deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server, secrets });
     if (!(fence instanceof SwitchFence)) {
       log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runCcm } from "./ccm.ts";
+import { runCcm, type RunningCcm } from "./ccm.ts";
 import { FakeClock } from "./clock.ts";
 import { type Config, parseConfig } from "./config.ts";
 import { Registry } from "./metrics.ts";
@@ -24,4 +24,35 @@ Deno.test("runCcm() that cannot serve stops what it started and rejects (no leak
   // The token watch and the informer sleep on this clock while they run.
   assert.equal(clock.pendingSleeps, 0, "a loop outlived runCcm()");
   assert.equal(world.kube.store.get("leases", "cloud-controller-manager", "kube-system"), undefined);
+});
+
+Deno.test("runCcm() hands main the secrets to redact: a token read from LINODE_API_TOKEN_FILE and the kube token", async () => {
+  const token = "tok-from-file-4e1a9c7b2d5f8e03";
+  await using world = await startDemoWorld({ nodes: 1, services: 0, linodeToken: token });
+  const dir = await Deno.makeTempDir({ prefix: "ccm-secrets-" });
+  const stop = new AbortController();
+  try {
+    await Deno.writeTextFile(`${dir}/token`, `${token}\n`);
+    const { LINODE_API_TOKEN: _, ...env } = world.env;
+    const config = configFor(
+      ["--secure-port=0", "--leader-elect=false", "--enable-token-health-checker"],
+      { ...env, LINODE_API_TOKEN_FILE: `${dir}/token` },
+    );
+    const started = Promise.withResolvers<RunningCcm>();
+    const run = runCcm(config, {
+      clock: new FakeClock(),
+      metrics: new Registry(),
+      hostname: "secrets",
+      onStarted: (ccm) => started.resolve(ccm),
+    }, stop.signal);
+    run.catch((e) => started.reject(e));
+    const ccm = await started.promise;
+    // The start-up token check has read the file by now.
+    assert.deepEqual([...ccm.secrets()].sort(), [token, world.kube.token].sort());
+    stop.abort();
+    assert.equal(await run, "stopped");
+  } finally {
+    stop.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -54,11 +54,9 @@ async function main(): Promise<number> {
   if (typeof setup === "number") return setup;
   const { config, cleanup } = setup;
   const token = config.linode.token;
-  await setupLogging({
-    format: config.log.format,
-    level: config.log.level,
-    secrets: () => (token.kind === "env" ? [token.token.reveal()] : []),
-  });
+  // Until runCcm hands over its list (which adds a token read from a file and the kube credentials).
+  let secrets = (): readonly string[] => (token.kind === "env" ? [token.token.reveal()] : []);
+  await setupLogging({ format: config.log.format, level: config.log.level, secrets: () => secrets() });
   const log = componentLogger("main");
   log.info("starting linode-cloud-controller-manager {version}", {
     version: VERSION,
@@ -70,6 +68,7 @@ async function main(): Promise<number> {
       clock: systemClock,
       metrics: new Registry(),
       hostname: Deno.hostname(),
+      onStarted: (ccm) => secrets = ccm.secrets,
     }, stop.signal);
     if (outcome === "lost") {
       log.error("leadership lost: exiting so the supervisor restarts this process");

@@ -4,6 +4,8 @@ import type { Clock } from "../clock.ts";
 /** Hands out the current token; asked before every request so rotation takes effect. */
 export interface TokenSource {
   token(): Promise<string>;
+  /** The token last handed out, for redaction; `undefined` before the first successful read. */
+  current(): string | undefined;
 }
 
 /** The token could not be read; the message names the file, never its content. */
@@ -15,7 +17,7 @@ export class TokenError extends Error {
 export function staticToken(value: string): TokenSource {
   const token = value.trim();
   if (token === "") throw new TokenError("Linode API token is empty");
-  return { token: () => Promise.resolve(token) };
+  return { token: () => Promise.resolve(token), current: () => token };
 }
 
 /** Options of `fileToken`. */
@@ -61,6 +63,10 @@ class FileToken implements TokenSource {
     if (this.#token !== undefined && fresh) return Promise.resolve(this.#token);
     this.#pending ??= this.#refresh().finally(() => this.#pending = undefined);
     return this.#pending;
+  }
+
+  current(): string | undefined {
+    return this.#token;
   }
 
   async #refresh(): Promise<string> {

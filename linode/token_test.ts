@@ -86,3 +86,23 @@ Deno.test("fileToken() keeps the last good token when a re-read fails", async ()
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("TokenSource.current() is the token last handed out, for redaction", async () => {
+  assert.equal(staticToken(" abc\n").current(), "abc");
+  const dir = await tempDir();
+  try {
+    const path = `${dir}/token`;
+    await Deno.writeTextFile(path, "file-token\n");
+    const clock = new FakeClock();
+    const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
+    assert.equal(source.current(), undefined, "nothing read yet");
+    await source.token();
+    assert.equal(source.current(), "file-token");
+    await Deno.writeTextFile(path, "rotated-token");
+    await clock.advance(5);
+    await source.token();
+    assert.equal(source.current(), "rotated-token");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
