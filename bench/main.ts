@@ -3,6 +3,7 @@
  * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory.
  * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses.
  */
+import { writeAll } from "../demo/terminal.ts";
 import { setupLogging } from "../log.ts";
 import { benchApiCost } from "./api_cost.ts";
 import { benchCapacity } from "./capacity.ts";
@@ -63,9 +64,7 @@ async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<
 }
 
 function print(text: string): void {
-  const bytes = new TextEncoder().encode(text);
-  let written = 0;
-  while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
+  writeAll(Deno.stdout, text);
 }
 
 async function main(args: readonly string[]): Promise<number> {
@@ -75,13 +74,12 @@ async function main(args: readonly string[]): Promise<number> {
   }
   const o = parseBenchArgs(args);
   let ccmWarnings = 0;
-  const stderr = new TextEncoder();
   await setupLogging({
     format: "text",
     level: "warning",
     write: (line) => {
       ccmWarnings++;
-      if (o.verbose) Deno.stderr.writeSync(stderr.encode(line));
+      if (o.verbose) writeAll(Deno.stderr, line);
     },
   });
   const startedAt = new Date().toISOString();
