@@ -3,9 +3,10 @@
  * shortened status period and scaled to an hour at default settings, next to the Go CCM's cost as modelled
  * from its measured behaviour (`/work/shared/reference/route-controller-pr.txt`).
  */
+import { PAGE_SIZE } from "../linode/paging.ts";
+import type { DemoWorld } from "../sim/mod.ts";
 import { startCcm } from "./ccm_harness.ts";
 import type { Cell, Table } from "./table.ts";
-import type { DemoWorld } from "../sim/mod.ts";
 import { BENCH_VPC, startBenchWorld } from "./world.ts";
 
 /** Options of `benchApiCost`. */
@@ -20,8 +21,6 @@ export interface ApiCostOptions {
   atLargest?: () => void;
 }
 
-/** Linode page size: the CCM lists 500 per page. */
-export const PAGE_SIZE = 500;
 /** Default `--node-status-update-frequency`: one steady-state refresh per 5 minutes. */
 const DEFAULT_PERIOD_SEC = 300;
 const INSTANCE_LIST = "GET /v4/linode/instances";
