@@ -24,6 +24,7 @@ import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.t
 /** Taint kubelet sets with `--cloud-provider=external`. */
 export const UNINITIALIZED: V1Taint = UNINITIALIZED_TAINT;
 export { kubeletNode };
+export { waitFor } from "./process.ts";
 
 /** Options of `startNodeWorld`. */
 export interface WorldOptions {
@@ -52,15 +53,6 @@ export interface NodeWorld extends AsyncDisposable {
 /** Registers Nodes in the Kubernetes emulator as kubelets would. */
 export function addNodes(world: NodeWorld, ...nodes: V1Node[]): void {
   for (const n of nodes) registerNode(world.kube, n);
-}
-
-/** Polls `condition` every 10 ms until it holds; throws after `timeoutMs` (default 10 s). */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** Starts both emulators and wires the node controllers to them through the real clients. */

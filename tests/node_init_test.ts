@@ -17,7 +17,7 @@ Deno.test("startNodeControllers() initialises a node found by label, in the Go C
   const other = { key: "dedicated", value: "db", effect: "NoExecute" };
   addNodes(world, kubeletNode("worker-1", { taints: [other, UNINITIALIZED], labels: { team: "a" } }));
   await world.start();
-  await waitFor(() => isInitialised(world.node("worker-1")), "worker-1 initialised");
+  await waitFor(() => isInitialised(world.node("worker-1")), { what: "worker-1 initialised" });
   const n = world.node("worker-1");
   const privateIp = "192.168.130.7";
   assert.equal(n?.spec?.providerID, `linode://${l.id}`);
@@ -59,7 +59,7 @@ Deno.test("startNodeControllers() finds a node by providerID and by IP when its 
   );
   await world.start();
   for (const name of ["k8s-a", "k8s-b", "k8s-c"]) {
-    await waitFor(() => isInitialised(world.node(name)), `${name} initialised`);
+    await waitFor(() => isInitialised(world.node(name)), { what: `${name} initialised` });
   }
   assert.equal(world.node("k8s-a")?.spec?.providerID, `linode://${byId.id}`);
   assert.equal(world.node("k8s-b")?.spec?.providerID, `linode://${byIp.id}`);
@@ -87,7 +87,7 @@ Deno.test("startNodeControllers() lists VPC IPv4 first and honours LINODE_EXTERN
   });
   addNodes(world, kubeletNode("vpc-1"));
   await world.start();
-  await waitFor(() => isInitialised(world.node("vpc-1")), "vpc-1 initialised");
+  await waitFor(() => isInitialised(world.node("vpc-1")), { what: "vpc-1 initialised" });
   assert.deepEqual(world.node("vpc-1")?.status?.addresses, [
     { type: "Hostname", address: "vpc-1" },
     { type: "InternalIP", address: "10.0.0.5" },
@@ -112,7 +112,7 @@ Deno.test("startNodeControllers() gives a new VPC Linode its VPC InternalIP in t
   world.linode.world.addInstance({ label: "first", region: "us-east", vpc: { vpcId: vpc.id, subnetId } });
   addNodes(world, kubeletNode("first"));
   await world.start();
-  await waitFor(() => isInitialised(world.node("first")), "first initialised");
+  await waitFor(() => isInitialised(world.node("first")), { what: "first initialised" });
   assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 1);
   // Addresses of "second" at the moment its taint goes, as every watcher of the Node sees it.
   let atInit: unknown;
@@ -129,7 +129,7 @@ Deno.test("startNodeControllers() gives a new VPC Linode its VPC InternalIP in t
       vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.9" },
     });
     addNodes(world, kubeletNode("second"));
-    await waitFor(() => isInitialised(world.node("second")), "second initialised");
+    await waitFor(() => isInitialised(world.node("second")), { what: "second initialised" });
   } finally {
     unsubscribe();
   }
@@ -144,14 +144,16 @@ Deno.test("startNodeControllers() keeps the taint of a node without a Linode, wa
   await using world = await startNodeWorld({ ttlMs: 100 });
   addNodes(world, kubeletNode("ghost"));
   await world.start();
-  await waitFor(() => world.events("InstanceNotFound").length > 0, "InstanceNotFound event");
+  await waitFor(() => world.events("InstanceNotFound").length > 0, { what: "InstanceNotFound event" });
   const event = world.events("InstanceNotFound")[0];
   assert.equal(event?.type, "Warning");
   assert.equal(event?.involvedObject.name, "ghost");
   assert.deepEqual(world.node("ghost")?.spec?.taints, [UNINITIALIZED]);
   assert.equal(world.node("ghost")?.spec?.providerID, undefined);
   world.linode.world.addInstance({ label: "ghost", region: "us-east" });
-  await waitFor(() => isInitialised(world.node("ghost")), "ghost initialised after its Linode appeared");
+  await waitFor(() => isInitialised(world.node("ghost")), {
+    what: "ghost initialised after its Linode appeared",
+  });
 });
 
 // In a VPC cluster the VPC addresses (60 s TTL) predate the ghost: they must not make each retry force a listing.
@@ -171,11 +173,11 @@ for (const vpc of [undefined, { vpcNames: ["cluster"] }]) {
     });
     addNodes(world, kubeletNode("real"));
     await world.start();
-    await waitFor(() => isInitialised(world.node("real")), "real initialised");
+    await waitFor(() => isInitialised(world.node("real")), { what: "real initialised" });
     addNodes(world, kubeletNode("ghost"));
     await waitFor(
       () => world.events("InstanceNotFound").some((e) => (e.count ?? 1) >= 3),
-      "three failed attempts",
+      { what: "three failed attempts" },
     );
     // The first load, then one refresh forced by the ghost: its retries read data newer than the ghost.
     assert.equal(world.calls("GET /v4/linode/instances"), 2);
@@ -190,12 +192,12 @@ Deno.test("startNodeControllers() finds a Linode newer than the cache with one f
   world.linode.world.addInstance({ label: "old", region: "us-east" });
   addNodes(world, kubeletNode("old"));
   await world.start();
-  await waitFor(() => isInitialised(world.node("old")), "old initialised");
+  await waitFor(() => isInitialised(world.node("old")), { what: "old initialised" });
   assert.equal(world.calls("GET /v4/linode/instances"), 1);
   // The machine boots and its kubelet registers within the cache's first few hundred milliseconds.
   world.linode.world.addInstance({ label: "new", region: "us-east" });
   addNodes(world, kubeletNode("new"));
-  await waitFor(() => isInitialised(world.node("new")), "new initialised", 5_000);
+  await waitFor(() => isInitialised(world.node("new")), { what: "new initialised", timeoutMs: 5_000 });
   assert.equal(world.calls("GET /v4/linode/instances"), 2);
   assert.equal(world.events("InstanceNotFound").length, 0);
 });
@@ -206,14 +208,14 @@ Deno.test("startNodeControllers() treats a Node deleted uninitialised and regist
   await using world = await startNodeWorld({ controllers });
   await world.start();
   addNodes(world, kubeletNode("reborn"));
-  await waitFor(() => world.events("InstanceNotFound").length === 1, "InstanceNotFound event");
+  await waitFor(() => world.events("InstanceNotFound").length === 1, { what: "InstanceNotFound event" });
   world.kube.store.delete("nodes", "reborn");
   world.kube.store.delete("leases", "reborn", "kube-node-lease");
-  await waitFor(() => world.deps.nodes.list().length === 0, "the deletion seen");
+  await waitFor(() => world.deps.nodes.list().length === 0, { what: "the deletion seen" });
   // The machine is replaced: its new Linode registers a Node of the same name, newer than the cached data.
   world.linode.world.addInstance({ label: "reborn", region: "us-east" });
   addNodes(world, kubeletNode("reborn"));
-  await waitFor(() => isInitialised(world.node("reborn")), "reborn initialised", 5_000);
+  await waitFor(() => isInitialised(world.node("reborn")), { what: "reborn initialised", timeoutMs: 5_000 });
   assert.equal(world.events("InstanceNotFound")[0]?.count ?? 1, 1, "no warning for the new Node");
 });
 
@@ -225,8 +227,7 @@ Deno.test("startNodeControllers() initialises 500 nodes created at once with one
   addNodes(world, ...Array.from({ length: 500 }, (_, i) => kubeletNode(`n-${i}`)));
   await waitFor(
     () => Array.from({ length: 500 }, (_, i) => world.node(`n-${i}`)).every(isInitialised),
-    "500 nodes initialised",
-    30_000,
+    { what: "500 nodes initialised", timeoutMs: 30_000 },
   );
   assert.equal(world.calls("GET /v4/linode/instances"), 1);
   assert.equal(world.linode.calls.total(), 1);
@@ -248,7 +249,7 @@ Deno.test("startNodeControllers() re-reads and re-plans when removing the taint 
   const late = { key: "added-meanwhile", effect: "NoSchedule" };
   addNodes(world, kubeletNode("racy", { taints: [UNINITIALIZED, late] }));
   await world.start();
-  await waitFor(() => isInitialised(world.node("racy")), "racy initialised");
+  await waitFor(() => isInitialised(world.node("racy")), { what: "racy initialised" });
   assert.deepEqual(world.node("racy")?.spec?.taints, [late]);
   assert.ok(world.kube.calls.count("GET /api/v1/nodes/{name}") >= 1, "fresh read after the conflict");
 });

@@ -32,10 +32,10 @@ Deno.test("startNodeControllers() taints a shut-down Linode's node and untaints 
   await world.start();
   world.linode.world.setStatus(id ?? 0, "offline");
   setReady(world, "w-0", false);
-  await waitFor(() => hasShutdownTaint(world.node("w-0")), "shutdown taint");
+  await waitFor(() => hasShutdownTaint(world.node("w-0")), { what: "shutdown taint" });
   assert.equal(hasShutdownTaint(world.node("w-1")), false);
   world.linode.world.setStatus(id ?? 0, "running");
-  await waitFor(() => !hasShutdownTaint(world.node("w-0")), "shutdown taint removed");
+  await waitFor(() => !hasShutdownTaint(world.node("w-0")), { what: "shutdown taint removed" });
   assert.ok(world.node("w-0"), "never deleted");
 });
 
@@ -45,7 +45,7 @@ Deno.test("startNodeControllers() untaints a Ready node without reading Linode",
   const taints = [{ key: SHUTDOWN_KEY, effect: "NoSchedule" }, { key: "keep", effect: "NoSchedule" }];
   addNodes(world, kubeletNode("r-0", { providerID: `linode://${l?.id}`, taints }));
   await world.start();
-  await waitFor(() => !hasShutdownTaint(world.node("r-0")), "shutdown taint removed");
+  await waitFor(() => !hasShutdownTaint(world.node("r-0")), { what: "shutdown taint removed" });
   assert.deepEqual(world.node("r-0")?.spec?.taints, [{ key: "keep", effect: "NoSchedule" }]);
 });
 
@@ -55,10 +55,10 @@ Deno.test("startNodeControllers() deletes a NotReady node only after GET of its 
   await world.start();
   world.linode.world.deleteInstance(gone ?? 0);
   setReady(world, "w-0", false);
-  await waitFor(() => world.node("w-0") === undefined, "w-0 deleted");
+  await waitFor(() => world.node("w-0") === undefined, { what: "w-0 deleted" });
   assert.ok(world.calls("GET /v4/linode/instances/{id}") >= 1);
   assert.ok(world.node("w-1") && world.node("w-2"));
-  await waitFor(() => world.events("DeletingNode").length === 1, "DeletingNode event");
+  await waitFor(() => world.events("DeletingNode").length === 1, { what: "DeletingNode event" });
 });
 
 Deno.test("startNodeControllers() keeps a NotReady node whose Linode only left the listing", async () => {
@@ -72,7 +72,7 @@ Deno.test("startNodeControllers() keeps a NotReady node whose Linode only left t
   const back = world.linode.world.addInstance({ label: "w-0-elsewhere", region: "us-west" });
   world.kube.store.patch("nodes", "w-0", { spec: { providerID: `linode://${back.id}` } }, { type: "merge" });
   setReady(world, "w-0", false);
-  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 1, "confirmation GET");
+  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 1, { what: "confirmation GET" });
   await settle(200);
   assert.ok(world.node("w-0"), "not deleted");
   assert.equal(world.events("DeletingNode").length, 0);
@@ -102,8 +102,7 @@ for (const outage of OUTAGES) {
     const failed = () => world.metrics.counter("ccm_cache_refreshes_total", "", ["cache", "result"]);
     await waitFor(
       () => failed().get({ cache: "instances", result: "error" }) >= 1,
-      "a failed refresh",
-      5_000,
+      { what: "a failed refresh", timeoutMs: 5_000 },
     );
     await settle(200);
     assert.ok(world.node("w-0"), "not deleted");
@@ -121,7 +120,7 @@ Deno.test("startNodeControllers() does not delete when the confirming GET fails"
   world.linode.faults.error(500, { route: "/linode/instances/{id}" });
   world.linode.world.deleteInstance(gone ?? 0);
   setReady(world, "w-0", false);
-  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 2, "confirmation attempts");
+  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 2, { what: "confirmation attempts" });
   await settle(100);
   assert.ok(world.node("w-0"), "not deleted");
   world.linode.faults.clear();
@@ -133,7 +132,9 @@ Deno.test("startNodeControllers() blocks a mass deletion and reports it", async 
   await world.start();
   for (const id of ids.slice(0, 3)) world.linode.world.deleteInstance(id);
   for (const name of ["w-0", "w-1", "w-2"]) setReady(world, name, false);
-  await waitFor(() => world.events("NodeDeletionBlocked").length === 1, "NodeDeletionBlocked event");
+  await waitFor(() => world.events("NodeDeletionBlocked").length === 1, {
+    what: "NodeDeletionBlocked event",
+  });
   await settle(200);
   assert.equal(world.kube.store.list("nodes").length, 4);
   assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0);

@@ -16,7 +16,7 @@ async function initialisedCluster(world: NodeWorld, count: number): Promise<void
   await world.start();
   await waitFor(
     () => Array.from({ length: count }, (_, i) => world.node(`s-${i}`)).every((n) => n?.spec?.providerID),
-    "cluster initialised",
+    { what: "cluster initialised" },
   );
 }
 
@@ -41,7 +41,9 @@ Deno.test("startNodeControllers() restores an owned label from the cache without
   world.linode.calls.reset();
   await new Promise((r) => setTimeout(r, 100));
   world.kube.store.patch("nodes", "s-1", { metadata: { labels: { [REGION]: null } } }, { type: "merge" });
-  await waitFor(() => world.node("s-1")?.metadata?.labels?.[REGION] === "us-east", "region label restored");
+  await waitFor(() => world.node("s-1")?.metadata?.labels?.[REGION] === "us-east", {
+    what: "region label restored",
+  });
   assert.equal(world.linode.calls.total(), 0);
 });
 
@@ -62,7 +64,7 @@ Deno.test("startNodeControllers() updates addresses when the cache shows a chang
   });
   await waitFor(
     () => world.node("s-0")?.status?.addresses?.some((a) => a.address === "45.79.99.1") ?? false,
-    "new address",
+    { what: "new address" },
   );
   assert.equal(world.node("s-0")?.status?.addresses?.[0]?.address, "s-0-renamed");
 });
