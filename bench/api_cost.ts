@@ -3,6 +3,7 @@
  * shortened status period and scaled to an hour at default settings, next to the Go CCM's cost as modelled
  * from its measured behaviour (`/work/shared/reference/route-controller-pr.txt`).
  */
+import { systemClock } from "../clock.ts";
 import { PAGE_SIZE } from "../linode/paging.ts";
 import type { DemoWorld } from "../sim/mod.ts";
 import { startCcm } from "./ccm_harness.ts";
@@ -44,7 +45,7 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs: numb
   const deadline = performance.now() + timeoutMs;
   while (!condition()) {
     if (performance.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await systemClock.sleep(20);
   }
 }
 
@@ -65,9 +66,9 @@ async function measureMode(
     h.ccm.nodes.list().filter((n) => n.spec?.providerID && !n.spec.taints?.length).length === nodes;
   await waitUntil(initialised, `${nodes} nodes initialised`, 120_000);
   // Let the first period's re-sync (addresses from the VPC, if any) settle before counting.
-  await new Promise((r) => setTimeout(r, o.periodSec * 1000 + 200));
+  await systemClock.sleep(o.periodSec * 1000 + 200);
   world.linode.calls.reset();
-  await new Promise((r) => setTimeout(r, o.windowSec * 1000));
+  await systemClock.sleep(o.windowSec * 1000);
   const snap = world.linode.calls.snapshot();
   if (vpc && nodes === Math.max(...o.sizes)) o.atLargest?.();
   const pages = Math.ceil(nodes / PAGE_SIZE);

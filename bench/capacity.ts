@@ -40,10 +40,15 @@ async function timed(fn: () => unknown): Promise<number> {
   return performance.now() - t0;
 }
 
-async function repeat(runs: number, fn: () => Promise<unknown>): Promise<number[]> {
+/** Takes `runs` samples of `measure`, one after the other. */
+async function sample(runs: number, measure: () => Promise<number>): Promise<number[]> {
   const samples: number[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await timed(fn));
+  for (let i = 0; i < runs; i++) samples.push(await measure());
   return samples;
+}
+
+function repeat(runs: number, fn: () => Promise<unknown>): Promise<number[]> {
+  return sample(runs, () => timed(fn));
 }
 
 const PROBE = new URL("./start_probe.ts", import.meta.url).pathname;
@@ -68,8 +73,7 @@ async function processStartMs(which: "linode" | "kube" | "kube-tls"): Promise<nu
 async function processStartTimes(runs: number): Promise<Cell[][]> {
   const rows: Cell[][] = [];
   for (const which of ["linode", "kube", "kube-tls"] as const) {
-    const samples: number[] = [];
-    for (let i = 0; i < runs; i++) samples.push(await processStartMs(which));
+    const samples = await sample(runs, () => processStartMs(which));
     rows.push(row(`new process: boot + start ${which} emulator`, 1, samples));
   }
   return rows;

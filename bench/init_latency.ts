@@ -2,6 +2,7 @@
  * Benchmark 2: how long a new Node waits for the CCM (Node created → uninitialised taint gone), with the
  * Linode already in the instance cache (warm) and with a Linode created after the last refresh (new).
  */
+import { systemClock } from "../clock.ts";
 import { DEFAULT_FORCED_REFRESH_INTERVAL_MS } from "../controllers/node_lookup.ts";
 import type { DemoWorld } from "../sim/mod.ts";
 import { type CcmHarness, InitTimer, startCcm } from "./ccm_harness.ts";
@@ -36,7 +37,7 @@ const CASES: readonly Case[] = [
 ];
 
 /** Sleeps past the interval of forced refreshes (so the next new Node may force one at once). */
-const quietTime = () => new Promise((r) => setTimeout(r, DEFAULT_FORCED_REFRESH_INTERVAL_MS + 100));
+const quietTime = () => systemClock.sleep(DEFAULT_FORCED_REFRESH_INTERVAL_MS + 100);
 
 const INSTANCE_LIST = "GET /v4/linode/instances";
 
