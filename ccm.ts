@@ -230,7 +230,6 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const events = new EventRecorder(kube.core, {
     log: componentLogger("events"),
     clock,
-    fence,
     host: deps.hostname,
     secrets,
   });

@@ -10,7 +10,6 @@ import {
   type V1ObjectReference,
 } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../clock.ts";
-import type { Fence } from "../lease/fence.ts";
 import { LeaseLostError } from "../lease/fence.ts";
 import { type Logger, redactSecrets } from "../log.ts";
 import { isNotFound } from "./requests.ts";
@@ -38,8 +37,6 @@ export interface EventSink {
 export interface EventRecorderOptions {
   log: Logger;
   clock?: Clock;
-  /** When given, Events are only written while leading. */
-  fence?: Fence;
   /** `source.component` and `reportingComponent` (default `cloud-controller-manager`). */
   component?: string;
   /** `source.host` and `reportingInstance`. */
@@ -87,7 +84,10 @@ export function refFor(
   };
 }
 
-/** Writes core/v1 Events with client-go's spam filter and aggregation; see `flush()` for shutdown and tests. */
+/**
+ * Writes core/v1 Events with client-go's spam filter and aggregation; see `flush()` for shutdown and tests.
+ * Leadership is the client's business: `core` from `makeKubeClients` with a fence refuses every write.
+ */
 export class EventRecorder implements EventSink {
   readonly #core: CoreV1Api;
   readonly #options: EventRecorderOptions;
@@ -172,7 +172,6 @@ export class EventRecorder implements EventSink {
 
   async #bump(seen: Written): Promise<void> {
     const body = { count: seen.count + 1, lastTimestamp: new Date(this.#clock.now()).toISOString() };
-    this.#options.fence?.assertLeading();
     await this.#core.patchNamespacedEvent(
       { name: seen.name, namespace: seen.namespace, body },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
@@ -199,7 +198,6 @@ export class EventRecorder implements EventSink {
       reportingComponent: this.#component,
       reportingInstance: this.#options.host,
     };
-    this.#options.fence?.assertLeading();
     const created = await this.#core.createNamespacedEvent({ namespace, body });
     return { name: created.metadata?.name ?? body.metadata.name ?? "", namespace, count: 1 };
   }

@@ -130,15 +130,17 @@ Deno.test("EventRecorder.event() never writes a secret and never throws on API e
   assert.ok(!logs.text().includes(f.kube.token));
 });
 
-Deno.test("EventRecorder.event() writes nothing without leadership", async () => {
-  await using f = await startFixture();
-  const ref = nodeRef(f);
+Deno.test("EventRecorder.event() over fenced clients writes nothing without leadership", async () => {
   const fence = new SwitchFence(false);
-  const r = recorder(f, { fence });
+  await using f = await startFixture({ fence });
+  const logs = await captureLogs("debug");
+  const ref = nodeRef(f);
+  const r = recorder(f);
   f.kube.calls.reset();
   r.event(ref, "Normal", "Synced", "node synced");
   await r.flush();
   assert.equal(f.kube.calls.total(), 0);
+  assert.match(logs.text(), /"level":"DEBUG","message":"cannot write event .*"error":"Refusing to write/);
   fence.set(true);
   r.event(ref, "Normal", "Synced", "node synced");
   await r.flush();
