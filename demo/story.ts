@@ -54,6 +54,14 @@ function kubelet(world: DemoWorld, name: string, ready: boolean): void {
   if (world.kube.store.get("nodes", name)) setNodeReady(world.kube, name, ready);
 }
 
+/** Powers the Linode of Node `name` off or on, and its kubelet reports the Node (not) Ready; returns the id. */
+function setPower(world: DemoWorld, name: string, on: boolean): number {
+  const id = linodeIdOf(world, name);
+  world.linode.world.setStatus(id, on ? "running" : "offline");
+  kubelet(world, name, on);
+  return id;
+}
+
 /** The four scenes of the issue, on a world that started with `nodes` Nodes (`demo-node-1..n`). */
 export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
   const joining = `demo-node-${nodes + 1}`;
@@ -77,12 +85,7 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
     },
     {
       atMs: 20_000,
-      act: () => {
-        const id = linodeIdOf(world, sleeper);
-        world.linode.world.setStatus(id, "offline");
-        kubelet(world, sleeper, false);
-        return `linode ${id} (${sleeper}) shuts down; its Node goes NotReady`;
-      },
+      act: () => `linode ${setPower(world, sleeper, false)} (${sleeper}) shuts down; its Node goes NotReady`,
       outcomes: [
         (s) =>
           row(s, sleeper)?.taints.includes("shutdown") ? `CCM tainted ${sleeper} as shut down` : undefined,
@@ -90,12 +93,7 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
     },
     {
       atMs: 30_000,
-      act: () => {
-        const id = linodeIdOf(world, sleeper);
-        world.linode.world.setStatus(id, "running");
-        kubelet(world, sleeper, true);
-        return `linode ${id} (${sleeper}) boots again; its Node is Ready`;
-      },
+      act: () => `linode ${setPower(world, sleeper, true)} (${sleeper}) boots again; its Node is Ready`,
       outcomes: [(s) => {
         const n = row(s, sleeper);
         return n && !n.taints.includes("shutdown")
