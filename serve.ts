@@ -44,8 +44,6 @@ export interface ServerOptions {
   /** Whether this instance holds the leader Lease (reported by `/readyz`, never a failure). */
   leading: () => boolean;
   log: Logger;
-  /** Closes the server when aborted. */
-  signal?: AbortSignal;
 }
 
 /** A listening server. */
@@ -159,9 +157,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return new Response("internal error\n", { status: 500, headers: TEXT });
     },
   }, (request) => handle(request, options));
-  const onAbort = () => stop.abort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  if (options.signal?.aborted) stop.abort();
   const port = server.addr.port;
   const url = `https://${urlHost(options.hostname)}:${port}`;
   options.log.info("serving /healthz, /readyz and /metrics on {url} ({certificate} certificate)", {
@@ -175,7 +170,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     certPem: tls.certPem,
     close(): Promise<void> {
       closed ??= (async () => {
-        options.signal?.removeEventListener("abort", onAbort);
         stop.abort();
         await server.finished;
       })();

@@ -205,15 +205,6 @@ Deno.test("startServer() close() stops listening and a second close() is harmles
   await assert.rejects(fetch(`${server.url}/healthz`, { client }), TypeError);
 });
 
-Deno.test("startServer() stops when its signal aborts", async () => {
-  const stop = new AbortController();
-  const server = await startServer(options({ signal: stop.signal }));
-  stop.abort();
-  await server.close();
-  using client = Deno.createHttpClient({ caCerts: [server.certPem] });
-  await assert.rejects(fetch(`${server.url}/healthz`, { client }), TypeError);
-});
-
 Deno.test("startServer() with port null serves nothing", async () => {
   assert.equal(await startServer({ ...options(), port: null }), null);
 });
