@@ -22,12 +22,12 @@ const PATCH_TYPES: Record<string, PatchType> = {
   "application/strategic-merge-patch+json": "strategic",
 };
 
+/** The headers the apiserver sends with JSON bodies and watch streams. */
+const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
+
 /** A JSON response. */
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", "cache-control": "no-cache, private", ...headers },
-  });
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
 async function readBody(req: Request, emptyAs?: unknown): Promise<unknown> {
@@ -80,10 +80,7 @@ function watch(
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : undefined,
     render: watchRenderer(route.def, chosen, { query, now: () => ctx.store.now() }),
   });
-  return new Response(stream, {
-    status: 200,
-    headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
-  });
+  return new Response(stream, { status: 200, headers: JSON_HEADERS });
 }
 
 function deleteOptions(body: unknown): { uid?: string; resourceVersion?: string } {

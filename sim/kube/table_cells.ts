@@ -1,5 +1,5 @@
 /** Building blocks of server-side printing: column definitions, ages, label lists, narrowing of stored JSON. */
-import type { KubeObject } from "./resources.ts";
+import { isRecord, type KubeObject } from "./resources.ts";
 
 /** One `meta.k8s.io` `TableColumnDefinition`; the apiserver always writes all five fields. */
 export interface ColumnDefinition {
@@ -45,9 +45,7 @@ export const AGE_COLUMN = column("Age", "Time since the object's creationTimesta
 
 /** A record field of stored JSON, or an empty record. */
 export function rec(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? value as Record<string, unknown>
-    : {};
+  return isRecord(value) ? value : {};
 }
 
 /** An array field of stored JSON, or an empty array. */
