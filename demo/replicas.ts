@@ -47,8 +47,8 @@ export async function waitUntilLeading(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const deadline = clock.now() + timeoutMs;
-  while (!replica.ccm.fence.leading && clock.now() < deadline && !signal.aborted) {
+  const deadline = clock.monotonic() + timeoutMs;
+  while (!replica.ccm.fence.leading && clock.monotonic() < deadline && !signal.aborted) {
     await clock.sleep(50, signal).catch(() => {});
   }
   return replica.ccm.fence.leading;
