@@ -76,8 +76,7 @@ function operations(def: ResourceDef, methods: string[], bodyTypes?: string[]): 
 /** `GET /openapi/v3`: the index of group-version documents. */
 export function openApiIndex(): Schema {
   const paths: Record<string, Schema> = {};
-  for (const def of RESOURCES) {
-    const path = gvPath(def);
+  for (const path of new Set(RESOURCES.map(gvPath))) {
     paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${hashOf(groupVersionDoc(path) ?? {})}` };
   }
   return { paths };
