@@ -40,13 +40,17 @@ Deno.test("startNodeControllers() taints a shut-down Linode's node and untaints 
 });
 
 Deno.test("startNodeControllers() untaints a Ready node without reading Linode", async () => {
-  await using world = await startNodeWorld();
+  await using world = await startNodeWorld({ ttlMs: 50 });
   const [l] = world.linode.world.addInstances(1, { label: "r-0", region: "us-east" });
   const taints = [{ key: SHUTDOWN_KEY, effect: "NoSchedule" }, { key: "keep", effect: "NoSchedule" }];
   addNodes(world, kubeletNode("r-0", { providerID: `linode://${l?.id}`, taints }));
   await world.start();
   await waitFor(() => !hasShutdownTaint(world.node("r-0")), { what: "shutdown taint removed" });
   assert.deepEqual(world.node("r-0")?.spec?.taints, [{ key: "keep", effect: "NoSchedule" }]);
+  // Only the node controller's start-up sync listed: with a 50 ms TTL each lifecycle pass that read would list.
+  world.linode.calls.reset();
+  await settle(300);
+  assert.equal(world.linode.calls.total(), 0, "no Linode read by the lifecycle while every Node is Ready");
 });
 
 Deno.test("startNodeControllers() deletes a NotReady node only after GET of its Linode answers 404", async () => {
