@@ -6,6 +6,7 @@
 import type { Clock } from "../clock.ts";
 import type { BackoffOptions } from "../backoff.ts";
 import type { Registry } from "../metrics.ts";
+import { DEFAULT_INSTANCE_TTL_MS } from "./instances.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { NodeBalancerSummary, Snapshot } from "./types.ts";
 
@@ -33,7 +34,7 @@ export class NodeBalancerCache {
     const filter = options.region ? { region: options.region } : undefined;
     this.#cell = new TtlCell({
       name: "nodebalancers",
-      ttlMs: options.ttlMs ?? 15_000,
+      ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,

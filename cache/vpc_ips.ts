@@ -4,6 +4,7 @@ import type { BackoffOptions } from "../backoff.ts";
 import type { Registry } from "../metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc, VpcIp } from "./types.ts";
+import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";
 
 /** Lists one VPC's addresses, all pages. `LinodeClient` implements it. */
 export interface VpcIpSource {
@@ -54,7 +55,7 @@ export class VpcIpCache {
     this.#vpcs = vpcs;
     this.#cell = new TtlCell<readonly VpcIp[]>({
       name: "vpc_ips",
-      ttlMs: options.ttlMs ?? 60_000,
+      ttlMs: options.ttlMs ?? DEFAULT_VPC_TTL_MS,
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
