@@ -1,6 +1,7 @@
 /** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
 import { KubeConfig } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../clock.ts";
+import { makeKubeClients } from "../kube/clients.ts";
 import { componentLogger } from "../log.ts";
 import { Registry } from "../metrics.ts";
 import { startKubeSim } from "../sim/mod.ts";
@@ -38,7 +39,7 @@ export async function waitFor(condition: () => boolean, timeoutMs = 5000): Promi
 }
 
 /** A KubeConfig for the emulator, optionally pointed at another URL (a proxy in front of it). */
-export function kubeConfigFor(kubeconfigYaml: string, serverUrl?: string): KubeConfig {
+function kubeConfigFor(kubeconfigYaml: string, serverUrl?: string): KubeConfig {
   const base = new KubeConfig();
   base.loadFromString(kubeconfigYaml);
   const kc = new KubeConfig();
@@ -49,6 +50,12 @@ export function kubeConfigFor(kubeconfigYaml: string, serverUrl?: string): KubeC
     currentContext: base.currentContext,
   });
   return kc;
+}
+
+/** A `LeaseApi` over the production clients (`makeKubeClients`), to the emulator or to `serverUrl`. */
+export function leaseApiFor(kubeconfigYaml: string, serverUrl?: string): KubeLeaseApi {
+  const kc = kubeConfigFor(kubeconfigYaml, serverUrl);
+  return new KubeLeaseApi(makeKubeClients(kc, { metrics: new Registry() }).coordination);
 }
 
 /** One call a `RecordingLeaseApi` passed on. */
@@ -187,10 +194,10 @@ export async function startCluster(): Promise<Cluster> {
   return {
     url: kube.url,
     kubeconfig,
-    api: () => KubeLeaseApi.fromKubeConfig(kubeConfigFor(kubeconfig)),
+    api: () => leaseApiFor(kubeconfig),
     candidate(options) {
       const proxy = startProxy({ port: serverPort });
-      const api = KubeLeaseApi.fromKubeConfig(kubeConfigFor(kubeconfig, proxy.url));
+      const api = leaseApiFor(kubeconfig, proxy.url);
       const candidate = new Candidate(api, proxy, options);
       candidates.push(candidate);
       return candidate;

@@ -2,13 +2,7 @@
  * The Lease on the wire (coordination.k8s.io/v1) and optimistic reads and writes of it, with the
  * semantics of client-go's LeaseLock: every update carries the resourceVersion of the last read.
  */
-import {
-  CoordinationV1Api,
-  type KubeConfig,
-  Observable,
-  type V1Lease,
-  V1MicroTime,
-} from "@kubernetes/client-node";
+import { type CoordinationV1Api, Observable, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import { isConflict, isNotFound, KubeApiError, toKubeApiError } from "../kube/requests.ts";
 
 /** The leader-election fields of a Lease, parsed from the wire. */
@@ -113,17 +107,12 @@ export function toSnapshot(lease: V1Lease): LeaseSnapshot {
   return { record: toLeaseRecord(lease), lease, fingerprint: JSON.stringify(lease.spec ?? {}) };
 }
 
-/** `LeaseApi` over client-node's `CoordinationV1Api`. */
+/** `LeaseApi` over client-node's `CoordinationV1Api` (`KubeClients.coordination` from `kube/clients.ts`). */
 export class KubeLeaseApi implements LeaseApi {
   readonly #api: CoordinationV1Api;
 
   constructor(api: CoordinationV1Api) {
     this.#api = api;
-  }
-
-  /** A `KubeLeaseApi` talking to the cluster of `kc`. */
-  static fromKubeConfig(kc: KubeConfig): KubeLeaseApi {
-    return new KubeLeaseApi(kc.makeApiClient(CoordinationV1Api));
   }
 
   async get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {

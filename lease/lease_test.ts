@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
-import { makeKubeClients } from "../kube/clients.ts";
-import { Registry } from "../metrics.ts";
 import { startProxy } from "../sim/proxy.ts";
-import { KEY, kubeConfigFor, startCluster } from "./fixtures_test.ts";
+import { KEY, leaseApiFor, startCluster } from "./fixtures_test.ts";
 import {
-  KubeLeaseApi,
   LeaseApiError,
   LeaseConflictError,
   type LeaseRecord,
@@ -101,7 +98,7 @@ Deno.test("KubeLeaseApi.replace() is optimistic: a stale resourceVersion gets Le
 Deno.test("KubeLeaseApi.get() aborts a hung request on its signal", async () => {
   await using cluster = await startCluster();
   await using proxy = startProxy({ port: Number(new URL(cluster.url).port) });
-  const api = KubeLeaseApi.fromKubeConfig(kubeConfigFor(cluster.kubeconfig, proxy.url));
+  const api = leaseApiFor(cluster.kubeconfig, proxy.url);
   await proxy.cut({ mode: "blackhole" });
   const started = performance.now();
   await assert.rejects(api.get(KEY, { signal: AbortSignal.timeout(150) }), (e: unknown) => {
@@ -110,19 +107,4 @@ Deno.test("KubeLeaseApi.get() aborts a hung request on its signal", async () => 
     return true;
   });
   assert.ok(performance.now() - started < 1000);
-});
-
-Deno.test("KubeLeaseApi over the kube/ clients maps their KubeApiError: 404 to undefined, 409 to conflict", async () => {
-  await using cluster = await startCluster();
-  const metrics = new Registry();
-  const clients = makeKubeClients(kubeConfigFor(cluster.kubeconfig), { metrics });
-  const api = new KubeLeaseApi(clients.coordination);
-  assert.equal(await api.get(KEY), undefined);
-  const base = await api.create(KEY, record());
-  await api.replace(base, record({ renewTimeMs: T0 + 4000 }));
-  await assert.rejects(api.replace(base, record()), LeaseConflictError);
-  await assert.rejects(api.create(KEY, record()), LeaseConflictError);
-  assert.equal((await api.get(KEY))?.record.renewTimeMs, T0 + 4000);
-  const requests = metrics.counter("ccm_kube_requests_total", "").total();
-  assert.equal(requests, 6);
 });
