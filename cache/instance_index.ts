@@ -45,11 +45,6 @@ export class InstanceIndex {
     return this.#byId.size;
   }
 
-  /** Every instance, in list order. */
-  all(): LinodeInstance[] {
-    return [...this.#byId.values()];
-  }
-
   /** The Linode with this id. */
   byId(id: number): LinodeInstance | undefined {
     return this.#byId.get(id);

@@ -121,11 +121,6 @@ export class InstanceCache {
     return this.#vpcIps?.peek()?.ageMs;
   }
 
-  /** True when the instance list was loaded within `maxAgeMs` and its last refresh succeeded. */
-  isFreshEnough(maxAgeMs: number): boolean {
-    return this.#cell.isFreshEnough(maxAgeMs);
-  }
-
   /** Forces a refresh now (single-flight). */
   refresh(): Promise<void> {
     return this.#cell.refresh();

@@ -49,10 +49,8 @@ export function withIpRanges(
 /** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */
 export class VpcIpCache {
   readonly #cell: TtlCell<readonly VpcIp[]>;
-  readonly #vpcs: VpcReader;
 
   constructor(source: VpcIpSource, vpcs: VpcReader, options: VpcIpCacheOptions) {
-    this.#vpcs = vpcs;
     this.#cell = new TtlCell<readonly VpcIp[]>({
       name: "vpc_ips",
       ttlMs: options.ttlMs ?? DEFAULT_VPC_TTL_MS,
@@ -69,11 +67,6 @@ export class VpcIpCache {
     });
   }
 
-  /** True when VPCs are configured (otherwise every read is an empty list without any call). */
-  get configured(): boolean {
-    return this.#vpcs.configured;
-  }
-
   /** The addresses, refreshed first when older than the TTL. */
   get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>> {
     return this.#cell.get(options);
@@ -82,11 +75,6 @@ export class VpcIpCache {
   /** The addresses as cached (undefined before the first load). */
   peek(): Snapshot<readonly VpcIp[]> | undefined {
     return this.#cell.peek();
-  }
-
-  /** True when loaded within `maxAgeMs` and the last refresh succeeded. */
-  isFreshEnough(maxAgeMs: number): boolean {
-    return this.#cell.isFreshEnough(maxAgeMs);
   }
 
   /** Write-through after this CCM set a Linode's `ip_ranges` on its VPC interface. */
