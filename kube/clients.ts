@@ -8,7 +8,6 @@ import {
   type KubeConfig,
   ServerConfiguration,
   setHeaderMiddleware,
-  type V1Lease,
   type V1Node,
   type V1Service,
 } from "@kubernetes/client-node";
@@ -114,16 +113,5 @@ export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
     apiVersion: "v1",
     kind: "Service",
     list: (selectors) => core.listServiceForAllNamespaces(selectors),
-  };
-}
-
-/** Lists and watches the Leases of one namespace. */
-export function leaseSource(coordination: CoordinationV1Api, namespace: string): ResourceSource<V1Lease> {
-  return {
-    resource: "leases",
-    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
-    apiVersion: "coordination.k8s.io/v1",
-    kind: "Lease",
-    list: (selectors) => coordination.listNamespacedLease({ namespace, ...selectors }),
   };
 }

@@ -36,7 +36,7 @@ export interface Selectors {
   fieldSelector?: string;
 }
 
-/** How to list and watch one resource (see `nodeSource`, `serviceSource`, `leaseSource`). */
+/** How to list and watch one resource (see `nodeSource`, `serviceSource`). */
 export interface ResourceSource<T> {
   /** Resource name for logs and metrics (`nodes`). */
   resource: string;

@@ -63,16 +63,6 @@ export function strategicPatchNode(
   return send(fence, () => core.patchNode({ name, body: patch }, STRATEGIC()));
 }
 
-/** Strategic merge patch of a Node's status subresource. */
-export function strategicPatchNodeStatus(
-  core: CoreV1Api,
-  name: string,
-  patch: PatchBody,
-  fence?: Fence,
-): Promise<V1Node> {
-  return send(fence, () => core.patchNodeStatus({ name, body: patch }, STRATEGIC()));
-}
-
 /** JSON merge patch of a Service (annotations, finalizers, spec). */
 export function mergePatchService(
   core: CoreV1Api,
@@ -91,16 +81,6 @@ export function mergePatchServiceStatus(
   fence?: Fence,
 ): Promise<V1Service> {
   return send(fence, () => core.patchNamespacedServiceStatus({ ...svc, body: patch }, MERGE()));
-}
-
-/** Strategic merge patch of a Service. */
-export function strategicPatchService(
-  core: CoreV1Api,
-  svc: NamespacedName,
-  patch: PatchBody,
-  fence?: Fence,
-): Promise<V1Service> {
-  return send(fence, () => core.patchNamespacedService({ ...svc, body: patch }, STRATEGIC()));
 }
 
 /** Options of `deleteNode`: the exact Node version that was judged gone. */

@@ -36,11 +36,6 @@ export function isNotFound(e: unknown): boolean {
   return statusOf(e) === 404;
 }
 
-/** True for HTTP 410 (a watch or list resourceVersion too old). */
-export function isGone(e: unknown): boolean {
-  return statusOf(e) === 410;
-}
-
 function statusOf(e: unknown): number | undefined {
   if (e instanceof KubeApiError) return e.status;
   if (e instanceof ApiException) return e.code;

@@ -40,8 +40,6 @@ export interface LeaderElectorDeps {
 export interface LeaderCallbacks {
   /** Runs the controllers until `term` aborts; `run` awaits it before releasing the Lease. */
   onStartedLeading(term: AbortSignal): Promise<void>;
-  /** Called once leadership has ended, after `onStartedLeading` has settled. */
-  onStoppedLeading?(): void;
 }
 
 /** How `run` ended: "released" after its signal aborted (Lease handed back), "lost" when renewal failed. */
@@ -141,7 +139,6 @@ export class LeaderElector {
     this.#metrics.isLeader.set(this.#labels, 0);
     if (outcome === "released") await this.#release();
     log.info(`${outcome} leadership of lease {lease} as {identity}`, { ...this.#labels, identity });
-    callbacks.onStoppedLeading?.();
     return outcome;
   }
 
