@@ -4,6 +4,7 @@
  */
 // A type-only import is erased: it does not evaluate the package before the shim is in place.
 import type { Extension } from "@peculiar/x509";
+import { isIpAddress } from "./config_env.ts";
 
 /** The `@peculiar/x509` module, as `loadX509` hands it out. */
 export type X509 = typeof import("@peculiar/x509");
@@ -50,11 +51,6 @@ function installReflectMetadata(): void {
 export async function loadX509(): Promise<X509> {
   installReflectMetadata();
   return await import("@peculiar/x509");
-}
-
-/** A SAN entry is an IP address when it is an IPv4 dotted quad or has a colon (IPv6); else a DNS name. */
-function isIpAddress(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
 }
 
 /**
