@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { V1Node } from "@kubernetes/client-node";
 import { startProxy } from "../sim/proxy.ts";
 import {
   assertTakeoverAfterExpiry,
@@ -12,9 +11,9 @@ import {
   MARGIN_MS,
   startElectionWorld,
   waitForCampaigning,
+  waitForInitialised,
   waitForLeader,
 } from "./leader_fixture_test.ts";
-import { waitFor } from "./process.ts";
 
 /** A lease long enough that the gap between renew deadline and expiry is wide on a busy machine. */
 const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 1500, retryPeriodMs: 250 };
@@ -78,10 +77,7 @@ Deno.test("main() leader cut off from the apiserver stops at its renew deadline,
   const between = world.kube.calls.log.slice(restoredIndex, takeover.callIndex - 1);
   assert.ok(between.some((c) => c.key.includes("/leases/")), "B polled the Lease meanwhile");
   assert.deepEqual(between.filter((c) => isWrite(c.key)).map((c) => `${c.key} ${c.status}`), []);
-  await waitFor(() => {
-    const n = world.kube.store.get("nodes", "joined-during-cut") as V1Node | undefined;
-    return n?.spec?.providerID === `linode://${lateId}`;
-  }, { what: "the new leader initialising joined-during-cut" });
+  await waitForInitialised(ew, "joined-during-cut", lateId);
 
   b.kill("SIGTERM");
   assert.equal((await b.exited(5_000)).code, 0, b.output);

@@ -149,11 +149,15 @@ export function assertOneLeaderAtATime(
   return terms;
 }
 
-/** Adds a Node now and waits until the leader initialises it: proof that the controllers run. */
-export async function assertControllersRun(ew: ElectionWorld, name: string): Promise<void> {
-  const linodeId = ew.world.addNode(name);
+/** Waits until the leader has initialised Node `name` as Linode `linodeId` (providerID set, no taint left). */
+export async function waitForInitialised(ew: ElectionWorld, name: string, linodeId: number): Promise<void> {
   await waitFor(() => {
     const n = ew.world.kube.store.get("nodes", name) as V1Node | undefined;
     return n?.spec?.providerID === `linode://${linodeId}` && (n.spec.taints ?? []).length === 0;
   }, { what: `${name} initialised` });
+}
+
+/** Adds a Node now and waits until the leader initialises it: proof that the controllers run. */
+export async function assertControllersRun(ew: ElectionWorld, name: string): Promise<void> {
+  await waitForInitialised(ew, name, ew.world.addNode(name));
 }
