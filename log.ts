@@ -44,13 +44,13 @@ export function levelForVerbosity(v: number): LogLevel {
   return "info";
 }
 
-function stderrWriter(): (line: string) => void {
-  const encoder = new TextEncoder();
-  return (line) => {
-    const bytes = encoder.encode(line);
-    let written = 0;
-    while (written < bytes.length) written += Deno.stderr.writeSync(bytes.subarray(written));
-  };
+const encoder = new TextEncoder();
+
+/** Writes all of `text` synchronously, so nothing is lost when the process exits right after. */
+export function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string): void {
+  const bytes = encoder.encode(text);
+  let written = 0;
+  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
 /** A sink that formats, redacts secrets and writes synchronously. */
@@ -58,7 +58,7 @@ export function makeSink(options: LoggingOptions): Sink {
   const format = options.format === "json"
     ? getJsonLinesFormatter({ categorySeparator: ".", message: "rendered", properties: "flatten" })
     : getTextFormatter({ timestamp: "date-time-tz", category: "." });
-  const write = options.write ?? stderrWriter();
+  const write = options.write ?? ((line: string) => writeAllSync(Deno.stderr, line));
   return (record: LogRecord) => {
     let line = format(record);
     if (!line.endsWith("\n")) line += "\n";

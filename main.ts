@@ -5,16 +5,12 @@
 import { runCcm } from "./ccm.ts";
 import { systemClock } from "./clock.ts";
 import { type Config, ConfigError, describeConfig, readConfig } from "./config.ts";
-import { componentLogger, setupLogging } from "./log.ts";
+import { componentLogger, setupLogging, writeAllSync } from "./log.ts";
 import { Registry } from "./metrics.ts";
 import { VERSION } from "./version.ts";
 
-const encoder = new TextEncoder();
-
 function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): void {
-  const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
-  let written = 0;
-  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
+  writeAllSync(stream, text.endsWith("\n") ? text : text + "\n");
 }
 
 /** Aborts on the first SIGTERM/SIGINT; a second one exits at once. */
