@@ -266,12 +266,11 @@ export function startNodeLifecycleController(
             "cloud-node-lifecycle",
             () => reconcileLifecycle(deps, options, state),
           );
-          await deps.clock.sleep(periodMs, signal);
         } catch (error) {
           if (isAbort(error, signal) || signal.aborted) return;
           deps.log.warning("lifecycle pass failed: {error}", { error: describeError(error) });
-          await deps.clock.sleep(periodMs, signal).catch(() => {});
         }
+        await deps.clock.sleep(periodMs, signal).catch(() => {});
       }
     },
   };
