@@ -208,9 +208,8 @@ export function parseLinodeUrl(text: string): LinodeUrl | string {
 export interface LinodeEnv {
   readonly token: TokenSource;
   readonly region: string;
+  /** `LINODE_URL` without a trailing slash, ending in the API version. */
   readonly url: string;
-  readonly baseUrl: string;
-  readonly apiVersion: string;
   readonly requestTimeoutMs: number;
   readonly instanceCacheTtlMs: number;
   readonly routesCacheTtlMs: number;
@@ -268,11 +267,10 @@ export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: To
   if (hostnameOnlyIngress === undefined) {
     problems.push(`LINODE_HOSTNAME_ONLY_INGRESS: invalid boolean "${hostnameText}" (use true or false)`);
   }
-  const location = typeof parsed === "string" ? { url: "", baseUrl: "", apiVersion: "" } : parsed;
   return {
     token: tokenSource(env, checkTokenFile, problems),
     region,
-    ...location,
+    url: typeof parsed === "string" ? "" : parsed.url,
     requestTimeoutMs: seconds(env, "LINODE_REQUEST_TIMEOUT_SECONDS", 120, problems),
     instanceCacheTtlMs: seconds(env, "LINODE_INSTANCE_CACHE_TTL", 15, problems),
     routesCacheTtlMs: seconds(env, "LINODE_ROUTES_CACHE_TTL_SECONDS", 60, problems),

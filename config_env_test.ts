@@ -130,8 +130,8 @@ Deno.test("parseLinodeEnv() trims the token and reads every variable", () => {
   assert.deepEqual(problems, []);
   assert.equal(env.token.kind === "env" && env.token.token.reveal(), "tok-xyz");
   assert.deepEqual(
-    [env.region, env.apiVersion, env.requestTimeoutMs, env.instanceCacheTtlMs, env.routesCacheTtlMs],
-    ["us-ord", "v4beta", 30_000, 5_000, 90_000],
+    [env.region, env.url, env.requestTimeoutMs, env.instanceCacheTtlMs, env.routesCacheTtlMs],
+    ["us-ord", "http://127.0.0.1:4000/v4beta", 30_000, 5_000, 90_000],
   );
   assert.equal(env.externalSubnet, "172.24.0.0/16");
   assert.equal(env.hostnameOnlyIngress, true);

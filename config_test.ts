@@ -86,8 +86,6 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       token: { kind: "env", token: "***" },
       region: "us-east",
       url: "https://api.linode.com/v4",
-      baseUrl: "https://api.linode.com",
-      apiVersion: "v4",
       requestTimeoutMs: 120_000,
       instanceCacheTtlMs: 15_000,
       routesCacheTtlMs: 60_000,
@@ -673,11 +671,7 @@ Deno.test("parseConfig() reads a loopback emulator URL and the cache variables",
     LINODE_INSTANCE_CACHE_TTL: "30",
     LINODE_HOSTNAME_ONLY_INGRESS: "true",
   });
-  assert.deepEqual([c.linode.url, c.linode.baseUrl, c.linode.apiVersion], [
-    "http://127.0.0.1:41234/v4",
-    "http://127.0.0.1:41234",
-    "v4",
-  ]);
+  assert.equal(c.linode.url, "http://127.0.0.1:41234/v4");
   assert.equal(c.linode.instanceCacheTtlMs, 30_000);
   assert.equal(c.linode.hostnameOnlyIngress, true);
 });
