@@ -146,3 +146,14 @@ Deno.test("TtlCell.get() honours a tighter maxAgeMs", async () => {
   assert.equal(h.loads(), 2);
   assert.equal(h.cell.isFreshEnough(100), true);
 });
+
+Deno.test("TtlCell.get() dates data from when its request was sent, not from when the answer came", async () => {
+  const h = harness();
+  let release = () => {};
+  h.gate.wait = new Promise((r) => release = r);
+  const reading = h.cell.get();
+  await h.clock.advance(300);
+  release();
+  // A Linode created while the listing was on its way may be missing: the data is already 300 ms old.
+  assert.equal((await reading).ageMs, 300);
+});
