@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../clock.ts";
 import { fileToken, staticToken, TokenError } from "./token.ts";
 
-async function tempDir(): Promise<string> {
-  return await Deno.makeTempDir({ prefix: "ccm-token-" });
+/** A temporary folder, removed with everything in it when the test's `await using` ends. */
+async function tempDir(): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.makeTempDir({ prefix: "ccm-token-" });
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
 }
 
 /** Writes `content` the way the kubelet updates a Secret volume: a new dir and an atomic symlink swap. */
@@ -20,89 +22,74 @@ Deno.test("staticToken() trims the value and rejects an empty one", async () => 
 });
 
 Deno.test("fileToken() picks up a rotated Secret after the check interval", async () => {
-  const dir = await tempDir();
-  try {
-    await writeSecret(dir, 1, "first-token\n");
-    await Deno.symlink("..data/token", `${dir}/token`);
-    const clock = new FakeClock();
-    const source = fileToken(`${dir}/token`, { clock, minCheckIntervalMs: 1000 });
-    assert.equal(await source.token(), "first-token");
-    await writeSecret(dir, 2, "second-token");
-    assert.equal(await source.token(), "first-token", "cached within the interval");
-    await clock.advance(1000);
-    assert.equal(await source.token(), "second-token");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  await writeSecret(dir, 1, "first-token\n");
+  await Deno.symlink("..data/token", `${dir}/token`);
+  const clock = new FakeClock();
+  const source = fileToken(`${dir}/token`, { clock, minCheckIntervalMs: 1000 });
+  assert.equal(await source.token(), "first-token");
+  await writeSecret(dir, 2, "second-token");
+  assert.equal(await source.token(), "first-token", "cached within the interval");
+  await clock.advance(1000);
+  assert.equal(await source.token(), "second-token");
 });
 
 Deno.test("fileToken() notices a same-size rewrite of a plain file", async () => {
-  const dir = await tempDir();
-  try {
-    const path = `${dir}/token`;
-    await Deno.writeTextFile(path, "aaaa");
-    const clock = new FakeClock();
-    const source = fileToken(path, { clock, minCheckIntervalMs: 10 });
-    assert.equal(await source.token(), "aaaa");
-    await Deno.writeTextFile(path, "bbbb");
-    await clock.advance(10);
-    assert.equal(await source.token(), "bbbb");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const path = `${dir}/token`;
+  await Deno.writeTextFile(path, "aaaa");
+  const clock = new FakeClock();
+  const source = fileToken(path, { clock, minCheckIntervalMs: 10 });
+  assert.equal(await source.token(), "aaaa");
+  await Deno.writeTextFile(path, "bbbb");
+  await clock.advance(10);
+  assert.equal(await source.token(), "bbbb");
 });
 
 Deno.test("fileToken() names the file but never its content when it cannot be used", async () => {
-  const dir = await tempDir();
-  try {
-    const clock = new FakeClock();
-    const missing = fileToken(`${dir}/absent`, { clock });
-    await assert.rejects(missing.token(), (e: unknown) => {
-      assert.ok(e instanceof TokenError);
-      assert.match(e.message, /Cannot read Linode token file .*absent: NotFound/);
-      return true;
-    });
-    await Deno.writeTextFile(`${dir}/empty`, " \n\t");
-    await assert.rejects(fileToken(`${dir}/empty`, { clock }).token(), /token file .*empty is empty/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const clock = new FakeClock();
+  const missing = fileToken(`${dir}/absent`, { clock });
+  await assert.rejects(missing.token(), (e: unknown) => {
+    assert.ok(e instanceof TokenError);
+    assert.match(e.message, /Cannot read Linode token file .*absent: NotFound/);
+    return true;
+  });
+  await Deno.writeTextFile(`${dir}/empty`, " \n\t");
+  await assert.rejects(fileToken(`${dir}/empty`, { clock }).token(), /token file .*empty is empty/);
 });
 
 Deno.test("fileToken() keeps the last good token when a re-read fails", async () => {
-  const dir = await tempDir();
-  try {
-    const path = `${dir}/token`;
-    await Deno.writeTextFile(path, "good-token");
-    const clock = new FakeClock();
-    const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
-    assert.equal(await source.token(), "good-token");
-    await Deno.remove(path);
-    await clock.advance(5);
-    assert.equal(await source.token(), "good-token");
-    await Deno.writeTextFile(path, "next-token");
-    assert.equal(await source.token(), "next-token", "re-checked on the next call after a failure");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const path = `${dir}/token`;
+  await Deno.writeTextFile(path, "good-token");
+  const clock = new FakeClock();
+  const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
+  assert.equal(await source.token(), "good-token");
+  await Deno.remove(path);
+  await clock.advance(5);
+  assert.equal(await source.token(), "good-token");
+  await Deno.writeTextFile(path, "next-token");
+  assert.equal(await source.token(), "next-token", "re-checked on the next call after a failure");
 });
 
 Deno.test("TokenSource.current() is the token last handed out, for redaction", async () => {
   assert.equal(staticToken(" abc\n").current(), "abc");
-  const dir = await tempDir();
-  try {
-    const path = `${dir}/token`;
-    await Deno.writeTextFile(path, "file-token\n");
-    const clock = new FakeClock();
-    const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
-    assert.equal(source.current(), undefined, "nothing read yet");
-    await source.token();
-    assert.equal(source.current(), "file-token");
-    await Deno.writeTextFile(path, "rotated-token");
-    await clock.advance(5);
-    await source.token();
-    assert.equal(source.current(), "rotated-token");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tempDir();
+  const dir = tmp.path;
+  const path = `${dir}/token`;
+  await Deno.writeTextFile(path, "file-token\n");
+  const clock = new FakeClock();
+  const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
+  assert.equal(source.current(), undefined, "nothing read yet");
+  await source.token();
+  assert.equal(source.current(), "file-token");
+  await Deno.writeTextFile(path, "rotated-token");
+  await clock.advance(5);
+  await source.token();
+  assert.equal(source.current(), "rotated-token");
 });
