@@ -22,9 +22,22 @@ Deno.test("loadX509() installs Reflect metadata that inherits and keeps property
 
 Deno.test("loadX509() keeps a metadata API that was installed before it", async () => {
   await loadX509();
-  const before = (Reflect as unknown as MetadataApi).getMetadata;
-  await loadX509();
-  assert.equal((Reflect as unknown as MetadataApi).getMetadata, before);
+  const reflect = Reflect as unknown as MetadataApi;
+  const ours = { ...reflect };
+  // A full polyfill (reflect-metadata) loaded by someone else first.
+  const theirs: MetadataApi = {
+    defineMetadata: () => {},
+    getMetadata: () => "theirs",
+    getOwnMetadata: () => "theirs",
+  };
+  Object.assign(reflect, theirs);
+  try {
+    await loadX509();
+    assert.equal(reflect.getMetadata, theirs.getMetadata);
+    assert.equal(reflect.getOwnMetadata, theirs.getOwnMetadata);
+  } finally {
+    Object.assign(reflect, ours);
+  }
 });
 
 Deno.test("servingExtensions() marks a leaf for serverAuth with IP and DNS names in order", async () => {
