@@ -98,6 +98,41 @@ async function assertTokenAccepted(linode: LinodeClient, config: Config, signal:
 }
 
 /**
+ * `--enable-token-health-checker` after start: checks until `run` aborts. At the first 401 it aborts `run`
+ * (the controllers stop and the Lease is released) and resolves true.
+ */
+async function watchForRevokedToken(
+  parts: { linode: LinodeClient; config: Config; deps: CcmDeps; log: Logger },
+  run: AbortController,
+): Promise<boolean> {
+  const { linode, config, deps, log } = parts;
+  if (!config.linode.tokenHealthCheck) return false;
+  const result = await watchTokenHealth({
+    client: linode,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    log: componentLogger("token-health"),
+    periodMs: deps.tokenHealthPeriodMs,
+  }, run.signal);
+  if (result !== "invalid") return false;
+  log.error("the linode api token from {origin} is no longer valid (401): stopping the controllers", {
+    origin: tokenOrigin(config),
+  });
+  run.abort(new DOMException("linode api token rejected", "AbortError"));
+  return true;
+}
+
+/** How a run ended once it is over: a revoked token wins over how the controllers stopped. */
+async function outcomeOf(
+  run: AbortController,
+  tokenRevoked: Promise<boolean>,
+  ended: CcmOutcome,
+): Promise<CcmOutcome> {
+  run.abort();
+  return (await tokenRevoked) ? "token-invalid" : ended;
+}
+
+/**
  * The secrets to keep out of logs and Events: the Linode token as last read (from the variable or the file)
  * and the kubeconfig's credentials. Asked per line or Event, so rotated tokens are covered.
  */
@@ -193,23 +228,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const forwardStop = () => run.abort(stopSignal.reason);
   if (stopSignal.aborted) forwardStop();
   stopSignal.addEventListener("abort", forwardStop, { once: true });
-  let tokenRevoked = false;
-  const tokenWatch = config.linode.tokenHealthCheck
-    ? watchTokenHealth({
-      client: linode,
-      clock,
-      metrics,
-      log: componentLogger("token-health"),
-      periodMs: deps.tokenHealthPeriodMs,
-    }, signal).then((result) => {
-      if (result !== "invalid") return;
-      tokenRevoked = true;
-      log.error("the linode api token from {origin} is no longer valid (401): stopping the controllers", {
-        origin: tokenOrigin(config),
-      });
-      run.abort(new DOMException("linode api token rejected", "AbortError"));
-    })
-    : Promise.resolve();
+  const tokenRevoked = watchForRevokedToken({ linode, config, deps, log }, run);
   const v = config.vpc;
   const vpcs = new VpcCache(linode, {
     vpcNames: v.names,
@@ -258,7 +277,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     if (!(fence instanceof SwitchFence)) {
       log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);
-      return tokenRevoked ? "token-invalid" : "stopped";
+      return await outcomeOf(run, tokenRevoked, "stopped");
     }
     const le = config.leaderElection;
     const elector = new LeaderElector({
@@ -275,12 +294,11 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
       fence,
     });
     const outcome: ElectionOutcome = await elector.run(signal, { onStartedLeading });
-    if (tokenRevoked) return "token-invalid";
-    return outcome === "lost" ? "lost" : "stopped";
+    return await outcomeOf(run, tokenRevoked, outcome === "lost" ? "lost" : "stopped");
   } finally {
     stopSignal.removeEventListener("abort", forwardStop);
     run.abort();
-    await tokenWatch;
+    await tokenRevoked;
     stopInformers.abort();
     await informerRun.catch(() => {});
     await events.flush().catch(() => {});
