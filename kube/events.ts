@@ -47,7 +47,7 @@ export interface EventRecorderOptions {
   burst?: number;
   /** … and one token back per this many ms (default 300 000: client-go's 1/300 qps). */
   refillEveryMs?: number;
-  /** Recently written Events remembered for aggregation (default 4096). */
+  /** Recently written Events remembered for aggregation, and objects' buckets kept, each (default 4096). */
   maxCached?: number;
   /** Events waiting to be written beyond this are dropped (default 1000). */
   maxPending?: number;
@@ -139,7 +139,8 @@ export class EventRecorder implements EventSink {
     const bucket = this.#buckets.get(key) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(burst, bucket.tokens + (now - bucket.at) / refillMs);
     bucket.at = now;
-    this.#buckets.set(key, bucket);
+    // Like client-go's LRU spam filter: an object not heard of for long starts again with a full bucket.
+    keepRecent(this.#buckets, key, bucket, this.#maxCached);
     if (bucket.tokens < 1) return false;
     bucket.tokens -= 1;
     return true;
@@ -203,13 +204,21 @@ export class EventRecorder implements EventSink {
   }
 
   #remember(key: string, written: Written): void {
-    this.#written.delete(key);
-    this.#written.set(key, written);
-    const max = this.#options.maxCached ?? 4096;
-    for (const oldest of this.#written.keys()) {
-      if (this.#written.size <= max) break;
-      this.#written.delete(oldest);
-    }
+    keepRecent(this.#written, key, written, this.#maxCached);
+  }
+
+  get #maxCached(): number {
+    return this.#options.maxCached ?? 4096;
+  }
+}
+
+/** Sets `key` as the most recent entry of `map`, dropping the least recent ones beyond `max`. */
+function keepRecent<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  for (const oldest of map.keys()) {
+    if (map.size <= max) break;
+    map.delete(oldest);
   }
 }
 

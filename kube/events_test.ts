@@ -113,6 +113,25 @@ Deno.test("EventRecorder.event() rate-limits a burst per object", async () => {
   ]);
 });
 
+Deno.test("EventRecorder.event() keeps buckets for the maxCached most recent objects only", async () => {
+  await using f = await startFixture();
+  const [a, b, c] = ["a", "b", "c"].map((name) => refFor(f.kube.store.create("nodes", node(name)), "Node"));
+  assert.ok(a && b && c);
+  const r = recorder(f, { clock: new FakeClock(), burst: 1, refillEveryMs: 3_600_000, maxCached: 2 });
+  r.event(a, "Warning", "First", "a");
+  r.event(a, "Warning", "Limited", "a's bucket is empty");
+  r.event(b, "Warning", "First", "b");
+  r.event(c, "Warning", "First", "c");
+  r.event(a, "Warning", "Again", "a's bucket was dropped: full again");
+  await r.flush();
+  assert.deepEqual(storedEvents(f).map((e) => `${e.involvedObject.name} ${e.reason}`).sort(), [
+    "a Again",
+    "a First",
+    "b First",
+    "c First",
+  ]);
+});
+
 Deno.test("EventRecorder.event() never writes a secret and never throws on API errors", async () => {
   await using f = await startFixture();
   const logs = await captureLogs("debug", () => [f.kube.token]);
