@@ -50,7 +50,10 @@ function readText(path: string, what: string): string {
     return Deno.readTextFileSync(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) fail(what, `${path} not found`);
-    if (e instanceof Deno.errors.PermissionDenied) fail(what, `no permission to read ${path}`);
+    // NotCapable: outside the read paths Deno was granted (the `ccm` permission set).
+    if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
+      fail(what, `no permission to read ${path}`);
+    }
     fail(what, `cannot read ${path}`);
   }
 }
