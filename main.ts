@@ -1,10 +1,12 @@
 /**
  * Composition root of the Linode cloud controller manager: config → logging → runCcm; signals and exit codes.
- * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error.
+ * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error
+ * (flags, environment, or a kubeconfig that cannot be loaded).
  */
 import { runCcm } from "./ccm.ts";
 import { systemClock } from "./clock.ts";
 import { type Config, ConfigError, describeConfig, readConfig } from "./config.ts";
+import { KubeConfigError } from "./kube/config.ts";
 import { componentLogger, setupLogging, writeAllSync } from "./log.ts";
 import { Registry } from "./metrics.ts";
 import { VERSION } from "./version.ts";
@@ -78,7 +80,8 @@ async function main(): Promise<number> {
     return 0;
   } catch (e) {
     log.error("cannot run: {error}", { error: e instanceof Error ? e.message : String(e) });
-    return 1;
+    // An unusable kubeconfig is a configuration error like the others.
+    return e instanceof KubeConfigError ? 2 : 1;
   } finally {
     await cleanup?.();
   }
