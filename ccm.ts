@@ -220,6 +220,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     metrics,
     log: componentLogger("linode"),
     clock,
+    logRequests: config.linode.debug,
   });
   if (config.linode.tokenHealthCheck) await assertTokenAccepted(linode, config, stopSignal);
   // Ends this run: the caller's stop, or a revoked token.

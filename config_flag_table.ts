@@ -79,7 +79,7 @@ const LINODE: readonly Row[] = [
   ],
   ["enable-ipv6-for-nodebalancer-backends", "bool", false, "use IPv6 addresses as NodeBalancer backends"],
   ["enable-token-health-checker", "bool", false, "check the Linode API token at start and every 5 minutes"],
-  ["linodego-debug", "bool", false, "log every Linode API request and response at debug level"],
+  ["linodego-debug", "bool", false, "log every Linode API request: method, route, status, duration"],
 ];
 
 const CLOUD: readonly Row[] = [

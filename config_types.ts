@@ -117,7 +117,7 @@ export interface Config {
 
 /** Linode API settings: environment plus the Linode-wide flags. */
 export interface LinodeConfig extends LinodeEnv {
-  /** `--linodego-debug`: log each request and response at debug level. */
+  /** `--linodego-debug`: log each Linode API request (method, route, status, duration). */
   readonly debug: boolean;
   /** `--enable-token-health-checker`. */
   readonly tokenHealthCheck: boolean;

@@ -41,6 +41,8 @@ export interface CallerOptions {
   retry?: BackoffOptions;
   /** Longest `Retry-After` slept in-process (default 30 s); longer ones go back to the caller. */
   maxRetrySleepMs?: number;
+  /** `--linodego-debug`: log every request sent (method, route, status, duration; never headers or bodies). */
+  logRequests?: boolean;
 }
 
 /** One call as `LinodeClient` describes it. */
@@ -265,8 +267,16 @@ export class ApiCaller {
 
   #record(spec: CallSpec, status: string, startedMs: number): void {
     const labels = { method: spec.method, route: spec.route };
+    const seconds = (this.#o.clock.monotonic() - startedMs) / 1000;
     this.#requests.inc({ ...labels, status });
-    this.#duration.observe(labels, (this.#o.clock.monotonic() - startedMs) / 1000);
+    this.#duration.observe(labels, seconds);
+    if (this.#o.logRequests) {
+      this.#o.log.info("linode {method} {route}: {status} in {ms} ms", {
+        ...labels,
+        status,
+        ms: seconds * 1000,
+      });
+    }
     const key = `${spec.method} ${spec.route}`;
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
   }

@@ -22,7 +22,8 @@ Deno.test("LinodeClient() never lets the token into logs, errors or metrics", as
   const logs = await captureLogs("debug");
   await using sim = await startLinodeSim({ token: TOKEN });
   const linode = sim.world.addInstance({ label: "n1" });
-  const { client, metrics } = clientFor(sim, { timeoutMs: 50, maxRetries: 1 });
+  // --linodego-debug on: every request is logged too.
+  const { client, metrics } = clientFor(sim, { timeoutMs: 50, maxRetries: 1, logRequests: true });
   const failures: unknown[] = [];
   const attempt = async (call: () => Promise<unknown>) => {
     try {
@@ -58,4 +59,22 @@ Deno.test("LinodeClient() never lets the token into logs, errors or metrics", as
   assert.equal(everything.includes(TOKEN), false);
   assert.equal(everything.includes(TOKEN.slice(4, 20)), false);
   assert.equal(/Bearer/i.test(everything), false);
+});
+
+Deno.test("LinodeClient({ logRequests }) logs each request's method, route, status and duration, nothing more", async () => {
+  const logs = await captureLogs("info");
+  await using sim = await startLinodeSim({ token: TOKEN });
+  const quiet = clientFor(sim).client;
+  await quiet.listInstances();
+  assert.equal(logs.lines.length, 0, "off by default");
+  const { client } = clientFor(sim, { logRequests: true });
+  await client.listInstances();
+  await client.getInstance(404_404).catch(() => {});
+  const records = logs.lines.map((l) => JSON.parse(l));
+  assert.deepEqual(records.map((r) => [r.method, r.route, r.status]), [
+    ["GET", "/linode/instances", "200"],
+    ["GET", "/linode/instances/{id}", "404"],
+  ]);
+  assert.ok(records.every((r) => typeof r.ms === "number" && r.level === "INFO"));
+  assert.equal(logs.text().includes(TOKEN), false);
 });
