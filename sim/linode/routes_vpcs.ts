@@ -36,6 +36,14 @@ export const VPC_ROUTES: readonly Route[] = [
   { method: "GET", path: "vpcs/ips", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(), IP_FIELDS) },
   { method: "GET", path: "vpcs/:id", handle: (ctx) => json(vpcOr404(ctx)) },
   {
+    method: "DELETE",
+    path: "vpcs/:id",
+    handle: (ctx) => {
+      if (!ctx.world.vpcs.delete(param(ctx, 0))) throw notFound();
+      return json({});
+    },
+  },
+  {
     method: "GET",
     path: "vpcs/:id/subnets",
     handle: (ctx) => listResponse(ctx, vpcOr404(ctx).subnets, SUBNET_FIELDS),

@@ -134,6 +134,23 @@ export class VpcStore {
     return { ...vpc, subnets: vpc.subnets.map((s) => this.subnet(s.id) as Subnet) };
   }
 
+  /**
+   * Deletes a VPC and its subnets: false when there is no such VPC; a 400 while any interface is still
+   * attached to one of its subnets, as the API refuses it.
+   */
+  delete(id: number): boolean {
+    const vpc = this.#vpcs.get(id);
+    if (!vpc) return false;
+    if (vpc.subnets.some((s) => (this.#subnets.get(s.id)?.members.size ?? 0) > 0)) {
+      throw new ApiError(400, [{
+        reason: "Cannot delete a VPC while Linodes or NodeBalancers use its subnets",
+      }]);
+    }
+    for (const s of vpc.subnets) this.#subnets.delete(s.id);
+    this.#vpcs.delete(id);
+    return true;
+  }
+
   /** Every VPC, by id. */
   list(): VPC[] {
     return [...this.#vpcs.keys()].map((id) => this.get(id) as VPC);

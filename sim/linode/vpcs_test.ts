@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { getSubnet, getSubnets, getVPC, getVPCIPs, getVPCs, getVPCsIPs } from "@linode/api-v4";
+import { deleteVPC, getSubnet, getSubnets, getVPC, getVPCIPs, getVPCs, getVPCsIPs } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
 import { failure, rawCall, withSim } from "./test_client.ts";
 
@@ -107,6 +107,18 @@ Deno.test("world.deleteInstance() frees its VPC address for the next instance", 
   const d = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId: nodes.id } });
   const ips = await withSim(sim, () => getVPCIPs(vpc.id, {}, { linode_id: d.id }));
   assert.equal(ips.data[0]?.address, "10.0.0.2");
+});
+
+Deno.test("deleteVPC() refuses a VPC in use with 400, deletes an empty one, then answers 404", async () => {
+  const { sim, vpc, nodes } = await vpcWorld();
+  await using _ = sim;
+  const inUse = await failure(withSim(sim, () => deleteVPC(vpc.id)));
+  assert.equal(inUse.status, 400);
+  for (const l of sim.world.listInstances()) sim.world.deleteInstance(l.id);
+  await withSim(sim, () => deleteVPC(vpc.id));
+  assert.equal((await failure(withSim(sim, () => getVPC(vpc.id)))).status, 404);
+  assert.equal((await failure(withSim(sim, () => getSubnet(vpc.id, nodes.id)))).status, 404);
+  assert.equal((await failure(withSim(sim, () => deleteVPC(vpc.id)))).status, 404);
 });
 
 Deno.test("POST /vpcs creates a VPC and validates subnets with field errors", async () => {

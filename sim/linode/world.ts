@@ -41,6 +41,11 @@ export class World {
     return structuredClone(this.vpcs.create(input));
   }
 
+  /** Deletes a VPC without members (false when unknown); a 400 `ApiError` while interfaces use it. */
+  deleteVpc(id: number): boolean {
+    return this.vpcs.delete(id);
+  }
+
   /** Adds a Linode; public IPv4, private IPv4 (`privateIp`), SLAAC and VPC addresses are allocated. */
   addInstance(input: AddInstanceInput = {}): SimLinode {
     return structuredClone(this.instances.add(input));
