@@ -46,6 +46,16 @@ export function withIpRanges(
   return [...kept, ...added];
 }
 
+async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Promise<VpcIp[]> {
+  if (vpcs.stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
+  const lists = await Promise.all(vpcs.data.map((v) => source.listVPCIPs(v.id)));
+  return lists.flat();
+}
+
+function isNotFound(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { status?: unknown }).status === 404;
+}
+
 /** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */
 export class VpcIpCache {
   readonly #cell: TtlCell<readonly VpcIp[]>;
@@ -59,10 +69,14 @@ export class VpcIpCache {
       retry: options.retry,
       load: async () => {
         if (!vpcs.configured) return [];
-        const { data, stale } = await vpcs.get();
-        if (stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
-        const lists = await Promise.all(data.map((v) => source.listVPCIPs(v.id)));
-        return lists.flat();
+        // The flags' VPC names resolve to ids that only change when a VPC is replaced: reuse the resolved
+        // list, and resolve again only when one of its VPCs answers 404.
+        try {
+          return await listAll(source, await vpcs.get({ maxAgeMs: Infinity }));
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+          return await listAll(source, await vpcs.get({ maxAgeMs: 0 }));
+        }
       },
     });
   }
