@@ -80,7 +80,8 @@ export interface Lookup {
 /**
  * An uninitialised Node's Linode. Refreshes instances when the Linode is missing from data that predates
  * the Node, and VPC addresses when the Linode has none in data that predates it, so a Node in a VPC gets
- * its final InternalIP in the write that initialises it. `found` undefined is a real miss.
+ * its final InternalIP in the write that initialises it. `found` undefined is a real miss; a failed refresh
+ * throws (retried with backoff, no Warning).
  */
 export async function lookupNewNode(
   instances: NodeInstances,
@@ -96,6 +97,10 @@ export async function lookupNewNode(
     pacer.claim("instances", name);
     snap = await instances.view({ maxAgeMs: 0 });
     found = findInstance(node, snap.data);
+    if (!found && pacer.predates(snap.ageMs, firstSeen)) {
+      // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
+      throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
+    }
     if (!found) return { index: snap.data };
   }
   const vpcAgeMs = instances.vpcAgeMs();

@@ -202,6 +202,22 @@ Deno.test("startNodeControllers() finds a Linode newer than the cache with one f
   assert.equal(world.events("InstanceNotFound").length, 0);
 });
 
+Deno.test("startNodeControllers() does not warn about a new Node while the forced refresh fails, and initialises it after", async () => {
+  await using world = await startNodeWorld({ controllers: { forcedRefreshIntervalMs: 50 } });
+  world.linode.world.addInstance({ label: "old", region: "us-east" });
+  addNodes(world, kubeletNode("old"));
+  await world.start();
+  await waitFor(() => isInitialised(world.node("old")), { what: "old initialised" });
+  world.linode.faults.outage(600, { route: "/linode/instances" });
+  world.linode.world.addInstance({ label: "new", region: "us-east" });
+  addNodes(world, kubeletNode("new"));
+  await waitFor(() => world.linode.calls.log.some((c) => c.status === 503), {
+    what: "a failed forced refresh",
+  });
+  await waitFor(() => isInitialised(world.node("new")), { what: "new initialised after the outage" });
+  assert.equal(world.events("InstanceNotFound").length, 0, "unknown is not missing");
+});
+
 Deno.test("startNodeControllers() treats a Node deleted uninitialised and registered again as new", async () => {
   // A 30 s backoff would outlast the wait below: only the refresh-paced retry of a new Node can initialise it.
   const controllers = { forcedRefreshIntervalMs: 50, retryBaseMs: 30_000, retryMaxMs: 30_000 };
