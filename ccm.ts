@@ -8,10 +8,8 @@ import { VpcIpCache } from "./cache/vpc_ips.ts";
 import { VpcCache } from "./cache/vpcs.ts";
 import type { Clock } from "./clock.ts";
 import type { Config, ControllerName } from "./config.ts";
-import { kubeNodeWriter, type NodeControllersDeps } from "./controllers/node.ts";
+import { kubeNodeWriter, type NodeControllersDeps, startNodeControllers } from "./controllers/node.ts";
 import { parseIpv4Cidr } from "./controllers/node_addresses.ts";
-import { startNodeController } from "./controllers/node.ts";
-import { startNodeLifecycleController } from "./controllers/node_lifecycle.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
 import { EventRecorder } from "./kube/events.ts";
@@ -177,17 +175,9 @@ async function runControllers(config: Config, deps: NodeControllersDeps, term: A
     workers: config.nodes.concurrentSyncs,
     monitorPeriodMs: config.nodes.monitorPeriodMs,
   };
-  const tasks: Promise<void>[] = [];
-  if (config.controllers.has("cloud-node")) {
-    tasks.push(
-      startNodeController({ ...deps, log: componentLogger("cloud-node") }, options).run(term),
-    );
-  }
-  if (config.controllers.has("cloud-node-lifecycle")) {
-    const lifecycle = { ...deps, log: componentLogger("cloud-node-lifecycle") };
-    tasks.push(startNodeLifecycleController(lifecycle, options).run(term));
-  }
-  await Promise.all(tasks);
+  await startNodeControllers(deps, options, { enabled: config.controllers, logFor: componentLogger }).run(
+    term,
+  );
 }
 
 function reportConfig(config: Config, log: Logger): void {

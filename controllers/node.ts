@@ -237,16 +237,35 @@ export type NodeControllersDeps = NodeControllerDeps & LifecycleDeps & {
   writer: NodeWriter & LifecycleDeps["writer"];
 };
 
+/** The node controllers by their `--controllers` names. */
+export const NODE_CONTROLLERS: ReadonlySet<string> = new Set(["cloud-node", "cloud-node-lifecycle"]);
+
+/** Which node controllers run (`--controllers`), and each one's logger (its `component`). */
+export interface NodeControllerSelection {
+  /** Default: both. Names outside `NODE_CONTROLLERS` are ignored. */
+  enabled?: ReadonlySet<string>;
+  /** Default: `deps.log` for both. */
+  logFor?: (controller: string) => Logger;
+}
+
 /** Runs `cloud-node` and `cloud-node-lifecycle` together until the signal aborts. */
 export function startNodeControllers(
   deps: NodeControllersDeps,
   options: NodeControllerOptions & LifecycleOptions = {},
+  select: NodeControllerSelection = {},
 ): { run(signal: AbortSignal): Promise<void> } {
-  const node = startNodeController(deps, options);
-  const lifecycle = startNodeLifecycleController(deps, options);
+  const enabled = select.enabled ?? NODE_CONTROLLERS;
+  const logFor = select.logFor ?? (() => deps.log);
+  const runs: { run(signal: AbortSignal): Promise<void> }[] = [];
+  if (enabled.has("cloud-node")) {
+    runs.push(startNodeController({ ...deps, log: logFor("cloud-node") }, options));
+  }
+  if (enabled.has("cloud-node-lifecycle")) {
+    runs.push(startNodeLifecycleController({ ...deps, log: logFor("cloud-node-lifecycle") }, options));
+  }
   return {
     async run(signal: AbortSignal): Promise<void> {
-      await Promise.all([node.run(signal), lifecycle.run(signal)]);
+      await Promise.all(runs.map((r) => r.run(signal)));
     },
   };
 }

@@ -33,6 +33,8 @@ export interface WorldOptions {
   /** TTL of the VPC and VPC address caches (default 60 s). */
   vpcTtlMs?: number;
   controllers?: NodeControllerOptions & LifecycleOptions;
+  /** `--controllers`: which node controllers run (default both). */
+  enabled?: ReadonlySet<string>;
 }
 
 /** Both emulators plus the wired node controllers. */
@@ -115,7 +117,9 @@ export async function startNodeWorld(options: WorldOptions = {}): Promise<NodeWo
     async start() {
       running.push(informer.start(stop.signal));
       await informer.waitForSync(stop.signal);
-      running.push(startNodeControllers(deps, controllerOptions).run(stop.signal));
+      running.push(
+        startNodeControllers(deps, controllerOptions, { enabled: options.enabled }).run(stop.signal),
+      );
     },
     node: (name) => kube.store.get("nodes", name) as unknown as V1Node | undefined,
     events: (reason) =>

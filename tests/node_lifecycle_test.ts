@@ -39,6 +39,21 @@ Deno.test("startNodeControllers() taints a shut-down Linode's node and untaints 
   assert.ok(world.node("w-0"), "never deleted");
 });
 
+Deno.test("startNodeControllers() runs only the controllers --controllers enables", async () => {
+  await using world = await startNodeWorld({ ttlMs: 50, enabled: new Set(["cloud-node"]) });
+  const [id] = cluster(world, 2);
+  await world.start();
+  world.linode.world.setStatus(id ?? 0, "offline");
+  setReady(world, "w-0", false);
+  addNodes(world, kubeletNode("w-2"));
+  world.linode.world.addInstance({ label: "w-2", region: "us-east" });
+  // cloud-node still initialises (after its forced refresh); cloud-node-lifecycle never taints.
+  await waitFor(() => (world.node("w-2")?.spec?.taints ?? []).length === 0, { what: "w-2 initialised" });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(hasShutdownTaint(world.node("w-0")), false);
+  assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0);
+});
+
 Deno.test("startNodeControllers() untaints a Ready node without reading Linode", async () => {
   await using world = await startNodeWorld({ ttlMs: 50 });
   const [l] = world.linode.world.addInstances(1, { label: "r-0", region: "us-east" });
