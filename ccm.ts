@@ -250,7 +250,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     nodes,
     instances,
     linode,
-    writer: kubeNodeWriter(kube.core, fence),
+    writer: kubeNodeWriter(kube.core),
     events,
     log,
     metrics,

@@ -25,7 +25,6 @@ import { lookupNewNode, type NodeInstances, RefreshPacer } from "./node_lookup.t
 import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
 import { isConflict } from "../kube/requests.ts";
-import type { Fence } from "../lease/fence.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -271,11 +270,11 @@ export function startNodeControllers(
 }
 
 /** The Node writes of both controllers over client-node: merge patches and preconditioned deletes, fenced. */
-export function kubeNodeWriter(core: CoreV1Api, fence?: Fence): NodeWriter & LifecycleDeps["writer"] {
+export function kubeNodeWriter(core: CoreV1Api): NodeWriter & LifecycleDeps["writer"] {
   return {
     getNode: (name) => core.readNode({ name }),
-    patchNode: (name, patch) => mergePatchNode(core, name, { ...patch }, fence),
-    patchNodeStatus: (name, patch) => mergePatchNodeStatus(core, name, { ...patch }, fence),
-    deleteNode: (name, preconditions) => deleteNode(core, name, { preconditions, fence }),
+    patchNode: (name, patch) => mergePatchNode(core, name, { ...patch }),
+    patchNodeStatus: (name, patch) => mergePatchNodeStatus(core, name, { ...patch }),
+    deleteNode: (name, preconditions) => deleteNode(core, name, { preconditions }),
   };
 }

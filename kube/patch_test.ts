@@ -97,17 +97,16 @@ Deno.test("deleteNode() refuses stale preconditions and deletes with current one
   assert.equal(f.kube.store.get("nodes", "n1"), undefined);
 });
 
-Deno.test("mergePatchNode() and deleteNode() never reach the apiserver without leadership", async () => {
-  await using f = await startFixture();
+Deno.test("mergePatchNode() and deleteNode() over fenced clients never reach the apiserver without leadership", async () => {
+  await using f = await startFixture({ fence: new SwitchFence(false) });
   const created = f.kube.store.create("nodes", node("n1"));
-  const fence = new SwitchFence(false);
   f.kube.calls.reset();
   await assert.rejects(
-    mergePatchNode(f.clients.core, "n1", { metadata: { labels: { a: "1" } } }, fence),
+    mergePatchNode(f.clients.core, "n1", { metadata: { labels: { a: "1" } } }),
     LeaseLostError,
   );
   await assert.rejects(
-    deleteNode(f.clients.core, "n1", { preconditions: { uid: created.metadata.uid ?? "" }, fence }),
+    deleteNode(f.clients.core, "n1", { preconditions: { uid: created.metadata.uid ?? "" } }),
     LeaseLostError,
   );
   assert.equal(f.kube.calls.total(), 0);
