@@ -1,4 +1,5 @@
 /** Terminal output for the demo: a full-screen view redrawn in place (ANSI), or plain lines for pipes and CI. */
+import { writeAllSync } from "../log.ts";
 
 const ESC = "\x1b[";
 /** Switches to the alternate screen and hides the cursor. */
@@ -11,14 +12,8 @@ export function frame(lines: readonly string[]): string {
   return `${ESC}H` + lines.map((l) => `${l}${ESC}K`).join("\r\n") + `\r\n${ESC}J`;
 }
 
-const encoder = new TextEncoder();
-
-/** Writes all of `text` synchronously (a partial write is continued, so nothing is lost on exit). */
-export function writeAll(stream: { writeSync(p: Uint8Array): number }, text: string): void {
-  const bytes = encoder.encode(text);
-  let written = 0;
-  while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
-}
+/** Writes all of `text` synchronously (log.ts's loop: a partial write is continued, nothing lost on exit). */
+export const writeAll = writeAllSync;
 
 /** Where the demo shows itself. */
 export interface Screen {

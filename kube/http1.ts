@@ -3,7 +3,8 @@
  * - HTTP/1.1 only. Its undici 8 agent offers `h2` by ALPN, and HTTP/2 runs on Deno's nghttp2 binding, which
  *   aborts the whole process (`find_stream_on_goaway_func` assertion, or a segfault) when the server sends
  *   GOAWAY with streams open: kube-apiserver does that on shutdown and, with `--goaway-chance`, at random.
- * - One connection pool per cluster and TLS material. client-node builds a new undici Agent for every
+ * - One connection pool per cluster and TLS material (kubeconfigs with `proxy-url` keep client-node's own
+ *   proxy agents: neither pooled nor limited to HTTP/1.1). client-node builds a new undici Agent for every
  *   request, so every request paid a new TCP and TLS handshake (~45 ms instead of ~1 ms on loopback).
  *   Agents are reused while the CA, client certificate and key stay the same; a rotated certificate file
  *   gives a new key and a new pool.
