@@ -1,4 +1,5 @@
 /** Fault injection and request counters for the Kubernetes emulator. */
+import { globToRegExp } from "../glob.ts";
 
 /** One programmed fault: matching requests get a delay, a failure status, or both. */
 export interface FaultRule {
@@ -28,11 +29,6 @@ export interface FaultTargets {
   closeWatches(reset: boolean): number;
   refuse(ms: number): Promise<void>;
   whenListening(): Promise<void>;
-}
-
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*");
-  return new RegExp(`^${escaped}$`);
 }
 
 /** Programmable faults: `add()` rules per method + route, drop watches, refuse connections for a while. */

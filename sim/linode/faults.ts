@@ -1,5 +1,6 @@
 /** Fault injection rules, programmable per route pattern and method. */
 import type { Clock } from "../../clock.ts";
+import { globToRegExp } from "../glob.ts";
 
 /** Which requests a rule applies to, and how often. */
 export interface FaultMatch {
@@ -43,11 +44,6 @@ interface Active extends FaultInfo {
   remaining?: number;
   untilMs?: number;
   pattern?: RegExp;
-}
-
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*");
-  return new RegExp(`^${escaped}$`);
 }
 
 function checkRule(rule: FaultRule): void {
