@@ -206,7 +206,7 @@ export class LeaderElector {
     using timeout = timeoutAfter(this.#deps.clock, timeoutMs);
     const signal = timeout.signal;
     try {
-      return await this.#tryAcquireOrRenew(signal);
+      return await this.#tryAcquireOrRenew(signal, phase === "renew");
     } catch (e) {
       const failures = phase === "acquire" ? this.#metrics.acquireFailures : this.#metrics.renewFailures;
       failures.inc(this.#labels);
@@ -221,13 +221,20 @@ export class LeaderElector {
     }
   }
 
-  /** client-go's tryAcquireOrRenew: fast path for the leader, then read, decide and write. */
-  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const { api, clock, identity, namespace, name } = this.#deps;
+  /**
+   * client-go's tryAcquireOrRenew: fast path for the leader, then read, decide and write. While renewing,
+   * every write asks the fence first: after a 409 and a re-read, the renew deadline may have passed.
+   */
+  async #tryAcquireOrRenew(signal: AbortSignal, renewing: boolean): Promise<boolean> {
+    const { api, clock, identity, namespace, name, fence } = this.#deps;
+    const mayWrite = () => {
+      if (renewing) fence.assertLeading();
+    };
     const nowMs = clock.now();
     const observed = this.#observed;
     if (observed && this.isLeader) {
       try {
+        mayWrite();
         this.#observe(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
         return true;
       } catch (e) {
@@ -238,6 +245,7 @@ export class LeaderElector {
     const current = await api.get({ namespace, name }, { signal });
     if (!current) {
       const fresh = { ...this.#renewal(undefined, nowMs), acquireTimeMs: nowMs, leaseTransitions: 0 };
+      mayWrite();
       this.#observe(await api.create({ namespace, name }, fresh, { signal }));
       return true;
     }
@@ -249,6 +257,7 @@ export class LeaderElector {
       acquireTimeMs: nowMs,
       leaseTransitions: current.record.leaseTransitions + 1,
     };
+    mayWrite();
     this.#observe(await api.replace(current, record, { signal }));
     return true;
   }

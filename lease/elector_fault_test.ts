@@ -49,7 +49,9 @@ for (const mode of ["blackhole", "refuse"] as CutMode[]) {
     await waitFor(() => standby.fence.leading, 3 * LEASE_MS);
     const fenceOff = sampler.firstOffAfterLeading(leader.fence);
     assert.ok(fenceOff !== undefined);
-    assert.deepEqual(leader.api.writes.filter((at) => at >= fenceOff), []);
+    // fenceOff is the first 2 ms sample that saw the fence off (ms resolution): a write started in that same
+    // millisecond began before the deadline; a later one would be a write after losing the lease.
+    assert.deepEqual(leader.api.writes.filter((at) => at > fenceOff), []);
     const after = (await cluster.rawLease()).spec as { holderIdentity: string };
     assert.equal(after.holderIdentity, standby.identity);
     assert.equal(sampler.maxLeading(), 1);
@@ -203,4 +205,26 @@ Deno.test("LeaderElector.run() keeps leading through a 409 on renew by re-readin
     ((await cluster.rawLease()).spec as { holderIdentity: string }).holderIdentity,
     leader.identity,
   );
+});
+
+Deno.test("LeaderElector.run() does not write after a 409 on renew when the re-read ends past the renew deadline", async () => {
+  await using cluster = await startCluster();
+  const leader = cluster.candidate().start();
+  await waitFor(() => leader.fence.leading);
+  // From now on, the leader's reads return only once its fence has gone off (its renew deadline passed).
+  leader.api.gate = async (op) => {
+    if (op === "get") await waitFor(() => !leader.fence.leading, 2 * RENEW_DEADLINE_MS);
+  };
+  // Another writer touches the Lease: the leader's next optimistic update is a 409, then a (slow) re-read.
+  const api = cluster.api();
+  for (;;) {
+    const current = await api.get(KEY);
+    assert.ok(current);
+    const touched = { ...current.record, renewTimeMs: (current.record.renewTimeMs ?? 0) + 1 };
+    if (await api.replace(current, touched).then(() => true, () => false)) break;
+  }
+  const mark = leader.api.calls.length;
+  assert.equal(await leader.outcome, "lost");
+  const after = leader.api.calls.slice(mark).map((c) => c.op);
+  assert.deepEqual(after.filter((op) => op !== "get").length, 1, `only the 409'd renew was sent: ${after}`);
 });
