@@ -42,12 +42,16 @@ function getUnverified(port: number, path: string): Promise<Answer> {
 }
 
 /** Polls `get` until it answers 200 (the informer has synced), returning that answer. */
-async function until200(get: () => Promise<Answer>, what: string): Promise<Answer> {
+async function until200(
+  get: () => Promise<Answer>,
+  what: string,
+  ready: (body: string) => boolean = () => true,
+): Promise<Answer> {
   let last: Answer | undefined;
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     last = await get().catch(() => undefined);
-    if (last?.status === 200) return last;
+    if (last?.status === 200 && ready(last.body)) return last;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`Timed out waiting for ${what}: last answer ${JSON.stringify(last)}`);
@@ -98,8 +102,13 @@ Deno.test("main() serves /healthz, /readyz and /metrics over HTTPS on --secure-p
   const initialised = () =>
     world.kube.store.list("nodes").every((n) => (n.spec as { providerID?: string })?.providerID);
   await waitFor(initialised, { what: "Nodes initialised" });
-  const metrics = await getTrusting(pem.certPem, `${base}/metrics`);
-  assert.equal(metrics.status, 200);
+  // Counters move just after the writes a watcher sees: scrape until both initialisations are counted.
+  const bothCounted = /^ccm_reconciles_total\{controller="cloud-node",result="success"\} [2-9]\d*$/m;
+  const metrics = await until200(
+    () => getTrusting(pem.certPem, `${base}/metrics`),
+    "metrics counting both initialisations",
+    (body) => /^ccm_nodes_initialised_total 2$/m.test(body) && bothCounted.test(body),
+  );
   assert.match(metrics.body, /^ccm_leader_is_leader\{lease="kube-system\/cloud-controller-manager"\} 1$/m);
   assert.match(
     metrics.body,
