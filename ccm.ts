@@ -6,10 +6,14 @@ import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { InstanceCache } from "./cache/instances.ts";
 import { VpcIpCache } from "./cache/vpc_ips.ts";
 import { VpcCache } from "./cache/vpcs.ts";
-import type { Clock } from "./clock.ts";
-import type { Config, ControllerName } from "./config.ts";
-import { kubeNodeWriter, type NodeControllersDeps, startNodeControllers } from "./controllers/node.ts";
-import { parseIpv4Cidr } from "./controllers/node_addresses.ts";
+import type { Clock } from "./common/clock.ts";
+import type { Config, ControllerName } from "./config/config.ts";
+import {
+  kubeNodeWriter,
+  type NodeControllersDeps,
+  startNodeControllers,
+} from "./controllers/node/cloud_node.ts";
+import { parseIpv4Cidr } from "./controllers/node/addresses.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
 import { EventRecorder } from "./kube/events.ts";
@@ -20,10 +24,10 @@ import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
 import { LinodeClient } from "./linode/client.ts";
 import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
 import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
-import { componentLogger, type Logger } from "./log.ts";
-import type { Registry } from "./metrics.ts";
-import { type HealthCheck, type RunningServer, startServer } from "./serve.ts";
-import { readTlsFiles } from "./tls.ts";
+import { componentLogger, type Logger } from "./common/log.ts";
+import type { Registry } from "./server/metrics.ts";
+import { type HealthCheck, type RunningServer, startServer } from "./server/serve.ts";
+import { readTlsFiles } from "./server/tls.ts";
 
 /** What the process provides: time, metrics, identity. */
 export interface CcmDeps {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { runCcm, type RunningCcm } from "./ccm.ts";
-import { FakeClock } from "./clock.ts";
-import { type Config, parseConfig } from "./config.ts";
-import { Registry } from "./metrics.ts";
+import { FakeClock } from "./common/clock.ts";
+import { type Config, parseConfig } from "./config/config.ts";
+import { Registry } from "./server/metrics.ts";
 import { startDemoWorld } from "./sim/demo_world.ts";
 
 function configFor(args: string[], env: Record<string, string>): Config {

@@ -4,12 +4,12 @@
  * (flags, environment, or a kubeconfig that cannot be loaded).
  */
 import { runCcm } from "./ccm.ts";
-import { systemClock } from "./clock.ts";
-import { type Config, ConfigError, describeConfig, readConfig } from "./config.ts";
+import { systemClock } from "./common/clock.ts";
+import { type Config, ConfigError, describeConfig, readConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
-import { componentLogger, setupLogging, writeAllSync } from "./log.ts";
-import { Registry } from "./metrics.ts";
-import { VERSION } from "./version.ts";
+import { componentLogger, setupLogging, writeAllSync } from "./common/log.ts";
+import { Registry } from "./server/metrics.ts";
+import { VERSION } from "./config/version.ts";
 
 function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): void {
   writeAllSync(stream, text.endsWith("\n") ? text : text + "\n");

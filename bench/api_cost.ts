@@ -3,7 +3,7 @@
  * shortened status period and scaled to an hour at default settings, next to the Go CCM's cost as modelled
  * from its measured behaviour (`/work/shared/reference/route-controller-pr.txt`).
  */
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../common/clock.ts";
 import { PAGE_SIZE } from "../linode/paging.ts";
 import type { DemoWorld } from "../sim/mod.ts";
 import { startCcm } from "./ccm_harness.ts";

@@ -4,14 +4,14 @@
  * delay of watch events reaching an Informer.
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../common/clock.ts";
 import { makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
 import { Informer } from "../kube/informer.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { staticToken } from "../linode/token.ts";
-import { componentLogger } from "../log.ts";
-import { Registry } from "../metrics.ts";
+import { componentLogger } from "../common/log.ts";
+import { Registry } from "../server/metrics.ts";
 import { type DemoWorld, kubeletNode, startKubeSim, startLinodeSim } from "../sim/mod.ts";
 import { type Cell, summarize, type Table } from "./table.ts";
 import { startBenchWorld } from "./world.ts";

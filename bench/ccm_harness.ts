@@ -3,9 +3,9 @@
  * Kubernetes emulator's own commit stream (no polling): creation of a Node → removal of its taint.
  */
 import { runCcm, type RunningCcm } from "../ccm.ts";
-import { systemClock } from "../clock.ts";
-import { parseConfig } from "../config.ts";
-import { Registry } from "../metrics.ts";
+import { systemClock } from "../common/clock.ts";
+import { parseConfig } from "../config/config.ts";
+import { Registry } from "../server/metrics.ts";
 import { type DemoWorld, UNINITIALIZED_TAINT } from "../sim/mod.ts";
 
 /** A running CCM and what the scenarios read from it. */

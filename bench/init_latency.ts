@@ -2,8 +2,8 @@
  * Benchmark 2: how long a new Node waits for the CCM (Node created → uninitialised taint gone), with the
  * Linode already in the instance cache (warm) and with a Linode created after the last refresh (new).
  */
-import { systemClock } from "../clock.ts";
-import { DEFAULT_FORCED_REFRESH_INTERVAL_MS } from "../controllers/node_lookup.ts";
+import { systemClock } from "../common/clock.ts";
+import { DEFAULT_FORCED_REFRESH_INTERVAL_MS } from "../controllers/node/lookup.ts";
 import type { DemoWorld } from "../sim/mod.ts";
 import { type CcmHarness, InitTimer, startCcm } from "./ccm_harness.ts";
 import { summarize, type Table } from "./table.ts";

@@ -4,7 +4,7 @@
  * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses.
  */
 import { writeAll } from "../demo/terminal.ts";
-import { setupLogging } from "../log.ts";
+import { setupLogging } from "../common/log.ts";
 import { benchApiCost } from "./api_cost.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchInitLatency } from "./init_latency.ts";

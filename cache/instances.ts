@@ -1,7 +1,7 @@
 /** The account's Linodes in our region (and tag), refreshed as one paged listing per TTL. */
-import type { Clock } from "../clock.ts";
-import type { BackoffOptions } from "../backoff.ts";
-import type { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { BackoffOptions } from "../common/backoff.ts";
+import type { Registry } from "../server/metrics.ts";
 import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";

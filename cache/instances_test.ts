@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
-import { Registry } from "../metrics.ts";
+import { FakeClock } from "../common/clock.ts";
+import { Registry } from "../server/metrics.ts";
 import { InstanceCache, type InstanceSource } from "./instances.ts";
 import { VpcIpCache, withIpRanges } from "./vpc_ips.ts";
 import { selectVpcs, VpcCache } from "./vpcs.ts";

@@ -3,9 +3,9 @@
  * controller asks), at most once per TTL with single-flight, and kept current by write-through so a
  * controller never re-reads what it just wrote.
  */
-import type { Clock } from "../clock.ts";
-import type { BackoffOptions } from "../backoff.ts";
-import type { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { BackoffOptions } from "../common/backoff.ts";
+import type { Registry } from "../server/metrics.ts";
 import { DEFAULT_INSTANCE_TTL_MS } from "./instances.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { NodeBalancerSummary, Snapshot } from "./types.ts";

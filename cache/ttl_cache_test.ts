@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
-import { Registry } from "../metrics.ts";
+import { FakeClock } from "../common/clock.ts";
+import { Registry } from "../server/metrics.ts";
 import { TtlCell } from "./ttl_cache.ts";
 
 interface Harness {

@@ -1,7 +1,7 @@
 /** Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips`), refreshed once per TTL. */
-import type { Clock } from "../clock.ts";
-import type { BackoffOptions } from "../backoff.ts";
-import type { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { BackoffOptions } from "../common/backoff.ts";
+import type { Registry } from "../server/metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc, VpcIp } from "./types.ts";
 import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/test_support.ts";
-import { Registry } from "../metrics.ts";
+import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { VpcIpCache } from "./vpc_ips.ts";
 import { VpcCache } from "./vpcs.ts";

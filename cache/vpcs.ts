@@ -1,7 +1,7 @@
 /** The configured VPCs and subnets (`--vpc-names`/`--vpc-ids`, `--subnet-names`/`--subnet-ids`), resolved once per TTL. */
-import type { Clock } from "../clock.ts";
-import type { BackoffOptions } from "../backoff.ts";
-import type { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { BackoffOptions } from "../common/backoff.ts";
+import type { Registry } from "../server/metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc } from "./types.ts";
 

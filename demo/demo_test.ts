@@ -30,7 +30,7 @@ async function collect(
 
 function startDemo(args: string[], dir: string): DemoRun {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=dev", "demo.ts", `--dir=${dir}`, ...args],
+    args: ["run", "-P=dev", "demo/main.ts", `--dir=${dir}`, ...args],
     cwd: PROJECT,
     stdin: "null",
     stdout: "piped",

@@ -1,8 +1,8 @@
 /** CCM replicas running in this process against the demo world, each with its own stop switch. */
 import { type CcmOutcome, runCcm, type RunningCcm } from "../ccm.ts";
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
-import { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { Config } from "../config/config.ts";
+import { Registry } from "../server/metrics.ts";
 import type { Replica } from "./collect.ts";
 
 /** A replica that has wired itself up; `done` settles when `runCcm` returns. */

@@ -2,7 +2,7 @@
  * The demo's scripted story: a node joins, one shuts down and boots again, one is deleted. Each scene acts
  * on the emulators, then waits until the CCM is seen reacting (in a snapshot) before the next scene.
  */
-import { type Clock, isAbort } from "../clock.ts";
+import { type Clock, isAbort } from "../common/clock.ts";
 import { type DemoWorld, setNodeReady } from "../sim/mod.ts";
 import type { DemoSnapshot, NodeRow } from "./snapshot.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import type { DemoSnapshot } from "./snapshot.ts";
 import { runStory, type Scene } from "./story.ts";
 

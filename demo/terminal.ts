@@ -1,5 +1,5 @@
 /** Terminal output for the demo: a full-screen view redrawn in place (ANSI), or plain lines for pipes and CI. */
-import { writeAllSync } from "../log.ts";
+import { writeAllSync } from "../common/log.ts";
 
 const ESC = "\x1b[";
 /** Switches to the alternate screen and hides the cursor. */

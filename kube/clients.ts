@@ -12,7 +12,7 @@ import {
   type V1Service,
 } from "@kubernetes/client-node";
 import type { Fence } from "../lease/fence.ts";
-import type { Registry } from "../metrics.ts";
+import type { Registry } from "../server/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
 import { makeHttpLibrary, toKubeApiError } from "./requests.ts";
 

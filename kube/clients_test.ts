@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
-import { Registry } from "../metrics.ts";
+import { Registry } from "../server/metrics.ts";
 import { makeKubeClients } from "./clients.ts";
 import { loadKubeConfig } from "./config.ts";
-import { callsStartingWith, node, startFixture } from "./fixtures_test.ts";
+import { callsStartingWith, node, startFixture } from "./fixtures.ts";
 import { KubeApiError } from "./requests.ts";
 
 Deno.test("makeKubeClients() lists through a loaded kubeconfig and counts requests", async () => {

@@ -9,9 +9,9 @@ import {
   setHeaderOptions,
   type V1ObjectReference,
 } from "@kubernetes/client-node";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../common/clock.ts";
 import { LeaseLostError } from "../lease/fence.ts";
-import { type Logger, redactSecrets } from "../log.ts";
+import { type Logger, redactSecrets } from "../common/log.ts";
 import { isNotFound } from "./requests.ts";
 
 /** The object an Event is about. */

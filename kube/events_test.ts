@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { SwitchFence } from "../lease/fence.ts";
-import { captureLogs, componentLogger } from "../log.ts";
+import { captureLogs, componentLogger } from "../common/log.ts";
 import { EventRecorder, type EventRecorderOptions, refFor, renderMessage, warnEvent } from "./events.ts";
-import { callsStartingWith, type Fixture, node, startFixture } from "./fixtures_test.ts";
+import { callsStartingWith, type Fixture, node, startFixture } from "./fixtures.ts";
 
 interface StoredEvent {
   metadata: { name: string; namespace: string };

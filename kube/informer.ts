@@ -4,10 +4,10 @@
  * delivers what changed while it was disconnected as synthetic add/update/delete events.
  */
 import { type KubeConfig, loadYaml } from "@kubernetes/client-node";
-import type { BackoffOptions } from "../backoff.ts";
-import { type Clock, isAbort, systemClock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Gauge, Registry } from "../metrics.ts";
+import type { BackoffOptions } from "../common/backoff.ts";
+import { type Clock, isAbort, systemClock } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import type { Gauge, Registry } from "../server/metrics.ts";
 import { RestartPolicy } from "./informer_restart.ts";
 import { InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";

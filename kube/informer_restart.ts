@@ -2,10 +2,10 @@
  * How long an informer waits before it lists or watches again: backoff after failures (counted in
  * `ccm_informer_restarts_total` and logged), and a pause when the server keeps closing new watches at once.
  */
-import { Backoff, type BackoffOptions } from "../backoff.ts";
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Counter, Registry } from "../metrics.ts";
+import { Backoff, type BackoffOptions } from "../common/backoff.ts";
+import type { Clock } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import type { Counter, Registry } from "../server/metrics.ts";
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
 const DEFAULT_MIN_WATCH_MS = 1000;

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { componentLogger } from "../log.ts";
+import { componentLogger } from "../common/log.ts";
 import { TcpProxy } from "../sim/proxy.ts";
 import { type KubeClients, nodeSource } from "./clients.ts";
-import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./fixtures_test.ts";
+import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./fixtures.ts";
 import { type ChangeKind, Informer } from "./informer.ts";
 
 interface Running extends AsyncDisposable {

@@ -4,8 +4,8 @@
  * `ccm_kube_requests_total`.
  */
 import { type KubeConfig, Watch } from "@kubernetes/client-node";
-import type { Clock } from "../clock.ts";
-import type { Counter } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import type { Counter } from "../server/metrics.ts";
 
 /** How a watch ended. Ends for silence or a client timeout report `closed` with one event: not a failure. */
 export type WatchEnd =

@@ -11,7 +11,7 @@ import {
   wrapHttpLibrary,
 } from "@kubernetes/client-node";
 import type { Fence } from "../lease/fence.ts";
-import type { Counter, Histogram, Registry } from "../metrics.ts";
+import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 
 /** A failed Kubernetes API call: HTTP status (0 when no response came back), Status `reason`, message. */
 export class KubeApiError extends Error {

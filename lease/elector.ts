@@ -4,9 +4,9 @@
  * (never by comparing wall clocks across nodes); the leader renews every retry period and gives up, fence
  * first, when it has not renewed within the renew deadline.
  */
-import { type Clock, isAbort } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Counter, Gauge, Registry } from "../metrics.ts";
+import { type Clock, isAbort } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import type { Counter, Gauge, Registry } from "../server/metrics.ts";
 import type { SwitchFence } from "./fence.ts";
 import { type LeaseApi, LeaseConflictError, type LeaseRecord, type LeaseSnapshot } from "./lease.ts";
 

@@ -11,7 +11,7 @@ import {
   sampleFences,
   startCluster,
   waitFor,
-} from "./fixtures_test.ts";
+} from "./fixtures.ts";
 
 function renewFailures(c: Candidate): number {
   return c.metrics.counter("ccm_leader_renew_failures_total", "").total();

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { systemClock } from "../clock.ts";
-import { componentLogger } from "../log.ts";
-import { Registry } from "../metrics.ts";
+import { systemClock } from "../common/clock.ts";
+import { componentLogger } from "../common/log.ts";
+import { Registry } from "../server/metrics.ts";
 import { LeaderElector, type LeaderElectorDeps } from "./elector.ts";
 import { SwitchFence } from "./fence.ts";
-import { type Candidate, LEASE_MS, RETRY_MS, sampleFences, startCluster, waitFor } from "./fixtures_test.ts";
+import { type Candidate, LEASE_MS, RETRY_MS, sampleFences, startCluster, waitFor } from "./fixtures.ts";
 
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 

@@ -1,5 +1,5 @@
 /** Fencing: every write asks the fence first, so nothing is sent once leadership is lost. */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../common/clock.ts";
 
 /** Thrown by a fenced write when this process no longer leads. */
 export class LeaseLostError extends Error {

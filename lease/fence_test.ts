@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { LeaseLostError, SwitchFence } from "./fence.ts";
 
 Deno.test("SwitchFence.leadUntil() turns the fence off at the monotonic deadline", async () => {

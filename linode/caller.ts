@@ -9,10 +9,10 @@
  * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
-import { backoffDelayMs, type BackoffOptions } from "../backoff.ts";
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Counter, Histogram, Registry } from "../metrics.ts";
+import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
+import type { Clock } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
 import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { LinodeApiError } from "./errors.ts";
 import { fileToken } from "./token.ts";
 import { clientFor } from "./test_support.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { captureLogs } from "../log.ts";
+import { captureLogs } from "../common/log.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { LinodeApiError } from "./errors.ts";
 import { fileToken } from "./token.ts";
 import { clientFor } from "./test_support.ts";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 
 const TOKEN = "tok-9f8e7d6c5b4a-never-print-me";
 

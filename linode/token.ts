@@ -1,5 +1,5 @@
 /** Where the Linode API token comes from: a fixed value, or a file that Kubernetes may rotate. */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../common/clock.ts";
 
 /** Hands out the current token; asked before every request so rotation takes effect. */
 export interface TokenSource {

@@ -3,10 +3,10 @@
  * and is checked again every period; the first 401 means it was revoked or expired, and the CCM stops
  * (exit 1) so it does not act half-blind. Any other failure is "unknown", logged, and checked again later.
  */
-import type { Clock } from "../clock.ts";
-import { isAbort } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Registry } from "../metrics.ts";
+import type { Clock } from "../common/clock.ts";
+import { isAbort } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import type { Registry } from "../server/metrics.ts";
 import type { CallOptions } from "./caller.ts";
 import { LinodeApiError } from "./errors.ts";
 

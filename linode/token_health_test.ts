@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { systemClock } from "../clock.ts";
-import { componentLogger } from "../log.ts";
-import { Registry } from "../metrics.ts";
+import { systemClock } from "../common/clock.ts";
+import { componentLogger } from "../common/log.ts";
+import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { clientFor } from "./test_support.ts";
 import { checkToken, watchTokenHealth } from "./token_health.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { fileToken, staticToken, TokenError } from "./token.ts";
 
 /** A temporary folder, removed with everything in it when the test's `await using` ends. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { FakeClock } from "../clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { startKubeSim } from "./kube/server.ts";
 import { KUBELET_VERSION, kubeletNode, registerNode, setNodeReady, UNINITIALIZED_TAINT } from "./kubelet.ts";
 

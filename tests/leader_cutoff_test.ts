@@ -13,7 +13,7 @@ import {
   waitForCampaigning,
   waitForInitialised,
   waitForLeader,
-} from "./leader_fixture_test.ts";
+} from "./leader_fixture.ts";
 
 /** A lease long enough that the gap between renew deadline and expiry is wide on a busy machine. */
 const TIMING = { leaseDurationMs: 3000, renewDeadlineMs: 1500, retryPeriodMs: 250 };

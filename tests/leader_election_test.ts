@@ -9,7 +9,7 @@ import {
   startElectionWorld,
   waitForCampaigning,
   waitForLeader,
-} from "./leader_fixture_test.ts";
+} from "./leader_fixture.ts";
 import type { CcmProcess } from "./process.ts";
 
 Deno.test("main() with two replicas: the standby takes over after the leader is killed, once its Lease expires", async () => {

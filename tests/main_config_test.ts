@@ -1,7 +1,7 @@
 /** `main.ts` as a process: exit codes and output of config errors, `--help` and `--version`; the token stays out. */
 import assert from "node:assert/strict";
 import { startDemoWorld } from "../sim/demo_world.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../config/version.ts";
 import { runCcmToExit } from "./process.ts";
 
 /** A token no code path would print by accident. */

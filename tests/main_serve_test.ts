@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { request } from "node:https";
 import { join } from "node:path";
 import { startDemoWorld } from "../sim/demo_world.ts";
-import { generateSelfSignedCert } from "../tls.ts";
+import { generateSelfSignedCert } from "../server/tls.ts";
 import { FAST_LEASE_FLAGS, freePort, spawnCcm, waitFor } from "./process.ts";
 
 const TOKEN = "tok-e2e-serve-5c1e9a7f3b0d2846e1c9a5f7b3d0e284";

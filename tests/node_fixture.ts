@@ -4,10 +4,14 @@ import type { CoreV1Event, V1Node, V1Taint } from "@kubernetes/client-node";
 import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache, type VpcSelection } from "../cache/vpcs.ts";
-import { systemClock } from "../clock.ts";
-import { kubeNodeWriter, type NodeControllersDeps, startNodeControllers } from "../controllers/node.ts";
-import type { NodeControllerOptions } from "../controllers/node.ts";
-import type { LifecycleOptions } from "../controllers/node_lifecycle.ts";
+import { systemClock } from "../common/clock.ts";
+import {
+  kubeNodeWriter,
+  type NodeControllersDeps,
+  startNodeControllers,
+} from "../controllers/node/cloud_node.ts";
+import type { NodeControllerOptions } from "../controllers/node/cloud_node.ts";
+import type { LifecycleOptions } from "../controllers/node/lifecycle.ts";
 import { makeKubeClients } from "../kube/clients.ts";
 import { nodeSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
@@ -15,8 +19,8 @@ import { EventRecorder } from "../kube/events.ts";
 import { Informer } from "../kube/informer.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { staticToken } from "../linode/token.ts";
-import { componentLogger } from "../log.ts";
-import { Registry } from "../metrics.ts";
+import { componentLogger } from "../common/log.ts";
+import { Registry } from "../server/metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";

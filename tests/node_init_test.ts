@@ -1,6 +1,6 @@
 import type { V1Node } from "@kubernetes/client-node";
 import assert from "node:assert/strict";
-import { parseIpv4Cidr } from "../controllers/node_addresses.ts";
+import { parseIpv4Cidr } from "../controllers/node/addresses.ts";
 import { addNodes, kubeletNode, startNodeWorld, UNINITIALIZED, waitFor } from "./node_fixture.ts";
 
 const isInitialised = (n: { spec?: { taints?: { key: string }[] } } | undefined) =>

@@ -1,9 +1,9 @@
 /** `--enable-token-health-checker`: a rejected token stops the CCM at start, and a revoked one stops it later. */
 import assert from "node:assert/strict";
 import { runCcm } from "../ccm.ts";
-import { systemClock } from "../clock.ts";
-import { parseConfig } from "../config.ts";
-import { Registry } from "../metrics.ts";
+import { systemClock } from "../common/clock.ts";
+import { parseConfig } from "../config/config.ts";
+import { Registry } from "../server/metrics.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { FAST_LEASE_FLAGS, LeaseHistory, runCcmToExit, waitFor } from "./process.ts";
 

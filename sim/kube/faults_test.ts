@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ADD, DELETE, ERROR, makeInformer, UPDATE, type V1Node } from "@kubernetes/client-node";
-import { FakeClock } from "../../clock.ts";
+import { FakeClock } from "../../common/clock.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
 import { clientsFor, node, rejectsWith, waitFor } from "./test_support.ts";
 

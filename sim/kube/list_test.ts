@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../clock.ts";
+import { FakeClock } from "../../common/clock.ts";
 import { listResponse } from "./list.ts";
 import { parseRoute, type ResourceRoute } from "./routing.ts";
 import { startKubeSim } from "./server.ts";

@@ -1,5 +1,5 @@
 /** The Kubernetes API emulator: `startKubeSim()` serves the store over HTTP(S) on 127.0.0.1. */
-import { type Clock, systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../common/clock.ts";
 import { handleAdmin } from "./admin.ts";
 import { Calls, type FaultRule, Faults } from "./faults.ts";
 import { handleResource, json } from "./handlers.ts";

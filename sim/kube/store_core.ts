@@ -1,5 +1,5 @@
 /** The store's core: apiserver write semantics over in-memory maps, with a change history. */
-import { type Clock, systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../common/clock.ts";
 import { History, type StoreEvent } from "./history.ts";
 import {
   carrySystemMeta,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../clock.ts";
+import { FakeClock } from "../../common/clock.ts";
 import { kubeletNode, registerNode } from "../kubelet.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
 import { clientsFor } from "./test_support.ts";

@@ -1,5 +1,5 @@
 /** A throwaway CA and a 127.0.0.1 server certificate for the emulator's HTTPS mode. */
-import { loadX509, servingExtensions } from "../../x509.ts";
+import { loadX509, servingExtensions } from "../../server/x509.ts";
 
 /** PEM material for `Deno.serve` and the kubeconfig. */
 export interface SimCertificates {

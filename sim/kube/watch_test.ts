@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type KubernetesObject, Watch } from "@kubernetes/client-node";
-import { FakeClock } from "../../clock.ts";
+import { FakeClock } from "../../common/clock.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
 import { clientsFor, node, waitFor } from "./test_support.ts";
 

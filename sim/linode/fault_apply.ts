@@ -1,5 +1,5 @@
 /** Applies triggered fault rules to one request: before handling (delay, fail, hang) and after (pages). */
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import type { Faults, Triggered } from "./faults.ts";
 import { errorResponse, isRecord, json } from "./http.ts";
 

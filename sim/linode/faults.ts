@@ -1,5 +1,5 @@
 /** Fault injection rules, programmable per route pattern and method. */
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import { globToRegExp } from "../glob.ts";
 
 /** Which requests a rule applies to, and how often. */

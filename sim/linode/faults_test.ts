@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { getLinode, getLinodes, getVPCs, updateConfigInterface } from "@linode/api-v4";
-import { FakeClock } from "../../clock.ts";
+import { FakeClock } from "../../common/clock.ts";
 import { startLinodeSim } from "./server.ts";
 import { failure, oneSubnetVpc, settled, waitFor, withSim } from "./test_client.ts";
 

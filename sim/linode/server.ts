@@ -1,5 +1,5 @@
 /** `startLinodeSim()`: a Linode API v4 emulator on 127.0.0.1 serving `/v4` and `/v4beta`. */
-import { type Clock, systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../common/clock.ts";
 import { handleAdmin } from "./admin.ts";
 import { CallCounter, type CallRecord } from "./calls.ts";
 import { applyAfter, applyBefore, type FaultEnv } from "./fault_apply.ts";

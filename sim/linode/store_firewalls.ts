@@ -6,7 +6,7 @@ import type {
   FirewallRules,
   FirewallRuleType,
 } from "@linode/api-v4";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import {
   apiTime,
   type Body,

@@ -1,6 +1,6 @@
 /** Linode instances, their boot config and interfaces, and the IP views of them. */
 import type { Config, Interface } from "@linode/api-v4";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import { apiTime, fieldError, notFound } from "./http.ts";
 import type { Ids } from "./ids.ts";
 import {

@@ -1,6 +1,6 @@
 /** NodeBalancers, their configs (one per port) and config nodes. */
 import type { NodeBalancer, NodeBalancerConfigNode } from "@linode/api-v4";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import {
   apiTime,
   type Body,

@@ -1,6 +1,6 @@
 /** VPCs and subnets: address allocation, membership of Linode interfaces, and the VPC IP listing. */
 import type { Interface, Subnet, VPC, VPCIP } from "@linode/api-v4";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import { ApiError, apiTime, type Body, fieldError, isRecord, optString } from "./http.ts";
 import type { Ids } from "./ids.ts";
 import {

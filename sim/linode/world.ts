@@ -1,6 +1,6 @@
 /** The emulated Linode account, shaped from TypeScript (and over `/__admin/world`). */
 import type { Firewall, VPC } from "@linode/api-v4";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../common/clock.ts";
 import { fieldError } from "./http.ts";
 import { Ids } from "./ids.ts";
 import { updateInterface } from "./instance_ops.ts";

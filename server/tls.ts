@@ -3,7 +3,7 @@
  * `--tls-cert-file`/`--tls-private-key-file`, or a self-signed one made at start, as the upstream
  * cloud-controller-manager does when no certificate is given. The private key never reaches a log.
  */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../common/clock.ts";
 import { loadX509, servingExtensions } from "./x509.ts";
 
 /** A certificate (chain) and its private key, both PEM text, as `Deno.serve({ cert, key })` takes them. */

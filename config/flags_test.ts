@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FLAGS, formatGoDuration, helpText, parseArgs, suggestFlag } from "./config_flags.ts";
-import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt } from "./config_env.ts";
+import { FLAGS, formatGoDuration, helpText, parseArgs, suggestFlag } from "./flags.ts";
+import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt } from "./env.ts";
 
 const BOOLS: [string, boolean | undefined][] = [
   ["1", true],

@@ -19,7 +19,7 @@
  * Kubelet probes: `httpGet: { path: /healthz, port: 10258, scheme: HTTPS }` (probes do not verify).
  * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too.
  */
-import type { Logger } from "./log.ts";
+import type { Logger } from "../common/log.ts";
 import type { Registry } from "./metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
 

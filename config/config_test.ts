@@ -10,7 +10,7 @@ import {
   helpText,
   parseConfig,
 } from "./config.ts";
-import { FLAGS } from "./config_flags.ts";
+import { FLAGS } from "./flags.ts";
 import { VERSION } from "./version.ts";
 
 const TOKEN = "tok-0123456789abcdef-SECRET";
@@ -745,7 +745,7 @@ Deno.test("parseConfig() with --dev still reports flag mistakes up front", () =>
 });
 
 Deno.test("VERSION equals deno.json's version", () => {
-  const denoJson: unknown = JSON.parse(Deno.readTextFileSync(new URL("./deno.json", import.meta.url)));
+  const denoJson: unknown = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url)));
   assert.ok(typeof denoJson === "object" && denoJson !== null && "version" in denoJson);
   assert.equal(denoJson.version, VERSION);
 });

@@ -7,11 +7,11 @@
  * loaded after the Node was first seen is believed: a miss in it is a real miss.
  */
 import type { V1Node } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../cache/instance_index.ts";
-import type { LinodeInstance, Snapshot } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
-import { findInstance, type LookupVia } from "./node_addresses.ts";
-import { RetryAfterError } from "./run_queue.ts";
+import type { InstanceIndex } from "../../cache/instance_index.ts";
+import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
+import type { Clock } from "../../common/clock.ts";
+import { findInstance, type LookupVia } from "./addresses.ts";
+import { RetryAfterError } from "../loop/run_queue.ts";
 
 /** The cached Linodes. `InstanceCache` implements it. */
 export interface NodeInstances {

@@ -4,11 +4,11 @@
  * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
-import type { LinodeInstance } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
-import { isAbort } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Registry } from "../metrics.ts";
+import type { LinodeInstance } from "../../cache/types.ts";
+import type { Clock } from "../../common/clock.ts";
+import { isAbort } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Registry } from "../../server/metrics.ts";
 import {
   findInstance,
   hasTaint,
@@ -17,15 +17,15 @@ import {
   type NodePatch,
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
-} from "./node_addresses.ts";
-import { type LifecycleDeps, type LifecycleOptions, startNodeLifecycleController } from "./node_lifecycle.ts";
-import { classifyProviderId, parseProviderId } from "./provider_id.ts";
-import { InvalidInputError, runWorkers } from "./run_queue.ts";
-import { lookupNewNode, type NodeInstances, RefreshPacer } from "./node_lookup.ts";
-import { type EventSink, refFor, warnEvent } from "../kube/events.ts";
-import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../kube/patch.ts";
-import { isConflict } from "../kube/requests.ts";
-import { WorkQueue } from "./work_queue.ts";
+} from "./addresses.ts";
+import { type LifecycleDeps, type LifecycleOptions, startNodeLifecycleController } from "./lifecycle.ts";
+import { classifyProviderId, parseProviderId } from "../provider_id.ts";
+import { InvalidInputError, runWorkers } from "../loop/run_queue.ts";
+import { lookupNewNode, type NodeInstances, RefreshPacer } from "./lookup.ts";
+import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
+import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
+import { isConflict } from "../../kube/requests.ts";
+import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface NodeLister {

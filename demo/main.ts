@@ -5,18 +5,18 @@
  */
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { systemClock } from "./clock.ts";
-import { type Config, parseConfig } from "./config.ts";
-import { collectSnapshot, type SnapshotSources } from "./demo/collect.ts";
-import { DEMO_HELP, type DemoOptions, parseDemoArgs } from "./demo/args.ts";
-import { LogRing } from "./demo/log_ring.ts";
-import { type RunningReplica, startReplica, waitUntilLeading } from "./demo/replicas.ts";
-import type { StoryLine } from "./demo/snapshot.ts";
-import { demoScenes, runStory } from "./demo/story.ts";
-import { plainScreen, type Screen, ttyScreen, writeAll } from "./demo/terminal.ts";
-import { formatElapsed, renderFinal, renderStatusLine, renderView } from "./demo/view.ts";
-import { setupLogging } from "./log.ts";
-import { type DemoWorld, startDemoWorld } from "./sim/mod.ts";
+import { systemClock } from "../common/clock.ts";
+import { type Config, parseConfig } from "../config/config.ts";
+import { collectSnapshot, type SnapshotSources } from "./collect.ts";
+import { DEMO_HELP, type DemoOptions, parseDemoArgs } from "./args.ts";
+import { LogRing } from "./log_ring.ts";
+import { type RunningReplica, startReplica, waitUntilLeading } from "./replicas.ts";
+import type { StoryLine } from "./snapshot.ts";
+import { demoScenes, runStory } from "./story.ts";
+import { plainScreen, type Screen, ttyScreen, writeAll } from "./terminal.ts";
+import { formatElapsed, renderFinal, renderStatusLine, renderView } from "./view.ts";
+import { setupLogging } from "../common/log.ts";
+import { type DemoWorld, startDemoWorld } from "../sim/mod.ts";
 
 const START_NODES = 6;
 const LEASE = { namespace: "kube-system", name: "cloud-controller-manager" };
@@ -195,7 +195,7 @@ async function main(): Promise<number> {
     writeAll(Deno.stdout, DEMO_HELP + "\n");
     return 0;
   }
-  const dir = parsed.options.dir ?? join(dirname(fileURLToPath(import.meta.url)), ".demo");
+  const dir = parsed.options.dir ?? join(dirname(dirname(fileURLToPath(import.meta.url))), ".demo");
   const logs = new LogRing();
   const world = await startDemoWorld({ dir, nodes: START_NODES });
   let result;

@@ -2,9 +2,9 @@
  * Typed flag values → the flag-only sections of `Config`. Each section parser checks its own flags and
  * pushes one line per problem, so `parseConfig` can report every problem at once.
  */
-import { levelForVerbosity, type LogFormat } from "./log.ts";
-import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./config_flags.ts";
-import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./config_env.ts";
+import { levelForVerbosity, type LogFormat } from "../common/log.ts";
+import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./flags.ts";
+import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./env.ts";
 import {
   type Config,
   CONTROLLER_NAMES,
@@ -16,7 +16,7 @@ import {
   type ServeConfig,
   type ServiceConfig,
   type VpcConfig,
-} from "./config_types.ts";
+} from "./types.ts";
 
 /** Upstream's long controller names (`names.CCMControllerAliases`), accepted too. */
 const CONTROLLER_ALIASES: Readonly<Record<string, ControllerName>> = {

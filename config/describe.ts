@@ -1,6 +1,6 @@
 /** Turns a `Config` into plain data that is safe to print: the one place that knows how secrets show. */
-import { Secret } from "./config_env.ts";
-import type { Config } from "./config_types.ts";
+import { Secret } from "./env.ts";
+import type { Config } from "./types.ts";
 
 /** The config as a plain object for one startup log line: token `***`, sets as sorted arrays. */
 export function describeConfig(config: Config): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "./clock.ts";
+import { FakeClock } from "../common/clock.ts";
 import { defaultHosts, generateSelfSignedCert, readTlsFiles } from "./tls.ts";
 import { loadX509 } from "./x509.ts";
 

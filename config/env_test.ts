@@ -8,7 +8,7 @@ import {
   parseLinodeEnv,
   parseLinodeUrl,
   Secret,
-} from "./config_env.ts";
+} from "./env.ts";
 
 const CIDRS: [string, 4 | 6 | undefined][] = [
   ["10.0.0.0/8", 4],

@@ -3,9 +3,9 @@
  * never runs on two workers at once, and a key added while it runs runs again after `done()`.
  * Delays (`addAfter`, `addRateLimited`, `minIntervalMs`) run on the injected clock.
  */
-import { backoffDelayMs } from "../backoff.ts";
-import { type Clock, systemClock } from "../clock.ts";
-import type { Counter, Gauge, Histogram, Registry } from "../metrics.ts";
+import { backoffDelayMs } from "../../common/backoff.ts";
+import { type Clock, systemClock } from "../../common/clock.ts";
+import type { Counter, Gauge, Histogram, Registry } from "../../server/metrics.ts";
 
 /** Default delay after a key's first failure (client-go's controllers use 5 ms; Linode wants calm). */
 export const DEFAULT_BASE_DELAY_MS = 1_000;

@@ -1,9 +1,9 @@
 /** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
 import { KubeConfig } from "@kubernetes/client-node";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../common/clock.ts";
 import { makeKubeClients } from "../kube/clients.ts";
-import { componentLogger } from "../log.ts";
-import { Registry } from "../metrics.ts";
+import { componentLogger } from "../common/log.ts";
+import { Registry } from "../server/metrics.ts";
 import { startKubeSim } from "../sim/mod.ts";
 import { startProxy, type TcpProxy } from "../sim/proxy.ts";
 import {

@@ -2,9 +2,9 @@
  * The worker loop every controller runs on its `WorkQueue`: take a key, reconcile it, and turn the
  * outcome into the queue's next step (the upstream service controller's `processNextWorkItem`).
  */
-import { type Clock, isAbort, systemClock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Registry } from "../metrics.ts";
+import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Registry } from "../../server/metrics.ts";
 import { recordReconcile } from "./reconcile_metrics.ts";
 import type { WorkQueue } from "./work_queue.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { captureLogs, componentLogger } from "./log.ts";
+import { captureLogs, componentLogger } from "../common/log.ts";
 import { Registry } from "./metrics.ts";
 import {
   type HealthCheck,

@@ -3,8 +3,8 @@
  * `parseConfig` returns. Types and the controller names only: parsing lives in `config.ts` and
  * `config_sections.ts`.
  */
-import type { LogFormat, LogLevel } from "./log.ts";
-import type { Env, KubeSource, LinodeEnv } from "./config_env.ts";
+import type { LogFormat, LogLevel } from "../common/log.ts";
+import type { Env, KubeSource, LinodeEnv } from "./env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import type { V1Node } from "@kubernetes/client-node";
 import type { Fence } from "../lease/fence.ts";
-import { Registry } from "../metrics.ts";
+import { Registry } from "../server/metrics.ts";
 import { startKubeSim } from "../sim/mod.ts";
 import { type KubeClients, makeKubeClients } from "./clients.ts";
 import { loadKubeConfig } from "./config.ts";

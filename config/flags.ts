@@ -2,7 +2,7 @@
  * Parses the command line against the flag table (`config_flag_table.ts`) the way Go's pflag does, and renders
  * `--help` from it.
  */
-import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt, splitList } from "./config_env.ts";
+import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt, splitList } from "./env.ts";
 import {
   FLAG_GROUP_TITLES,
   FLAG_INDEX,
@@ -10,9 +10,9 @@ import {
   FLAGS,
   type FlagSpec,
   type FlagValue,
-} from "./config_flag_table.ts";
+} from "./flag_table.ts";
 
-export { FLAG_INDEX, FLAGS, type FlagValue } from "./config_flag_table.ts";
+export { FLAG_INDEX, FLAGS, type FlagValue } from "./flag_table.ts";
 
 /** What `parseArgs` found. */
 export interface ParsedArgs {

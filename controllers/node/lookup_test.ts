@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../clock.ts";
-import { AwaitingRefreshError, RefreshPacer } from "./node_lookup.ts";
+import { FakeClock } from "../../common/clock.ts";
+import { AwaitingRefreshError, RefreshPacer } from "./lookup.ts";
 
 Deno.test("RefreshPacer.claim() allows one forced refresh per interval and per collection, then says how long to wait", () => {
   const clock = new FakeClock();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { InstanceIndex } from "../cache/instance_index.ts";
-import type { LinodeInstance } from "../cache/types.ts";
+import { InstanceIndex } from "../../cache/instance_index.ts";
+import type { LinodeInstance } from "../../cache/types.ts";
 import {
   cidrContains,
   findInstance,
@@ -14,7 +14,7 @@ import {
   planNodeUpdate,
   withoutTaint,
   withTaint,
-} from "./node_addresses.ts";
+} from "./addresses.ts";
 
 function linode(over: Partial<LinodeInstance> = {}): LinodeInstance {
   return {

@@ -4,24 +4,17 @@
  * The types live in `config_types.ts`, the flag sections in `config_sections.ts`, printing in
  * `config_describe.ts`; this module re-exports what callers import from it.
  */
-import { redactSecrets } from "./log.ts";
-import { helpText, parseArgs, type ParsedArgs } from "./config_flags.ts";
-import {
-  chooseKubeSource,
-  type Env,
-  ENV_VARS,
-  parseLinodeEnv,
-  Secret,
-  type TokenFileCheck,
-} from "./config_env.ts";
-import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./config_sections.ts";
-import type { Config, LinodeConfig, ParseResult } from "./config_types.ts";
+import { redactSecrets } from "../common/log.ts";
+import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
+import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
+import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
 
 export { helpText, Secret };
-export type { Env, KubeSource, TokenSource } from "./config_env.ts";
-export type { LogFormat, LogLevel } from "./log.ts";
-export { CONTROLLER_NAMES } from "./config_types.ts";
+export type { Env, KubeSource, TokenSource } from "./env.ts";
+export type { LogFormat, LogLevel } from "../common/log.ts";
+export { CONTROLLER_NAMES } from "./types.ts";
 export type {
   Config,
   ControllerName,
@@ -34,8 +27,8 @@ export type {
   ServeConfig,
   ServiceConfig,
   VpcConfig,
-} from "./config_types.ts";
-export { describeConfig } from "./config_describe.ts";
+} from "./types.ts";
+export { describeConfig } from "./describe.ts";
 
 /** The command line or environment is unusable: exit 2 and print `message` (one line per problem). */
 export class ConfigError extends Error {

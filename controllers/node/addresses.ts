@@ -3,10 +3,10 @@
  * Matches the Go CCM's names and address order. No I/O, no clock.
  */
 import type { V1Node, V1NodeAddress, V1Taint } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../cache/instance_index.ts";
-import type { LinodeInstance } from "../cache/types.ts";
-import { parseProviderId, toProviderId } from "./provider_id.ts";
-import { stripPrefix } from "../cache/instance_index.ts";
+import type { InstanceIndex } from "../../cache/instance_index.ts";
+import type { LinodeInstance } from "../../cache/types.ts";
+import { parseProviderId, toProviderId } from "../provider_id.ts";
+import { stripPrefix } from "../../cache/instance_index.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM has initialised the Node. */
 export const UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";

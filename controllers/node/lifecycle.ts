@@ -3,18 +3,18 @@
  * confirmed gone (a direct GET answering 404). Unknown is never absent: any doubt means no deletion.
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../cache/instance_index.ts";
-import type { LinodeInstance, Snapshot } from "../cache/types.ts";
-import type { Clock } from "../clock.ts";
-import { isAbort } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import type { Registry } from "../metrics.ts";
-import { isNotFound } from "../linode/errors.ts";
-import { type EventSink, normalEvent, refFor, warnEvent } from "../kube/events.ts";
-import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./node_addresses.ts";
-import { classifyProviderId, parseProviderId } from "./provider_id.ts";
-import { timedReconcile } from "./reconcile_metrics.ts";
-import { describeError } from "./run_queue.ts";
+import type { InstanceIndex } from "../../cache/instance_index.ts";
+import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
+import type { Clock } from "../../common/clock.ts";
+import { isAbort } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Registry } from "../../server/metrics.ts";
+import { isNotFound } from "../../linode/errors.ts";
+import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
+import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./addresses.ts";
+import { classifyProviderId, parseProviderId } from "../provider_id.ts";
+import { timedReconcile } from "../loop/reconcile_metrics.ts";
+import { describeError } from "../loop/run_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface LifecycleNodeLister {
