@@ -14,6 +14,12 @@ import {
   startNodeControllers,
 } from "./controllers/node/cloud_node.ts";
 import { parseIpv4Cidr } from "./controllers/node/addresses.ts";
+import {
+  kubeConditionWriter,
+  linodeRangeWriter,
+  startRouteController,
+} from "./controllers/route/controller.ts";
+import type { RouteDeps } from "./controllers/route/route.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
 import { EventRecorder } from "./kube/events.ts";
@@ -63,7 +69,7 @@ export interface RunningCcm {
 export type CcmOutcome = "stopped" | "lost" | "token-invalid";
 
 /** Controllers this release implements; the others are accepted and reported as not yet available. */
-const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
+const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle", "route"]);
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
   const t = config.linode.token;
@@ -172,16 +178,28 @@ async function startHealthServer(
 }
 
 /** Runs the enabled controllers until `term` aborts (one leadership term). */
-async function runControllers(config: Config, deps: NodeControllersDeps, term: AbortSignal): Promise<void> {
+async function runControllers(
+  config: Config,
+  deps: { nodes: NodeControllersDeps; routes: RouteDeps },
+  term: AbortSignal,
+): Promise<void> {
+  const routes = config.controllers.has("route")
+    ? startRouteController(deps.routes, {
+      clusterCidrs: config.routes.clusterCidrs,
+      resyncMs: config.routes.reconciliationPeriodMs,
+    }).run(term)
+    : Promise.resolve();
   const options = {
     externalSubnet: config.linode.externalSubnet ? parseIpv4Cidr(config.linode.externalSubnet) : undefined,
     statusUpdateFrequencyMs: config.nodes.statusUpdateFrequencyMs,
     workers: config.nodes.concurrentSyncs,
     monitorPeriodMs: config.nodes.monitorPeriodMs,
   };
-  await startNodeControllers(deps, options, { enabled: config.controllers, logFor: componentLogger }).run(
-    term,
-  );
+  const nodes = startNodeControllers(deps.nodes, options, {
+    enabled: config.controllers,
+    logFor: componentLogger,
+  });
+  await Promise.all([nodes.run(term), routes]);
 }
 
 function reportConfig(config: Config, log: Logger): void {
@@ -260,9 +278,20 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     metrics,
     clock,
   };
+  const routes: RouteDeps = {
+    nodes,
+    vpcIps,
+    vpcs,
+    writer: linodeRangeWriter(linode),
+    conditions: kubeConditionWriter(kube.core),
+    events,
+    log: componentLogger("route"),
+    metrics,
+    clock,
+  };
   const onStartedLeading = async (term: AbortSignal) => {
     await nodes.waitForSync(term).catch(() => {});
-    if (!term.aborted) await runControllers(config, controllers, term);
+    if (!term.aborted) await runControllers(config, { nodes: controllers, routes }, term);
   };
   let server: RunningServer | null = null;
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
