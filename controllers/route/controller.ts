@@ -18,7 +18,7 @@ export const ROUTES_KEY = "routes";
 /** Default `--route-reconciliation-period` (upstream's 10 s); passes in between are event-driven. */
 export const DEFAULT_RESYNC_MS = 10_000;
 /** Default least time between two passes: events within it coalesce into one. */
-export const DEFAULT_MIN_INTERVAL_MS = 1_000;
+export const DEFAULT_MIN_INTERVAL_MS = 250;
 
 /** Options of the route controller. */
 export interface RouteControllerOptions extends ReconcileOptions, RouteStateOptions {
