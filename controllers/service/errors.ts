@@ -38,7 +38,8 @@ export type PlanProblem =
   | "MissingTlsSecret"
   | "InvalidTlsSecret"
   | "NoEligibleNodes"
-  | "UnresolvedSubnet";
+  | "UnresolvedSubnet"
+  | "MissingUid";
 
 /** A Service the planner cannot turn into a NodeBalancer: no annotation is at fault, or not only one. */
 export class ServicePlanError extends InvalidInputError {
