@@ -12,6 +12,7 @@ import type { ServiceDefaults } from "./defaults.ts";
 import type { InvalidAnnotationError } from "./errors.ts";
 import { readFirewall } from "./firewall_acl.ts";
 import { readHealthCheck } from "./health.ts";
+import { TAG_MAX_CHARS, TAG_MIN_CHARS } from "./ownership.ts";
 import { portFamily, readPortDefaults, resolvePort } from "./ports.ts";
 import type { NodeBalancerType, PortSpec, ServiceSpec } from "./spec.ts";
 import { readBackendVpc, readFrontendVpc } from "./vpc_annotations.ts";
@@ -20,9 +21,6 @@ import { readBackendVpc, readFrontendVpc } from "./vpc_annotations.ts";
 export const DEFAULT_THROTTLE = 20;
 
 const NB_TYPES: readonly NodeBalancerType[] = ["common", "premium", "premium_40gb"];
-/** Linode tag length limits (the API's `tags` entries: 3 to 50 characters). */
-export const TAG_MIN_CHARS = 3;
-export const TAG_MAX_CHARS = 50;
 
 /** The outcome: a frozen spec, or every invalid annotation (warnings in both cases). */
 export type AnnotationResult =

@@ -32,10 +32,12 @@ export class SecretPem {
     return this.#text === other.#text;
   }
 
+  /** `<REDACTED>`: a body must go through `revealConfigBody` to carry the key. */
   toJSON(): string {
     return REDACTED;
   }
 
+  /** `<REDACTED>`. */
   toString(): string {
     return REDACTED;
   }
