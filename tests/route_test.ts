@@ -118,3 +118,18 @@ Deno.test("route: IPv6 pod CIDRs are skipped; a pod CIDR outside the cluster CID
   );
   assert.deepEqual(w.linode.world.ipRanges(b), []);
 });
+
+Deno.test("route: a Linode without a VPC interface is reported once, not every pass", async () => {
+  await using w = await startRouteWorld();
+  const outside = w.linode.world.addInstance({ label: "no-vpc", region: "us-east" }).id;
+  await w.start();
+  w.addNode("no-vpc", outside, "10.192.1.0/24");
+  await waitFor(() => w.condition("no-vpc") === "True/NoRouteCreated", { what: "the condition" });
+  const passes = w.passes();
+  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  const events = w.events("FailedToCreateRoute");
+  assert.equal(events.length, 1);
+  assert.equal(events[0]?.count ?? 1, 1);
+  assert.match(events[0]?.message ?? "", /linode \d+ has no interface in a configured VPC subnet/);
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0);
+});

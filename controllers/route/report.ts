@@ -109,6 +109,10 @@ async function writeCondition(deps: ReportDeps, state: RouteState, node: V1Node,
   }
 }
 
+function isReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
 /** Reports every planned Node's outcome: Events and log lines, then the condition where it changed. */
 export async function reportNodes(
   deps: ReportDeps,
@@ -125,7 +129,10 @@ export async function reportNodes(
         cidrs: n.ipv6.join(","),
       });
     }
-    const outcome = nodeOutcome(n, writes);
+    let outcome = nodeOutcome(n, writes);
+    // A NotReady Node whose Linode left the listing is most likely a deleted Linode: the lifecycle
+    // controller's business, not a missing VPC interface worth a Warning.
+    if (outcome.kind === "no-interface" && !isReady(node)) outcome = { kind: "pending" };
     reportOutcome(deps, state, n, node, outcome);
     if (outcome.kind !== "pending") await writeCondition(deps, state, node, outcome.kind === "routed");
   }
