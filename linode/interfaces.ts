@@ -7,9 +7,9 @@ import type { LinodeInterface } from "@linode/api-v4";
 import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts";
 import { rawRequest } from "./transport.ts";
 
-/** The body of a routed-range update: only `vpc.ipv4.ranges`, so addresses and every other field are kept. */
+/** The body of a routed-range update: the interface's own subnet and `vpc.ipv4.ranges`; the rest is kept. */
 export interface VpcRangesUpdate {
-  vpc: { ipv4: { ranges: { range: string }[] } };
+  vpc: { subnet_id: number; ipv4: { ranges: { range: string }[] } };
 }
 
 /** `/linode/instances/{id}/interfaces` and below. */
@@ -36,19 +36,21 @@ export class LinodeInterfaceApi {
   }
 
   /**
-   * Replaces the routed IPv4 ranges of a VPC interface (the whole list; `[]` removes the last one).
-   * Sent without api-v4's schema, which demands `vpc.subnet_id` in every update although the API keeps
-   * the subnet when it is left out (the Go CCM sends the same body). A PUT, so retried.
+   * Replaces the routed IPv4 ranges of a VPC interface (the whole list; `[]` removes the last one). The
+   * body names the interface's current subnet: the documented update carries `vpc.subnet_id` (a different
+   * one would move the interface), and sending the same one changes nothing. Sent as is, without api-v4's
+   * rewriting of the body. A PUT, so retried.
    */
   updateVpcRanges(
     linodeId: number,
     interfaceId: number,
-    ranges: readonly string[],
+    update: { subnetId: number; ranges: readonly string[] },
     options?: CallOptions,
   ): Promise<LinodeInterface> {
     const route = "/linode/instances/{id}/interfaces/{id}";
     const s = spec("PUT", route, `update vpc ranges on linode ${linodeId}`, options);
-    const body: VpcRangesUpdate = { vpc: { ipv4: { ranges: ranges.map((range) => ({ range })) } } };
+    const ranges = update.ranges.map((range) => ({ range }));
+    const body: VpcRangesUpdate = { vpc: { subnet_id: update.subnetId, ipv4: { ranges } } };
     const path = `/linode/instances/${linodeId}/interfaces/${interfaceId}`;
     return this.#caller.run(s, () => rawRequest<LinodeInterface>("PUT", path, { data: body }));
   }

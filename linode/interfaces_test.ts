@@ -26,7 +26,7 @@ Deno.test("LinodeInterfaceApi.updateVpcRanges() replaces the routed ranges of a 
   ]);
   assert.deepEqual(updated.vpc?.ipv4?.ranges, [{ range: "10.192.1.0/24" }, { range: "10.192.2.0/24" }]);
   assert.equal(updated.vpc?.subnet_id, subnetId, "the subnet is kept");
-  await client.interfaces.updateVpcRanges(linode.id, iface.id, []);
+  await client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges: [] });
   assert.deepEqual((await client.interfaces.get(linode.id, iface.id)).vpc?.ipv4?.ranges, []);
   assert.equal(sim.calls.count("PUT /v4/linode/instances/{id}/interfaces/{id}"), 2);
 });
