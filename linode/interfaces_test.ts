@@ -20,10 +20,8 @@ Deno.test("LinodeInterfaceApi.updateVpcRanges() replaces the routed ranges of a 
   const { client } = clientFor(sim);
   const iface = (await client.interfaces.list(linode.id)).find((i) => i.vpc);
   assert.ok(iface, "the Linode has a VPC interface");
-  const updated = await client.interfaces.updateVpcRanges(linode.id, iface.id, [
-    "10.192.1.0/24",
-    "10.192.2.0/24",
-  ]);
+  const ranges = ["10.192.1.0/24", "10.192.2.0/24"];
+  const updated = await client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges });
   assert.deepEqual(updated.vpc?.ipv4?.ranges, [{ range: "10.192.1.0/24" }, { range: "10.192.2.0/24" }]);
   assert.equal(updated.vpc?.subnet_id, subnetId, "the subnet is kept");
   await client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges: [] });
@@ -38,17 +36,19 @@ Deno.test("LinodeInterfaceApi.updateVpcRanges() reports the API's refusal with i
     region: "us-east",
     subnets: [{ label: "s", ipv4: "10.0.0.0/16" }],
   });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
   const linode = sim.world.addInstance({
     label: "n1",
     region: "us-east",
     interfaceGeneration: "linode",
-    vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 },
+    vpc: { vpcId: vpc.id, subnetId },
   });
   const { client } = clientFor(sim);
   const iface = (await client.interfaces.list(linode.id)).find((i) => i.vpc);
   assert.ok(iface);
+  // A Linode interface's ranges lie inside its subnet (10.0.0.0/16 here).
   await assert.rejects(
-    client.interfaces.updateVpcRanges(linode.id, iface.id, ["10.192.1.0/24"]),
+    client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges: ["10.192.1.0/24"] }),
     (e: unknown) => {
       assert.ok(e instanceof LinodeApiError);
       assert.equal(e.status, 400);

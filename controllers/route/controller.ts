@@ -116,7 +116,8 @@ export function linodeRangeWriter(linode: Pick<LinodeClient, "instances" | "inte
   return {
     async setRanges(t, ranges, signal) {
       if (t.configId === null) {
-        const updated = await linode.interfaces.updateVpcRanges(t.linodeId, t.interfaceId, ranges, {
+        const update = { subnetId: t.subnetId, ranges };
+        const updated = await linode.interfaces.updateVpcRanges(t.linodeId, t.interfaceId, update, {
           signal,
         });
         return updated.vpc?.ipv4?.ranges.map((r) => r.range) ?? [...ranges];
