@@ -133,3 +133,15 @@ Deno.test("route: a Linode without a VPC interface is reported once, not every p
   assert.match(events[0]?.message ?? "", /linode \d+ has no interface in a configured VPC subnet/);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0);
 });
+
+Deno.test("route: drift is repaired once the listing refreshes: a route removed by hand returns, a range added stays", async () => {
+  await using w = await startRouteWorld({ ttlMs: 200 });
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id, "10.192.1.0/24");
+  await waitFor(() => w.linode.world.ipRanges(id).length === 1, { what: "the route" });
+  w.linode.world.setIpRanges(id, ["172.16.9.0/24"]);
+  await waitFor(() => w.linode.world.ipRanges(id).length === 2, { what: "the repair" });
+  assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24", "10.192.1.0/24"]);
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 2);
+});
