@@ -2,8 +2,9 @@
 import { parseFaultRule, parseInstanceInput } from "./admin_input.ts";
 import type { CallCounter } from "./calls.ts";
 import type { Faults } from "./faults.ts";
-import { ApiError, type Body, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
+import { ApiError, type Body, fieldError, json, notFound, optEnum, optString, readBody } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
+import { optNodeStatus } from "./nb_node_input.ts";
 import { param, type Route, Router } from "./router.ts";
 import { parseVpcInput } from "./store_vpcs.ts";
 import type { World } from "./world.ts";
@@ -109,6 +110,24 @@ const ROUTES: readonly Route<AdminContext>[] = [
     },
   },
   { method: "GET", path: "world/nodebalancers", handle: (ctx) => json({ data: ctx.world.nodeBalancers() }) },
+  {
+    method: "POST",
+    path: "world/nodebalancers",
+    handle: async (ctx) => {
+      const body = await readBody(ctx.req);
+      const ipv4 = optString(body, "seedIpv4");
+      return json(ctx.world.addNodeBalancer(body, ipv4 === undefined ? {} : { ipv4 }));
+    },
+  },
+  {
+    method: "PUT",
+    path: "world/nodebalancers/:id/configs/:id/nodes/:id/status",
+    handle: async (ctx) => {
+      const status = optNodeStatus(await readBody(ctx.req));
+      if (status === undefined) throw fieldError("status", "status is required");
+      return json(ctx.world.setNodeStatus(param(ctx, 0), param(ctx, 1), param(ctx, 2), status));
+    },
+  },
   { method: "GET", path: "world/firewalls", handle: (ctx) => json({ data: ctx.world.firewalls() }) },
 ];
 

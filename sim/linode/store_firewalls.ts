@@ -139,6 +139,11 @@ export class FirewallStore {
     return rec;
   }
 
+  /** True when the firewall exists. */
+  has(id: number): boolean {
+    return this.#byId.has(id);
+  }
+
   /** One firewall, or a 404. */
   get(id: number): Firewall {
     return this.#require(id).fw;
