@@ -8,6 +8,7 @@ import { ApiError, errorResponse, notFound } from "./http.ts";
 import { Router } from "./router.ts";
 import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
 import { LINODE_ROUTES } from "./routes_linodes.ts";
+import { NETWORKING_ROUTES } from "./routes_networking.ts";
 import { NODEBALANCER_ROUTES } from "./routes_nodebalancers.ts";
 import { PROFILE_ROUTES } from "./routes_profile.ts";
 import { VPC_ROUTES } from "./routes_vpcs.ts";
@@ -54,6 +55,7 @@ const API_ROUTER = new Router([
   ...VPC_ROUTES,
   ...NODEBALANCER_ROUTES,
   ...FIREWALL_ROUTES,
+  ...NETWORKING_ROUTES,
   ...PROFILE_ROUTES,
 ]);
 
@@ -77,7 +79,13 @@ async function routeApi(req: Request, url: URL, state: SimState): Promise<Respon
     throw new ApiError(401, [{ reason: "Invalid Token" }]);
   }
   const found = API_ROUTER.match(req.method, (match[1] ?? "").split("/"));
-  return await found.route.handle({ req, url, params: found.params, world: state.world });
+  return await found.route.handle({
+    req,
+    url,
+    params: found.params,
+    addresses: found.addresses,
+    world: state.world,
+  });
 }
 
 async function answerApi(req: Request, url: URL, state: SimState, call: CallRecord): Promise<Response> {
