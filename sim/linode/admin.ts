@@ -5,7 +5,7 @@ import type { Faults } from "./faults.ts";
 import { ApiError, type Body, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
 import { param, type Route, Router } from "./router.ts";
-import { parseVpcInput } from "./store_vpcs.ts";
+import { parseVpcInput } from "./vpc_input.ts";
 import type { World } from "./world.ts";
 
 /** What admin handlers reach. */

@@ -58,7 +58,11 @@ export async function failure(call: Promise<unknown>): Promise<Failure> {
 }
 
 /** Sends a raw request through api-v4's axios instance (bypasses its client-side validation). */
-export function rawCall(method: "POST" | "PUT", path: string, body: unknown): Promise<unknown> {
+export function rawCall(
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
   return rawRequest(method, path, { data: body });
 }
 

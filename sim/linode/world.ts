@@ -3,15 +3,16 @@ import type { Firewall, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
 import { fieldError } from "./http.ts";
 import { Ids } from "./ids.ts";
-import { updateInterface } from "./instance_ops.ts";
+import { updateConfigInterface } from "./config_ifaces.ts";
 import type { SimLinode, SimLinodeStatus } from "./instance_shape.ts";
 import { FirewallStore } from "./store_firewalls.ts";
 import { type AddInstanceInput, InstanceStore } from "./store_instances.ts";
 import { type NodeBalancerSnapshot, NodeBalancerStore } from "./store_nodebalancers.ts";
-import { type CreateVpcInput, VpcStore } from "./store_vpcs.ts";
+import { VpcStore } from "./store_vpcs.ts";
+import type { CreateVpcInput } from "./vpc_input.ts";
 
 export type { AddInstanceInput } from "./store_instances.ts";
-export type { CreateVpcInput } from "./store_vpcs.ts";
+export type { CreateVpcInput } from "./vpc_input.ts";
 
 /** Everything in the account. Route handlers use the stores; tests use the methods. */
 export class World {
@@ -85,18 +86,18 @@ export class World {
     return structuredClone(this.instances.list());
   }
 
-  /** The ip_ranges of a Linode's VPC interface ([] without one). */
+  /** The ranges routed to a Linode's VPC interface, of either generation ([] without one). */
   ipRanges(linodeId: number): string[] {
     return this.instances.ipRanges(linodeId);
   }
 
-  /** Sets the ip_ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
+  /** Sets the ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
   setIpRanges(linodeId: number, ranges: string[]): string[] {
     const { config } = this.instances.require(linodeId);
-    const iface = this.instances.vpcInterface(linodeId);
+    const iface = config.interfaces.find((i) => i.purpose === "vpc");
     if (!iface) throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
     const ids = { linodeId, configId: config.id, ifaceId: iface.id };
-    updateInterface(this.instances, this.vpcs, ids, { ip_ranges: ranges });
+    updateConfigInterface(this.instances, ids, { ip_ranges: ranges });
     return this.ipRanges(linodeId);
   }
 
