@@ -164,7 +164,7 @@ export class VpcStore {
     const state = this.#subnets.get(subnetId);
     if (!state) return undefined;
     const byLinode = new Map<number, Subnet["linodes"][number]>();
-    for (const m of state.members.values()) {
+    for (const m of this.#sorted(state)) {
       const entry = byLinode.get(m.linodeId) ?? { id: m.linodeId, interfaces: [] };
       // api-v4 types config_id as a number; the API sends null for Linode interfaces.
       const configId = m.configId as number;
@@ -261,12 +261,17 @@ export class VpcStore {
     state.members.delete(interfaceId);
   }
 
+  /** Members in interface id order, which a re-attach (a moved address) does not change. */
+  #sorted(state: SubnetState): VpcMember[] {
+    return [...state.members.values()].sort((x, y) => x.interfaceId - y.interfaceId);
+  }
+
   /** VPC IP entries (addresses and routed ranges) of one VPC or all. */
   ips(vpcId?: number): VpcIpEntry[] {
     const out: VpcIpEntry[] = [];
     for (const s of this.#subnets.values()) {
       if (vpcId !== undefined && s.vpcId !== vpcId) continue;
-      for (const m of s.members.values()) out.push(...memberEntries(s, m));
+      for (const m of this.#sorted(s)) out.push(...memberEntries(s, m));
     }
     return out;
   }

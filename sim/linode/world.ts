@@ -4,7 +4,8 @@ import type { Clock } from "../../common/clock.ts";
 import { fieldError } from "./http.ts";
 import { Ids } from "./ids.ts";
 import { updateConfigInterface } from "./config_ifaces.ts";
-import type { SimLinode, SimLinodeStatus } from "./instance_shape.ts";
+import type { SimLinode, SimLinodeInterface, SimLinodeStatus } from "./instance_shape.ts";
+import { updateLinodeInterface } from "./linode_iface_ops.ts";
 import { FirewallStore } from "./store_firewalls.ts";
 import { type AddInstanceInput, InstanceStore } from "./store_instances.ts";
 import { type NodeBalancerSnapshot, NodeBalancerStore } from "./store_nodebalancers.ts";
@@ -26,8 +27,11 @@ export class World {
   readonly nodeBalancerStore: NodeBalancerStore;
   /** Cloud Firewalls. */
   readonly firewallStore: FirewallStore;
+  /** The clock behind every timestamp. */
+  readonly clock: Clock;
 
   constructor(clock: Clock) {
+    this.clock = clock;
     this.vpcs = new VpcStore(this.ids, clock);
     this.instances = new InstanceStore(this.ids, clock, this.vpcs);
     this.nodeBalancerStore = new NodeBalancerStore(this.ids, clock);
@@ -91,14 +95,30 @@ export class World {
     return this.instances.ipRanges(linodeId);
   }
 
-  /** Sets the ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
+  /** Sets the ranges of a Linode's VPC interface, of either generation, with the API's validation. */
   setIpRanges(linodeId: number, ranges: string[]): string[] {
-    const { config } = this.instances.require(linodeId);
-    const iface = config.interfaces.find((i) => i.purpose === "vpc");
-    if (!iface) throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
-    const ids = { linodeId, configId: config.id, ifaceId: iface.id };
-    updateConfigInterface(this.instances, ids, { ip_ranges: ranges });
+    const { config, interfaces } = this.instances.require(linodeId);
+    const legacy = config.interfaces.find((i) => i.purpose === "vpc");
+    const linodeIface = interfaces.find((i) => i.vpc);
+    if (legacy) {
+      updateConfigInterface(this.instances, { linodeId, configId: config.id, ifaceId: legacy.id }, {
+        ip_ranges: ranges,
+      });
+    } else if (linodeIface?.vpc) {
+      const vpc = {
+        subnet_id: linodeIface.vpc.subnet_id,
+        ipv4: { ranges: ranges.map((range) => ({ range })) },
+      };
+      updateLinodeInterface(this, { linodeId, ifaceId: linodeIface.id }, { vpc });
+    } else {
+      throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
+    }
     return this.ipRanges(linodeId);
+  }
+
+  /** A copy of a Linode's Linode interfaces ([] for a Linode using config profile interfaces). */
+  linodeInterfaces(linodeId: number): SimLinodeInterface[] {
+    return structuredClone(this.instances.require(linodeId).interfaces);
   }
 
   /** Every NodeBalancer with configs and nodes inline (copies). */
