@@ -8,6 +8,8 @@ import type {
 import { isPrivateIpv4 } from "./ip.ts";
 import type { VpcMember } from "./store_vpcs.ts";
 
+const NONE: readonly string[] = [];
+
 /** A locally administered MAC address derived from the interface id, in the API's upper-case form. */
 export function macOf(id: number): string {
   const bytes = [0x22, 0x00, (id >>> 24) & 255, (id >>> 16) & 255, (id >>> 8) & 255, id & 255];
@@ -102,6 +104,7 @@ export function configMember(linode: SimLinode, configId: number, iface: SimInte
       addresses: iface.ipv4?.vpc ? [{ address: iface.ipv4.vpc, nat_1_1: iface.ipv4.nat_1_1 ?? null }] : [],
       ranges: iface.ip_ranges ?? [],
     }),
+    ranges: () => iface.ip_ranges ?? NONE,
   };
 }
 
@@ -120,5 +123,6 @@ export function linodeMember(linode: SimLinode, iface: SimLinodeInterface): VpcM
       })),
       ranges: (iface.vpc?.ipv4.ranges ?? []).map((r) => r.range),
     }),
+    ranges: () => iface.vpc?.ipv4.ranges.length ? iface.vpc.ipv4.ranges.map((r) => r.range) : NONE,
   };
 }

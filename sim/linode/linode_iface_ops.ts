@@ -192,7 +192,11 @@ function updateVlan(iface: SimLinodeInterface, vlan: Body | undefined): void {
  * `PUT /linode/instances/{id}/interfaces/{interfaceId}`. Ranges and NAT change on a running Linode; with
  * Network Helper on (the sim's only setting) addresses and `primary` need it powered off, as documented.
  */
-export function updateLinodeInterface(world: World, ids: { linodeId: number; ifaceId: number }, body: Body) {
+export function updateLinodeInterface(
+  world: World,
+  ids: { linodeId: number; ifaceId: number },
+  body: Body,
+): SimLinodeInterface {
   const rec = linodeGenRecord(world, ids.linodeId);
   const iface = linodeInterface(rec, ids.ifaceId);
   checkType(iface, body);
@@ -210,6 +214,13 @@ export function updateLinodeInterface(world: World, ids: { linodeId: number; ifa
   }
   if (pub) checkPublicIpv6(pub);
   const addresses = pub && publicAddresses(rec, pub);
+  const now = iface.public?.ipv4.addresses.map((x) => x.address);
+  if (addresses && JSON.stringify(addresses) !== JSON.stringify(now) && rec.linode.status !== "offline") {
+    throw fieldError(
+      "public.ipv4.addresses",
+      "Shut the Linode down to change addresses while Network Helper is on",
+    );
+  }
   const v4After = iface.vpc !== null || (addresses ?? iface.public?.ipv4.addresses ?? []).length > 0;
   const route = planDefaultRoute(kindOf(iface), v4After, body);
   if (vpc) applyVpcPart(world.vpcs, rec, iface, vpc);

@@ -37,6 +37,8 @@ export interface VpcMember {
   interfaceId: number;
   region: string;
   state(): VpcMemberState;
+  /** The routed ranges alone: cheap, as every address allocation reads them. */
+  ranges(): readonly string[];
 }
 
 /** A subnet as the range rules see it. */
@@ -236,9 +238,17 @@ export class VpcStore {
   }
 
   #rangesOf(vpcId: number): Cidr[] {
-    return this.membersOf(vpcId).flatMap((m) => m.state().ranges.map(parseCidr)).filter((c) =>
-      c !== undefined
-    );
+    const out: Cidr[] = [];
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId !== vpcId) continue;
+      for (const m of s.members.values()) {
+        for (const r of m.ranges()) {
+          const c = parseCidr(r);
+          if (c) out.push(c);
+        }
+      }
+    }
+    return out;
   }
 
   /** Frees an address reserved with `allocate`. */

@@ -52,7 +52,7 @@ function problemOf(vpcs: VpcStore, target: RangeTarget, own: SubnetInfo, cidr: C
   if (assigned !== undefined) return `${text} includes ${assigned}, an address assigned in this VPC`;
   for (const m of vpcs.membersOf(own.vpcId)) {
     if (m.interfaceId === target.interfaceId) continue;
-    const hit = m.state().ranges.find((r) => {
+    const hit = m.ranges().find((r) => {
       const c = parseCidr(r);
       return c !== undefined && cidrsOverlap(c, cidr);
     });
