@@ -225,14 +225,14 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   stopSignal.addEventListener("abort", forwardStop, { once: true });
   const tokenRevoked = watchForRevokedToken({ linode, config, deps, log }, run);
   const v = config.vpc;
-  const vpcs = new VpcCache(linode, {
+  const vpcs = new VpcCache(linode.vpcs, {
     vpcNames: v.names,
     vpcIds: v.ids,
     subnetNames: v.subnetNames,
     subnetIds: v.subnetIds,
   }, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
-  const vpcIps = new VpcIpCache(linode, vpcs, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
-  const instances = new InstanceCache(linode, {
+  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
+  const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,
     region: config.linode.region,
@@ -253,7 +253,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const controllers: NodeControllersDeps = {
     nodes,
     instances,
-    linode,
+    linode: linode.instances,
     writer: kubeNodeWriter(kube.core),
     events,
     log,

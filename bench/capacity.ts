@@ -137,7 +137,7 @@ async function listings(world: DemoWorld, o: CapacityOptions, kubeconfig: string
   });
   world.linode.calls.reset();
   const instances = await repeat(o.runs, async () => {
-    const got = await client.listInstances();
+    const got = await client.instances.list();
     if (got.length !== o.nodes) throw new Error(`listInstances gave ${got.length} Linodes`);
   });
   return [

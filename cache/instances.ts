@@ -6,9 +6,9 @@ import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
 
-/** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient` implements it. */
+/** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient.instances` implements it. */
 export interface InstanceSource {
-  listInstances(filter?: Record<string, unknown>): Promise<readonly LinodeInstance[]>;
+  list(filter?: Record<string, unknown>): Promise<readonly LinodeInstance[]>;
 }
 
 /** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
@@ -88,7 +88,7 @@ export class InstanceCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.listInstances(Object.keys(filter).length ? filter : undefined),
+      load: () => source.list(Object.keys(filter).length ? filter : undefined),
       isEmpty: (list) => list.length === 0,
     });
     this.#vpcIps = options.vpcIps;

@@ -23,7 +23,7 @@ function linode(id: number, over: Partial<LinodeInstance> = {}): LinodeInstance 
 class FakeSource implements InstanceSource {
   instances: LinodeInstance[] = [];
   filters: (Record<string, unknown> | undefined)[] = [];
-  listInstances(filter?: Record<string, unknown>): Promise<LinodeInstance[]> {
+  list(filter?: Record<string, unknown>): Promise<LinodeInstance[]> {
     this.filters.push(filter);
     return Promise.resolve(this.instances.map((i) => ({ ...i })));
   }
@@ -128,7 +128,7 @@ Deno.test("selectVpcs() picks VPCs by name and id, and subnets by name and id", 
 Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is configured", async () => {
   const listed: number[] = [];
   const ipSource = {
-    listVPCIPs: (id: number) => {
+    listIps: (id: number) => {
       listed.push(id);
       return Promise.resolve([vpcIp(id, `10.0.0.${id}`)]);
     },
@@ -136,12 +136,12 @@ Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is c
   const opts = { clock: new FakeClock(), metrics: new Registry() };
   const none = new VpcIpCache(
     ipSource,
-    new VpcCache({ listVPCs: () => Promise.resolve(VPCS) }, {}, opts),
+    new VpcCache({ list: () => Promise.resolve(VPCS) }, {}, opts),
     opts,
   );
   assert.deepEqual((await none.get()).data, []);
   assert.deepEqual(listed, []);
-  const vpcs = new VpcCache({ listVPCs: () => Promise.resolve(VPCS) }, { vpcNames: ["a", "b"] }, opts);
+  const vpcs = new VpcCache({ list: () => Promise.resolve(VPCS) }, { vpcNames: ["a", "b"] }, opts);
   const ips = new VpcIpCache(ipSource, vpcs, opts);
   assert.equal((await ips.get()).data.length, 2);
   assert.deepEqual(listed, [1, 2]);

@@ -10,9 +10,9 @@ import { DEFAULT_INSTANCE_TTL_MS } from "./instances.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { NodeBalancerSummary, Snapshot } from "./types.ts";
 
-/** Lists NodeBalancers matching an X-Filter, all pages. `LinodeClient` implements it. */
+/** Lists NodeBalancers matching an X-Filter, all pages. `LinodeClient.nodeBalancers` implements it. */
 export interface NodeBalancerSource {
-  listNodeBalancers(filter?: Record<string, unknown>): Promise<readonly NodeBalancerSummary[]>;
+  list(filter?: Record<string, unknown>): Promise<readonly NodeBalancerSummary[]>;
 }
 
 /** Options of `NodeBalancerCache`. */
@@ -38,7 +38,7 @@ export class NodeBalancerCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.listNodeBalancers(filter),
+      load: () => source.list(filter),
       isEmpty: (list) => list.length === 0,
     });
   }

@@ -11,11 +11,11 @@ async function world() {
   const sim = await startLinodeSim();
   const { client } = clientFor(sim);
   for (const [label, region] of [["ccm-a", "us-east"], ["ccm-b", "us-east"], ["other", "eu-west"]]) {
-    await client.createNodeBalancer({ label, region, configs: [] });
+    await client.nodeBalancers.create({ label, region, configs: [] });
   }
   sim.calls.reset();
   const clock = new FakeClock();
-  const cache = new NodeBalancerCache(client, {
+  const cache = new NodeBalancerCache(client.nodeBalancers, {
     clock,
     metrics: new Registry(),
     region: "us-east",
@@ -45,7 +45,7 @@ Deno.test("NodeBalancerCache.record() and forget() write through without a call"
   const { sim, client, cache } = await world();
   await using _ = sim;
   await cache.list();
-  const created = await client.createNodeBalancer({ label: "ccm-new", region: "us-east", configs: [] });
+  const created = await client.nodeBalancers.create({ label: "ccm-new", region: "us-east", configs: [] });
   cache.record(created);
   assert.equal((await cache.byLabel("ccm-new"))?.id, created.id);
   const a = await cache.byLabel("ccm-a");

@@ -2,13 +2,14 @@
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
+import { isNotFound } from "../linode/errors.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc, VpcIp } from "./types.ts";
 import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";
 
-/** Lists one VPC's addresses, all pages. `LinodeClient` implements it. */
+/** Lists one VPC's addresses, all pages. `LinodeClient.vpcs` implements it. */
 export interface VpcIpSource {
-  listVPCIPs(vpcId: number): Promise<readonly VpcIp[]>;
+  listIps(vpcId: number): Promise<readonly VpcIp[]>;
 }
 
 /** The resolved VPCs whose addresses are listed. `VpcCache` implements it. */
@@ -48,12 +49,8 @@ export function withIpRanges(
 
 async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Promise<VpcIp[]> {
   if (vpcs.stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
-  const lists = await Promise.all(vpcs.data.map((v) => source.listVPCIPs(v.id)));
+  const lists = await Promise.all(vpcs.data.map((v) => source.listIps(v.id)));
   return lists.flat();
-}
-
-function isNotFound(e: unknown): boolean {
-  return typeof e === "object" && e !== null && (e as { status?: unknown }).status === 404;
 }
 
 /** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */

@@ -17,8 +17,8 @@ Deno.test("VpcIpCache reuses the resolved VPC list: one GET /vpcs for any number
   const { client } = clientFor(sim);
   const clock = new FakeClock();
   const metrics = new Registry();
-  const vpcs = new VpcCache(client, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
-  const ips = new VpcIpCache(client, vpcs, { clock, metrics, ttlMs: 60_000 });
+  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
+  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 });
   for (let i = 0; i < 5; i++) {
     assert.equal((await ips.get()).data.filter((ip) => ip.address).length, 1);
     clock.advance(61_000);
@@ -34,8 +34,8 @@ Deno.test("VpcIpCache resolves the VPC names again when a resolved VPC answers 4
   const { client } = clientFor(sim);
   const clock = new FakeClock();
   const metrics = new Registry();
-  const vpcs = new VpcCache(client, { vpcNames: ["cluster"] }, { clock, metrics });
-  const ips = new VpcIpCache(client, vpcs, { clock, metrics });
+  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics });
+  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics });
   assert.deepEqual((await ips.get()).data, []);
   sim.world.deleteVpc(old.id);
   const replaced = sim.world.createVpc({ label: "cluster", region: "us-east", subnets });

@@ -5,9 +5,9 @@ import type { Registry } from "../server/metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc } from "./types.ts";
 
-/** Lists the account's VPCs, all pages. `LinodeClient` implements it. */
+/** Lists the account's VPCs, all pages. `LinodeClient.vpcs` implements it. */
 export interface VpcSource {
-  listVPCs(): Promise<readonly Vpc[]>;
+  list(): Promise<readonly Vpc[]>;
 }
 
 /** Which VPCs and subnets the cluster uses; empty lists mean "not configured" (VPC) or "all" (subnets). */
@@ -72,7 +72,7 @@ export class VpcCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: async () => configured ? selectVpcs(await source.listVPCs(), selection) : [],
+      load: async () => configured ? selectVpcs(await source.list(), selection) : [],
     });
   }
 

@@ -10,7 +10,7 @@ Deno.test("listInstances() reads 1,234 Linodes in exactly 3 calls of 500", async
   await using sim = await startLinodeSim();
   sim.world.addInstances(1234, (i) => ({ label: `node-${i}` }));
   const { client } = clientFor(sim);
-  const all = await client.listInstances();
+  const all = await client.instances.list();
   assert.equal(all.length, 1234);
   assert.equal(new Set(all.map((l) => l.id)).size, 1234);
   assert.equal(sim.calls.count("GET /v4/linode/instances"), 3);
@@ -24,9 +24,9 @@ Deno.test("listInstances() passes the X-Filter through", async () => {
   sim.world.addInstances(3, (i) => ({ label: `east-${i}`, region: "us-east", tags: ["k8s"] }));
   sim.world.addInstances(2, (i) => ({ label: `west-${i}`, region: "us-west" }));
   const { client } = clientFor(sim);
-  const east = await client.listInstances({ region: "us-east" });
+  const east = await client.instances.list({ region: "us-east" });
   assert.deepEqual(east.map((l) => l.label).sort(), ["east-0", "east-1", "east-2"]);
-  const tagged = await client.listInstances({ tags: "k8s", region: "us-east" });
+  const tagged = await client.instances.list({ tags: "k8s", region: "us-east" });
   assert.equal(tagged.length, 3);
   assert.equal(sim.calls.count("GET /v4/linode/instances"), 2);
 });
@@ -36,7 +36,7 @@ Deno.test("listInstances() fails instead of returning a truncated list", async (
   sim.world.addInstances(1100);
   sim.faults.truncatePage({ route: "/linode/instances", count: 1 }, 10);
   const { client } = clientFor(sim, { maxRetries: 0 });
-  await assert.rejects(client.listInstances(), (e: unknown) => {
+  await assert.rejects(client.instances.list(), (e: unknown) => {
     assert.ok(e instanceof LinodeApiError);
     assert.equal(e.kind, "server");
     assert.match(e.message, /^Cannot list linode instances: /);
@@ -47,7 +47,7 @@ Deno.test("listInstances() fails instead of returning a truncated list", async (
 Deno.test("getInstance() answers a 404 with a not_found LinodeApiError and no retry", async () => {
   await using sim = await startLinodeSim();
   const { client, clock } = clientFor(sim);
-  await assert.rejects(client.getInstance(424242), (e: unknown) => {
+  await assert.rejects(client.instances.get(424242), (e: unknown) => {
     assert.ok(e instanceof LinodeApiError);
     assert.equal(e.kind, "not_found");
     assert.equal(e.status, 404);
@@ -69,12 +69,14 @@ Deno.test("updateConfigInterface() programs ip_ranges on the VPC interface", asy
   const subnetId = vpc.subnets[0]?.id ?? 0;
   const linode = sim.world.addInstance({ label: "n1", region: "us-east", vpc: { vpcId: vpc.id, subnetId } });
   const { client } = clientFor(sim);
-  const [config] = await client.listInstanceConfigs(linode.id);
+  const [config] = await client.instances.listConfigs(linode.id);
   const iface = config?.interfaces?.find((i) => i.purpose === "vpc");
   assert.ok(config && iface, "the sim gives the Linode a config with a VPC interface");
-  await client.updateConfigInterface(linode.id, config.id, iface.id, { ip_ranges: ["10.1.2.0/24"] });
+  await client.instances.updateConfigInterface(linode.id, config.id, iface.id, {
+    ip_ranges: ["10.1.2.0/24"],
+  });
   assert.deepEqual(sim.world.ipRanges(linode.id), ["10.1.2.0/24"]);
-  const ips = await client.listVPCIPs(vpc.id);
+  const ips = await client.vpcs.listIps(vpc.id);
   assert.ok(ips.some((ip) => ip.address_range === "10.1.2.0/24" && ip.linode_id === linode.id));
 });
 
@@ -87,8 +89,8 @@ Deno.test("createFirewall() reports a 400 with its field errors and does not ret
     inbound: [],
     outbound: [],
   };
-  await client.createFirewall({ label: "ccm-fw", rules });
-  await assert.rejects(client.createFirewall({ label: "ccm-fw", rules }), (e: unknown) => {
+  await client.firewalls.create({ label: "ccm-fw", rules });
+  await assert.rejects(client.firewalls.create({ label: "ccm-fw", rules }), (e: unknown) => {
     assert.ok(e instanceof LinodeApiError);
     assert.equal(e.kind, "client");
     assert.equal(e.status, 400);
@@ -103,22 +105,22 @@ Deno.test("createFirewall() reports a 400 with its field errors and does not ret
 Deno.test("createNodeBalancer() sends a config without nodes (api-v4 validation bypassed)", async () => {
   await using sim = await startLinodeSim();
   const { client } = clientFor(sim);
-  const nb = await client.createNodeBalancer({
+  const nb = await client.nodeBalancers.create({
     label: "ccm-abc",
     region: "us-east",
     configs: [{ port: 80, protocol: "tcp", nodes: [] }],
   });
-  const configs = await client.listNodeBalancerConfigs(nb.id);
+  const configs = await client.nodeBalancers.listConfigs(nb.id);
   assert.deepEqual(configs.map((c) => c.port), [80]);
   const config = configs[0];
   assert.ok(config);
-  const node = await client.createNodeBalancerConfigNode(nb.id, config.id, {
+  const node = await client.nodeBalancers.createConfigNode(nb.id, config.id, {
     label: "node-1",
     address: "192.168.1.10:30080",
   });
-  const nodes = await client.listNodeBalancerConfigNodes(nb.id, config.id);
+  const nodes = await client.nodeBalancers.listConfigNodes(nb.id, config.id);
   assert.deepEqual(nodes.map((n) => n.id), [node.id]);
-  await client.deleteNodeBalancer(nb.id);
+  await client.nodeBalancers.delete(nb.id);
   assert.equal(sim.world.nodeBalancers().length, 0);
 });
 
@@ -129,12 +131,12 @@ Deno.test("LinodeClient() instances on two sims keep their own URL and token", a
   b.world.addInstances(3, (i) => ({ label: `b-${i}` }));
   const ca = clientFor(a).client;
   const cb = clientFor(b).client;
-  const [la, lb] = await Promise.all([ca.listInstances(), cb.listInstances()]);
+  const [la, lb] = await Promise.all([ca.instances.list(), cb.instances.list()]);
   assert.deepEqual(la.map((l) => l.label).sort(), ["a-0", "a-1"]);
   assert.deepEqual(lb.map((l) => l.label).sort(), ["b-0", "b-1", "b-2"]);
   const wrong = clientFor({ url: a.url, token: b.token }).client;
   await assert.rejects(
-    wrong.listInstances(),
+    wrong.instances.list(),
     (e: unknown) => e instanceof LinodeApiError && e.kind === "auth",
   );
 });
@@ -144,10 +146,13 @@ Deno.test("LinodeClient() refuses writes when not leading, before anything is se
   const linode = sim.world.addInstance({ label: "n1" });
   const fence = new SwitchFence(false);
   const { client } = clientFor(sim, { fence });
-  await assert.rejects(client.updateConfigInterface(linode.id, 1, 1, { ip_ranges: [] }), LeaseLostError);
-  await assert.rejects(client.deleteNodeBalancer(1), LeaseLostError);
+  await assert.rejects(
+    client.instances.updateConfigInterface(linode.id, 1, 1, { ip_ranges: [] }),
+    LeaseLostError,
+  );
+  await assert.rejects(client.nodeBalancers.delete(1), LeaseLostError);
   assert.equal(sim.calls.total(), 0);
-  assert.equal((await client.getInstance(linode.id)).label, "n1", "reads need no leadership");
+  assert.equal((await client.instances.get(linode.id)).label, "n1", "reads need no leadership");
 });
 
 Deno.test("LinodeClient() asks the fence again before each retry of a write", async () => {
@@ -156,7 +161,7 @@ Deno.test("LinodeClient() asks the fence again before each retry of a write", as
   const { client, clock } = clientFor(sim, { fence });
   sim.faults.error(503, { method: "DELETE", count: 1 });
   clock.onSleep = () => fence.set(false);
-  await assert.rejects(client.deleteFirewall(7), LeaseLostError);
+  await assert.rejects(client.firewalls.delete(7), LeaseLostError);
   assert.equal(sim.calls.count("DELETE /v4/networking/firewalls/{id}"), 1);
 });
 
@@ -164,8 +169,8 @@ Deno.test("LinodeClient() sends every call to the version in its base URL", asyn
   await using sim = await startLinodeSim();
   const beta = clientFor({ url: sim.url.replace(/\/v4$/, "/v4beta"), token: sim.token }).client;
   const stable = clientFor(sim).client;
-  await beta.listInstances();
-  await stable.listFirewalls();
+  await beta.instances.list();
+  await stable.firewalls.list();
   assert.equal(sim.calls.count("GET /v4beta/linode/instances"), 1);
   assert.equal(sim.calls.count("GET /v4/networking/firewalls"), 1, "api-v4 asks /v4beta; LINODE_URL wins");
 });
@@ -179,12 +184,12 @@ Deno.test("LinodeClient() sends a rotated token file's new token", async () => {
     const clock = new FakeClock();
     const { client } = clientFor(sim, { token: fileToken(path, { clock, minCheckIntervalMs: 1000 }) });
     await assert.rejects(
-      client.listInstances(),
+      client.instances.list(),
       (e: unknown) => e instanceof LinodeApiError && e.kind === "auth",
     );
     await Deno.writeTextFile(path, `${sim.token}\n`);
     await clock.advance(1000);
-    assert.deepEqual(await client.listInstances(), []);
+    assert.deepEqual(await client.instances.list(), []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

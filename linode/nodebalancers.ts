@@ -1,4 +1,4 @@
-/** NodeBalancer calls of `LinodeClient`: configs, nodes and attached firewalls. */
+/** NodeBalancer calls: configs, nodes and attached firewalls. */
 import {
   deleteNodeBalancer,
   deleteNodeBalancerConfig,
@@ -34,58 +34,57 @@ function pageParams(p: Params): Record<string, number> {
   return { page: p.page ?? 1, page_size: p.page_size ?? PAGE_SIZE };
 }
 
-/** The NodeBalancer methods; `LinodeClient` extends this with instances, VPCs and firewalls. */
+/** `/nodebalancers` and below. */
 export class NodeBalancerApi {
-  /** Runs every call; shared with the subclass. */
-  protected readonly caller: ApiCaller;
+  readonly #caller: ApiCaller;
 
   constructor(caller: ApiCaller) {
-    this.caller = caller;
+    this.#caller = caller;
   }
 
   /** All NodeBalancers matching `filter`. */
-  listNodeBalancers(filter?: Filter, options?: CallOptions): Promise<NodeBalancer[]> {
+  list(filter?: Filter, options?: CallOptions): Promise<NodeBalancer[]> {
     const s = spec("GET", "/nodebalancers", "list nodebalancers", options);
-    return this.caller.list(s, (p) => getNodeBalancers(p, filter));
+    return this.#caller.list(s, (p) => getNodeBalancers(p, filter));
   }
 
   /** One NodeBalancer. */
-  getNodeBalancer(nodeBalancerId: number, options?: CallOptions): Promise<NodeBalancer> {
+  get(nodeBalancerId: number, options?: CallOptions): Promise<NodeBalancer> {
     const s = spec("GET", "/nodebalancers/{id}", `get nodebalancer ${nodeBalancerId}`, options);
-    return this.caller.run(s, () => getNodeBalancer(nodeBalancerId));
+    return this.#caller.run(s, () => getNodeBalancer(nodeBalancerId));
   }
 
   /** Creates a NodeBalancer (sent as is: api-v4 would reject zero-node configs). Not retried after a timeout. */
-  createNodeBalancer(body: CreateNodeBalancerPayload, options?: CallOptions): Promise<NodeBalancer> {
+  create(body: CreateNodeBalancerPayload, options?: CallOptions): Promise<NodeBalancer> {
     const s = spec("POST", "/nodebalancers", "create nodebalancer", options);
-    return this.caller.run(s, () => rawRequest<NodeBalancer>("POST", "/nodebalancers", { data: body }));
+    return this.#caller.run(s, () => rawRequest<NodeBalancer>("POST", "/nodebalancers", { data: body }));
   }
 
   /** Updates label, tags or throttles of a NodeBalancer. */
-  updateNodeBalancer(
+  update(
     nodeBalancerId: number,
     body: Partial<NodeBalancer>,
     options?: CallOptions,
   ): Promise<NodeBalancer> {
     const s = spec("PUT", "/nodebalancers/{id}", `update nodebalancer ${nodeBalancerId}`, options);
-    return this.caller.run(s, () => updateNodeBalancer(nodeBalancerId, body));
+    return this.#caller.run(s, () => updateNodeBalancer(nodeBalancerId, body));
   }
 
   /** Deletes a NodeBalancer; a retry that finds it gone counts as done. */
-  deleteNodeBalancer(nodeBalancerId: number, options?: CallOptions): Promise<void> {
+  delete(nodeBalancerId: number, options?: CallOptions): Promise<void> {
     const s = spec("DELETE", "/nodebalancers/{id}", `delete nodebalancer ${nodeBalancerId}`, options);
-    return this.caller.remove(s, () => deleteNodeBalancer(nodeBalancerId));
+    return this.#caller.remove(s, () => deleteNodeBalancer(nodeBalancerId));
   }
 
   /** The configs (ports) of a NodeBalancer. */
-  listNodeBalancerConfigs(nodeBalancerId: number, options?: CallOptions): Promise<NodeBalancerConfig[]> {
+  listConfigs(nodeBalancerId: number, options?: CallOptions): Promise<NodeBalancerConfig[]> {
     const action = `list configs of nodebalancer ${nodeBalancerId}`;
     const s = spec("GET", "/nodebalancers/{id}/configs", action, options);
-    return this.caller.list(s, (p) => getNodeBalancerConfigs(nodeBalancerId, p));
+    return this.#caller.list(s, (p) => getNodeBalancerConfigs(nodeBalancerId, p));
   }
 
   /** Adds a config (port); zero nodes allowed. */
-  createNodeBalancerConfig(
+  createConfig(
     nodeBalancerId: number,
     body: CreateNodeBalancerConfig,
     options?: CallOptions,
@@ -96,14 +95,14 @@ export class NodeBalancerApi {
       `create config on nodebalancer ${nodeBalancerId}`,
       options,
     );
-    return this.caller.run(
+    return this.#caller.run(
       s,
       () => rawRequest("POST", `/nodebalancers/${nodeBalancerId}/configs`, { data: body }),
     );
   }
 
   /** Updates a config's settings (not its nodes). */
-  updateNodeBalancerConfig(
+  updateConfig(
     nodeBalancerId: number,
     configId: number,
     body: CreateNodeBalancerConfig,
@@ -116,21 +115,21 @@ export class NodeBalancerApi {
       `update config ${configId} of nodebalancer ${nodeBalancerId}`,
       options,
     );
-    return this.caller.run(s, () => rawRequest("PUT", path, { data: body }));
+    return this.#caller.run(s, () => rawRequest("PUT", path, { data: body }));
   }
 
   /** Removes a config (port). */
-  deleteNodeBalancerConfig(nodeBalancerId: number, configId: number, options?: CallOptions): Promise<void> {
+  deleteConfig(nodeBalancerId: number, configId: number, options?: CallOptions): Promise<void> {
     const action = `delete config ${configId} of nodebalancer ${nodeBalancerId}`;
     const s = spec("DELETE", "/nodebalancers/{id}/configs/{id}", action, options);
-    return this.caller.remove(s, () => deleteNodeBalancerConfig(nodeBalancerId, configId));
+    return this.#caller.remove(s, () => deleteNodeBalancerConfig(nodeBalancerId, configId));
   }
 
   /**
    * Replaces a config's settings and whole node list in one call. Nodes keep their `id`s (api-v4's own
    * rebuild drops them). Idempotent, so retried like a PUT.
    */
-  rebuildNodeBalancerConfig(
+  rebuildConfig(
     nodeBalancerId: number,
     configId: number,
     body: RebuildConfigBody,
@@ -142,11 +141,11 @@ export class NodeBalancerApi {
       ...spec("POST", "/nodebalancers/{id}/configs/{id}/rebuild", action, options),
       idempotent: true,
     };
-    return this.caller.run(s, () => rawRequest("POST", path, { data: body }));
+    return this.#caller.run(s, () => rawRequest("POST", path, { data: body }));
   }
 
   /** The backend nodes of a config. */
-  listNodeBalancerConfigNodes(
+  listConfigNodes(
     nodeBalancerId: number,
     configId: number,
     options?: CallOptions,
@@ -155,11 +154,11 @@ export class NodeBalancerApi {
     const action = `list nodes of config ${configId} of nodebalancer ${nodeBalancerId}`;
     const s = spec("GET", "/nodebalancers/{id}/configs/{id}/nodes", action, options);
     // api-v4's getNodeBalancerConfigNodes takes no paging parameters.
-    return this.caller.list(s, (p) => rawRequest("GET", path, { params: pageParams(p) }));
+    return this.#caller.list(s, (p) => rawRequest("GET", path, { params: pageParams(p) }));
   }
 
   /** Adds a backend node (any label length: the API, not api-v4, validates). */
-  createNodeBalancerConfigNode(
+  createConfigNode(
     nodeBalancerId: number,
     configId: number,
     body: CreateNodeBalancerConfigNode,
@@ -168,11 +167,11 @@ export class NodeBalancerApi {
     const path = `/nodebalancers/${nodeBalancerId}/configs/${configId}/nodes`;
     const action = `create node on config ${configId} of nodebalancer ${nodeBalancerId}`;
     const s = spec("POST", "/nodebalancers/{id}/configs/{id}/nodes", action, options);
-    return this.caller.run(s, () => rawRequest("POST", path, { data: body }));
+    return this.#caller.run(s, () => rawRequest("POST", path, { data: body }));
   }
 
   /** Updates a backend node. */
-  updateNodeBalancerConfigNode(
+  updateConfigNode(
     nodeBalancerId: number,
     configId: number,
     nodeId: number,
@@ -182,11 +181,11 @@ export class NodeBalancerApi {
     const path = `/nodebalancers/${nodeBalancerId}/configs/${configId}/nodes/${nodeId}`;
     const action = `update node ${nodeId} of nodebalancer ${nodeBalancerId}`;
     const s = spec("PUT", "/nodebalancers/{id}/configs/{id}/nodes/{id}", action, options);
-    return this.caller.run(s, () => rawRequest("PUT", path, { data: body }));
+    return this.#caller.run(s, () => rawRequest("PUT", path, { data: body }));
   }
 
   /** Removes a backend node. */
-  deleteNodeBalancerConfigNode(
+  deleteConfigNode(
     nodeBalancerId: number,
     configId: number,
     nodeId: number,
@@ -194,13 +193,13 @@ export class NodeBalancerApi {
   ): Promise<void> {
     const action = `delete node ${nodeId} of nodebalancer ${nodeBalancerId}`;
     const s = spec("DELETE", "/nodebalancers/{id}/configs/{id}/nodes/{id}", action, options);
-    return this.caller.remove(s, () => deleteNodeBalancerConfigNode(nodeBalancerId, configId, nodeId));
+    return this.#caller.remove(s, () => deleteNodeBalancerConfigNode(nodeBalancerId, configId, nodeId));
   }
 
   /** Firewalls attached to a NodeBalancer. */
-  listNodeBalancerFirewalls(nodeBalancerId: number, options?: CallOptions): Promise<Firewall[]> {
+  listFirewalls(nodeBalancerId: number, options?: CallOptions): Promise<Firewall[]> {
     const action = `list firewalls of nodebalancer ${nodeBalancerId}`;
     const s = spec("GET", "/nodebalancers/{id}/firewalls", action, options);
-    return this.caller.list(s, (p) => getNodeBalancerFirewalls(nodeBalancerId, p));
+    return this.#caller.list(s, (p) => getNodeBalancerFirewalls(nodeBalancerId, p));
   }
 }

@@ -32,22 +32,22 @@ Deno.test("LinodeClient() never lets the token into logs, errors or metrics", as
       failures.push(e);
     }
   };
-  await attempt(() => client.getInstance(linode.id));
-  await attempt(() => client.getInstance(999_999));
+  await attempt(() => client.instances.get(linode.id));
+  await attempt(() => client.instances.get(999_999));
   sim.faults.rateLimit(1, { route: "/linode/instances/{id}", count: 2 });
-  await attempt(() => client.getInstance(linode.id));
+  await attempt(() => client.instances.get(linode.id));
   sim.faults.error(500, { route: "/linode/instances", count: 2 });
-  await attempt(() => client.listInstances());
+  await attempt(() => client.instances.list());
   const hang = sim.faults.hang({ route: "/vpcs" });
-  await attempt(() => client.listVPCs());
+  await attempt(() => client.vpcs.list());
   sim.faults.remove(hang);
-  await attempt(() => client.createNodeBalancerConfigNode(1, 1, { label: "x", address: "8.8.8.8:80" }));
+  await attempt(() => client.nodeBalancers.createConfigNode(1, 1, { label: "x", address: "8.8.8.8:80" }));
   const wrongToken = clientFor({ url: sim.url, token: `${TOKEN}-old` }).client;
-  await attempt(() => wrongToken.listInstances());
+  await attempt(() => wrongToken.instances.list());
   const missingFile = clientFor(sim, { token: fileToken("/nonexistent/token", { clock: new FakeClock() }) });
-  await attempt(() => missingFile.client.listInstances());
+  await attempt(() => missingFile.client.instances.list());
   await sim.close();
-  await attempt(() => client.getInstance(linode.id));
+  await attempt(() => client.instances.get(linode.id));
 
   const kinds: string[] = failures.map((e) => e instanceof LinodeApiError ? e.kind : "other");
   for (const kind of ["not_found", "rate_limited", "server", "timeout", "auth", "network"]) {
@@ -65,11 +65,11 @@ Deno.test("LinodeClient({ logRequests }) logs each request's method, route, stat
   const logs = await captureLogs("info");
   await using sim = await startLinodeSim({ token: TOKEN });
   const quiet = clientFor(sim).client;
-  await quiet.listInstances();
+  await quiet.instances.list();
   assert.equal(logs.lines.length, 0, "off by default");
   const { client } = clientFor(sim, { logRequests: true });
-  await client.listInstances();
-  await client.getInstance(404_404).catch(() => {});
+  await client.instances.list();
+  await client.instances.get(404_404).catch(() => {});
   const records = logs.lines.map((l) => JSON.parse(l));
   assert.deepEqual(records.map((r) => [r.method, r.route, r.status]), [
     ["GET", "/linode/instances", "200"],

@@ -83,9 +83,9 @@ export async function startNodeWorld(options: WorldOptions = {}): Promise<NodeWo
     log,
     clock,
   });
-  const vpcs = new VpcCache(client, options.vpc ?? {}, { clock, metrics, ttlMs: options.vpcTtlMs });
-  const vpcIps = new VpcIpCache(client, vpcs, { clock, metrics, ttlMs: options.vpcTtlMs });
-  const cache = new InstanceCache(client, {
+  const vpcs = new VpcCache(client.vpcs, options.vpc ?? {}, { clock, metrics, ttlMs: options.vpcTtlMs });
+  const vpcIps = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: options.vpcTtlMs });
+  const cache = new InstanceCache(client.instances, {
     clock,
     metrics,
     region: "us-east",
@@ -102,7 +102,7 @@ export async function startNodeWorld(options: WorldOptions = {}): Promise<NodeWo
   const deps: NodeControllersDeps = {
     nodes: informer,
     instances: cache,
-    linode: client,
+    linode: client.instances,
     writer: kubeNodeWriter(clients.core),
     events: recorder,
     log,

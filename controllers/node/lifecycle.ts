@@ -29,7 +29,7 @@ export interface LifecycleInstances {
 
 /** A direct read of one Linode; rejects with a `LinodeApiError` of kind `not_found` when it does not exist. */
 export interface InstanceGetter {
-  getInstance(linodeId: number): Promise<LinodeInstance>;
+  get(linodeId: number): Promise<LinodeInstance>;
 }
 
 /** Fenced Node writes. */
@@ -173,7 +173,7 @@ async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, on: boolean):
 async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number): Promise<void> {
   const name = node.metadata?.name ?? "";
   try {
-    const linode = await deps.linode.getInstance(linodeId);
+    const linode = await deps.linode.get(linodeId);
     deps.instances.recordInstance(linode);
     deps.log.debug("linode {linodeId} of node {node} still exists", { linodeId, node: name });
     return;
