@@ -239,6 +239,11 @@ export class InstanceStore {
     return iface;
   }
 
+  /** The config profile VPC interface of an instance, if it has one. */
+  vpcInterface(linodeId: number): SimInterface | undefined {
+    return this.get(linodeId)?.config.interfaces.find((i) => i.purpose === "vpc");
+  }
+
   /** Marks the config as changed now. */
   touch(linodeId: number): void {
     const rec = this.require(linodeId);

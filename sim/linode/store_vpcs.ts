@@ -14,7 +14,7 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { memberEntries, type VpcIpEntry } from "./vpc_ips.ts";
+import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** One VPC address of an interface, with its 1:1 NAT address. */
 export interface VpcAddress {
@@ -83,6 +83,8 @@ export class VpcStore {
   #subnets = new Map<number, SubnetState>();
   readonly #ids: Ids;
   readonly #clock: Clock;
+  /** NodeBalancers holding ranges of a subnet (set by the world; they block deletes and show in `subnet`). */
+  nodeBalancersOf: (subnetId: number) => Subnet["nodebalancers"] = () => [];
 
   constructor(ids: Ids, clock: Clock) {
     this.#ids = ids;
@@ -146,7 +148,9 @@ export class VpcStore {
   delete(id: number): boolean {
     const vpc = this.#vpcs.get(id);
     if (!vpc) return false;
-    if (vpc.subnets.some((s) => (this.#subnets.get(s.id)?.members.size ?? 0) > 0)) {
+    const inUse = (id: number) =>
+      (this.#subnets.get(id)?.members.size ?? 0) > 0 || this.nodeBalancersOf(id).length > 0;
+    if (vpc.subnets.some((s) => inUse(s.id))) {
       throw new ApiError(400, [{
         reason: "Cannot delete a VPC while Linodes or NodeBalancers use its subnets",
       }]);
@@ -173,7 +177,11 @@ export class VpcStore {
       entry.interfaces.push({ id: m.interfaceId, active: m.state().active, config_id: configId });
       byLinode.set(m.linodeId, entry);
     }
-    return { ...state.subnet, linodes: [...byLinode.values()] };
+    return {
+      ...state.subnet,
+      linodes: [...byLinode.values()],
+      nodebalancers: this.nodeBalancersOf(subnetId),
+    };
   }
 
   /** A subnet's VPC, label, region and range. */
@@ -282,6 +290,7 @@ export class VpcStore {
     for (const s of this.#subnets.values()) {
       if (vpcId !== undefined && s.vpcId !== vpcId) continue;
       for (const m of this.#sorted(s)) out.push(...memberEntries(s, m));
+      for (const nb of this.nodeBalancersOf(s.id)) out.push(nodeBalancerEntry(s, nb));
     }
     return out;
   }

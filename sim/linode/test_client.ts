@@ -63,7 +63,27 @@ export function rawCall(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  return rawRequest(method, path, { data: body });
+  return rawRequest(method, path, body === undefined ? {} : { data: body });
+}
+
+/** What `apiFetch` got back: status, headers and the parsed JSON body. */
+export interface FetchResult {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Sends one request with plain `fetch` (for headers and raw bodies); `path` is under `/v4`. */
+export async function apiFetch(
+  sim: LinodeSim,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<FetchResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${sim.token}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`${sim.url}${path}`, { method, headers, body });
+  return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
 /** Polls `condition` every millisecond until it holds; throws after `timeoutMs`. */

@@ -8,9 +8,11 @@ import type { VpcMember } from "./store_vpcs.ts";
  * fixture, plus the IPv6 keys api-v4 types). `nat_1_1` and `config_id` are null where the API sends null:
  * without 1:1 NAT, and for Linode interfaces.
  */
-export type VpcIpEntry = Omit<VPCIP, "nat_1_1" | "config_id"> & {
+export type VpcIpEntry = Omit<VPCIP, "nat_1_1" | "config_id" | "interface_id"> & {
   nat_1_1: string | null;
   config_id: number | null;
+  /** Null for a NodeBalancer's entry (api-v4 types it as a number). */
+  interface_id: number | null;
   database_id: null;
 };
 
@@ -62,4 +64,36 @@ export function memberEntries(subnet: { id: number; vpcId: number; cidr: Cidr },
     prefix: null,
   }));
   return [...addresses, ...ranges];
+}
+
+/**
+ * The entry of a NodeBalancer's VPC range. The API lists NodeBalancers in these listings since Nov 2025
+ * (changelog "View databases and NodeBalancers assigned to VPC subnets") and keeps `nodebalancer_id` in
+ * every entry; the docs show no example, so the shape is inferred: the range as `address_range`,
+ * `linode_id`, `config_id` and `interface_id` null.
+ */
+export function nodeBalancerEntry(
+  subnet: { id: number; vpcId: number; region: string; cidr: Cidr },
+  nb: { id: number; ipv4_range: string },
+): VpcIpEntry {
+  return {
+    active: true,
+    address: null,
+    address_range: nb.ipv4_range,
+    config_id: null,
+    database_id: null,
+    gateway: null,
+    interface_id: null,
+    ipv6_addresses: [],
+    ipv6_is_public: null,
+    ipv6_range: null,
+    linode_id: null,
+    nat_1_1: null,
+    nodebalancer_id: nb.id,
+    prefix: null,
+    region: subnet.region,
+    subnet_id: subnet.id,
+    subnet_mask: formatIpv4(maskOf(subnet.cidr.prefix)),
+    vpc_id: subnet.vpcId,
+  };
 }

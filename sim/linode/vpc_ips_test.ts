@@ -137,3 +137,29 @@ Deno.test("getVPCIPs() X-Filter takes the documented fields: active, config_id, 
   const byAddress = await failure(withSim(sim, () => getVPCsIPs({}, { "+order_by": "address" })));
   assert.deepEqual(byAddress.errors, [{ reason: "Cannot order by address", field: "X-Filter" }]);
 });
+
+Deno.test("getVPCIPs() lists a NodeBalancer's VPC range, and routed ranges may not overlap it", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "v",
+    region: "us-east",
+    subnets: [{ label: "s", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const a = sim.world.addInstance({ label: "a", vpc: { vpcId: vpc.id, subnetId } });
+  const nb = sim.world.createNodeBalancer({
+    label: "svc",
+    region: "us-east",
+    backend_vpcs: [{ subnet_id: subnetId, ipv4_range: "10.0.0.64/30" }],
+  });
+  const entries = (await withSim(sim, () => getVPCIPs(vpc.id))).data;
+  assert.deepEqual(
+    entries.map((e) => [e.linode_id, e.nodebalancer_id, e.address, e.address_range, e.config_id]),
+    [
+      [a.id, null, "10.0.0.2", null, entries[0]?.config_id],
+      [null, nb.id, null, "10.0.0.64/30", null],
+    ],
+  );
+  assert.throws(() => sim.world.setIpRanges(a.id, ["10.0.0.64/28"]), /includes 10\.0\.0\.6[4-7]/);
+  assert.deepEqual(sim.world.setIpRanges(a.id, ["10.0.0.80/28"]), ["10.0.0.80/28"]);
+});
