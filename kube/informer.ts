@@ -97,6 +97,11 @@ export class Informer<T extends KubeObject> {
     });
   }
 
+  /** The resource it caches (`nodes`), for messages. */
+  get resource(): string {
+    return this.#source.resource;
+  }
+
   /** True once the first full list has been stored. */
   get synced(): boolean {
     return this.#synced;

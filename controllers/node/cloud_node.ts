@@ -18,7 +18,7 @@ import {
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
 } from "./addresses.ts";
-import { type LifecycleDeps, type LifecycleOptions, startNodeLifecycleController } from "./lifecycle.ts";
+import type { LifecycleDeps } from "./lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "../provider_id.ts";
 import { InvalidInputError, runWorkers } from "../loop/run_queue.ts";
 import { lookupNewNode, type NodeInstances, RefreshPacer } from "./lookup.ts";
@@ -225,46 +225,6 @@ export function startNodeController(
         offCache();
         queue.shutDown();
       }
-    },
-  };
-}
-
-/** Everything both node controllers need; one informer, one cache, one writer serve both. */
-export type NodeControllersDeps = NodeControllerDeps & LifecycleDeps & {
-  nodes: NodeLister;
-  instances: NodeInstances & LifecycleDeps["instances"];
-  writer: NodeWriter & LifecycleDeps["writer"];
-};
-
-/** The node controllers by their `--controllers` names. */
-export const NODE_CONTROLLERS: ReadonlySet<string> = new Set(["cloud-node", "cloud-node-lifecycle"]);
-
-/** Which node controllers run (`--controllers`), and each one's logger (its `component`). */
-export interface NodeControllerSelection {
-  /** Default: both. Names outside `NODE_CONTROLLERS` are ignored. */
-  enabled?: ReadonlySet<string>;
-  /** Default: `deps.log` for both. */
-  logFor?: (controller: string) => Logger;
-}
-
-/** Runs `cloud-node` and `cloud-node-lifecycle` together until the signal aborts. */
-export function startNodeControllers(
-  deps: NodeControllersDeps,
-  options: NodeControllerOptions & LifecycleOptions = {},
-  select: NodeControllerSelection = {},
-): { run(signal: AbortSignal): Promise<void> } {
-  const enabled = select.enabled ?? NODE_CONTROLLERS;
-  const logFor = select.logFor ?? (() => deps.log);
-  const runs: { run(signal: AbortSignal): Promise<void> }[] = [];
-  if (enabled.has("cloud-node")) {
-    runs.push(startNodeController({ ...deps, log: logFor("cloud-node") }, options));
-  }
-  if (enabled.has("cloud-node-lifecycle")) {
-    runs.push(startNodeLifecycleController({ ...deps, log: logFor("cloud-node-lifecycle") }, options));
-  }
-  return {
-    async run(signal: AbortSignal): Promise<void> {
-      await Promise.all(runs.map((r) => r.run(signal)));
     },
   };
 }
