@@ -281,3 +281,26 @@ Deno.test("cloud-node re-reads and re-plans when removing the taint meets a 409"
   assert.deepEqual(world.node("racy")?.spec?.taints, [late]);
   assert.ok(world.kube.calls.count("GET /api/v1/nodes/{name}") >= 1, "fresh read after the conflict");
 });
+
+Deno.test("cloud-node writes each new Node once, and does not act again on its own writes coming back late", async () => {
+  await using world = await startWorld({ flags: ["--concurrent-node-syncs=3"] });
+  const names = Array.from({ length: 6 }, (_, i) => `node-${i}`);
+  for (const label of names) world.linode.world.addInstance({ label, region: "us-east" });
+  // A busy apiserver's watch shows the write that removes the taint late: the address write before it comes
+  // back first and enqueues the Node again while the informer still shows it tainted.
+  world.kube.faults.lagWatchEvents(
+    300,
+    (obj) => names.includes(obj.metadata.name ?? "") && isInitialised(obj as unknown as V1Node),
+  );
+  addNodes(world, ...names.map((name) => kubeletNode(name)));
+  await world.start();
+  await world.waitFor(() => names.every((name) => isInitialised(world.ccm.nodes.get(name))), {
+    what: "every Node initialised, as the informer sees it",
+  });
+  await world.settle();
+  for (const name of names) {
+    assert.equal(world.nodeWrites(name), 2, `${name}: one PATCH of the status, one of the metadata and spec`);
+  }
+  assert.equal(world.kube.calls.count("GET /api/v1/nodes/{name}"), 0, "no conflict to re-read after");
+  assert.equal(world.metrics.counter("ccm_nodes_initialised_total", "").get(), names.length);
+});

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { addNodes, type CcmWorld, isInitialised, kubeletNode, REGION, startWorld } from "./ccm_fixture.ts";
 
 const REGION_LABEL = "topology.kubernetes.io/region";
+const HOST_UUID = "node.k8s.linode.com/host-uuid";
 
 /** Starts the CCM with `count` Nodes on Linodes in the VPC `cluster`, and waits until all are initialised. */
 async function initialisedCluster(world: CcmWorld, count: number): Promise<void> {
@@ -52,7 +53,7 @@ Deno.test("cloud-node restores an owned label from the cache without a Linode ca
   assert.equal(world.linode.calls.total(), 0);
 });
 
-Deno.test("cloud-node updates addresses at the next status update period after the Linode changed", async () => {
+Deno.test("cloud-node updates a changed Linode's Node at the next status update period, writing each part once", async () => {
   await using world = await startWorld();
   await initialisedCluster(world, 2);
   const [first] = world.linode.world.listInstances();
@@ -67,10 +68,24 @@ Deno.test("cloud-node updates addresses at the next status update period after t
   world.kube.store.patch("nodes", "s-0", { spec: { providerID: `linode://${renamed.id}` } }, {
     type: "merge",
   });
+  // The watch shows the label write late: the address write before it comes back first and enqueues the Node
+  // while the informer still shows the old labels.
+  const isRelabelled = (labels: Record<string, string> | undefined) =>
+    labels?.[HOST_UUID] === renamed.host_uuid;
+  world.kube.faults.lagWatchEvents(
+    300,
+    (obj) => obj.metadata.name === "s-0" && isRelabelled(obj.metadata.labels),
+  );
+  const writesBefore = world.nodeWrites("s-0");
   const tookMs = await world.advanceUntil(
     () => world.node("s-0")?.status?.addresses?.some((a) => a.address === "45.79.99.1") ?? false,
     { what: "new address", stepMs: 30_000 },
   );
   assert.equal(tookMs, world.config.nodes.statusUpdateFrequencyMs);
   assert.equal(world.node("s-0")?.status?.addresses?.[0]?.address, "s-0-renamed");
+  await world.waitFor(() => isRelabelled(world.ccm.nodes.get("s-0")?.metadata?.labels), {
+    what: "the new labels in the informer",
+  });
+  await world.settle();
+  assert.equal(world.nodeWrites("s-0") - writesBefore, 2, "one PATCH of the addresses, one of the labels");
 });
