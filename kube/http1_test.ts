@@ -6,6 +6,13 @@ import { startKubeSim } from "../sim/kube/server.ts";
 import { startProxy } from "../sim/proxy.ts";
 import { loadKubeConfig } from "./config.ts";
 
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !condition();) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** A TLS listener that offers h2 and http/1.1 and records what each client chose, then hangs up. */
 async function alpnRecorder() {
   const certs = await generateCertificates();
@@ -75,10 +82,24 @@ Deno.test("loadKubeConfig() clients keep working while the HTTPS apiserver shuts
     await sim.writeKubeconfig(kubeconfig);
     const core = loadKubeConfig({ kubeconfig }).makeApiClient(CoreV1Api);
     await core.listNode();
-    // Requests in flight while the server closes: over HTTP/2 this GOAWAY aborted the process.
-    const inFlight = Array.from({ length: 20 }, () => core.listNode().catch(() => "failed"));
+    // Requests the server has received and holds while it shuts down: over HTTP/2, its GOAWAY with these
+    // streams open aborted the whole process. The hold is far longer than the few ms until close() below.
+    sim.faults.add({ method: "GET", route: "/api/v1/nodes", latencyMs: 2_000 });
+    let settled = 0;
+    const inFlight = Array.from({ length: 20 }, () =>
+      core.listNode().then(
+        (list) => `answered with ${list.items.length} nodes`,
+        (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
+      ).finally(() => settled++));
+    await waitFor(() => sim.calls.count("GET /api/v1/nodes") === 21, "every request received");
+    assert.equal(settled, 0, "still in flight when the server starts shutting down");
     await sim.close();
-    await Promise.all(inFlight);
+    // A graceful shutdown (as kube-apiserver's) answers what it received; nothing fails or hangs.
+    assert.deepEqual(await Promise.all(inFlight), Array(20).fill("answered with 0 nodes"));
+    // Once it is gone, a new request fails at once with connection refused rather than hanging.
+    const after = await core.listNode().then(() => undefined, (e: unknown) => e);
+    assert.ok(after instanceof TypeError, String(after));
+    assert.equal((after.cause as { code?: string } | undefined)?.code, "ECONNREFUSED");
   } finally {
     await sim.close();
     await Deno.remove(dir, { recursive: true });

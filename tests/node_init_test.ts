@@ -270,16 +270,30 @@ Deno.test("InstanceCache.refresh() lists 1,000 Linodes in 2 calls", async () => 
   assert.equal(world.calls("GET /v4/linode/instances"), 2);
 });
 
-Deno.test("cloud-node re-reads and re-plans when removing the taint meets a 409", async () => {
+Deno.test("cloud-node re-reads and merges when someone else changed the Node under its write (409)", async () => {
   await using world = await startWorld();
   world.linode.world.addInstance({ label: "racy", region: "us-east" });
-  world.kube.faults.add({ method: "PATCH", route: "/api/v1/nodes/{name}", status: 409, times: 1 });
-  const late = { key: "added-meanwhile", effect: "NoSchedule" };
-  addNodes(world, kubeletNode("racy", { taints: [UNINITIALIZED, late] }));
-  await world.start();
+  // The write that removes the taint is held on arrival; meanwhile another controller adds a taint, so the
+  // write's resourceVersion precondition fails for real. A blind retry of the same body would fail again (or,
+  // without the precondition, drop that taint); only a re-read and a new plan keeps it and removes ours.
+  world.kube.faults.add({ method: "PATCH", route: "/api/v1/nodes/{name}", latencyMs: 2_000, times: 1 });
+  addNodes(world, kubeletNode("racy"));
+  const started = world.start();
+  await world.waitFor(() => world.kube.calls.count("PATCH /api/v1/nodes/{name}") === 1, {
+    what: "the held write",
+  });
+  const meanwhile = { key: "added-meanwhile", effect: "NoSchedule" };
+  world.kube.store.patch("nodes", "racy", { spec: { taints: [UNINITIALIZED, meanwhile] } }, {
+    type: "merge",
+  });
+  await started;
   await world.waitFor(() => isInitialised(world.node("racy")), { what: "racy initialised" });
-  assert.deepEqual(world.node("racy")?.spec?.taints, [late]);
-  assert.ok(world.kube.calls.count("GET /api/v1/nodes/{name}") >= 1, "fresh read after the conflict");
+  assert.deepEqual(world.node("racy")?.spec?.taints, [meanwhile]);
+  assert.deepEqual(
+    world.kube.calls.log.filter((c) => c.path === "/api/v1/nodes/racy").map((c) => `${c.key} ${c.status}`),
+    ["PATCH /api/v1/nodes/{name} 409", "GET /api/v1/nodes/{name} 200", "PATCH /api/v1/nodes/{name} 200"],
+  );
+  assert.equal(world.metrics.counter("ccm_nodes_initialised_total", "").get(), 1);
 });
 
 Deno.test("cloud-node writes each new Node once, and does not act again on its own writes coming back late", async () => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
 import { addNodes, type CcmWorld, isInitialised, kubeletNode, REGION, startWorld } from "./ccm_fixture.ts";
 
 const REGION_LABEL = "topology.kubernetes.io/region";
@@ -88,4 +89,28 @@ Deno.test("cloud-node updates a changed Linode's Node at the next status update 
   });
   await world.settle();
   assert.equal(world.nodeWrites("s-0") - writesBefore, 2, "one PATCH of the addresses, one of the labels");
+});
+
+Deno.test("cloud-node makes no listing for its own writes coming back after the cache's TTL", async () => {
+  // The extra listing of a busy machine: a Node just initialised came back through the watch while the
+  // informer still showed it tainted, was looked up as a new Node, and the cache, by then past its TTL, listed.
+  await using world = await startWorld({ flags: ["--concurrent-node-syncs=3"] });
+  const names = Array.from({ length: 6 }, (_, i) => `n-${i}`);
+  for (const label of names) world.linode.world.addInstance({ label, region: REGION });
+  // Every event that shows the CCM's writes comes 2 s late (real time), after the clock has moved on below.
+  const written = (obj: unknown) => ((obj as V1Node).status?.addresses ?? []).length > 2;
+  world.kube.faults.lagWatchEvents(2_000, (obj) => names.includes(obj.metadata.name ?? "") && written(obj));
+  addNodes(world, ...names.map((name) => kubeletNode(name)));
+  await world.start();
+  await world.waitFor(() => names.every((name) => isInitialised(world.node(name))), {
+    what: "every Node written",
+  });
+  assert.equal(world.calls("GET /v4/linode/instances"), 1);
+  await world.tick(world.config.linode.instanceCacheTtlMs + 1_000);
+  await world.waitFor(() => names.every((name) => isInitialised(world.ccm.nodes.get(name))), {
+    what: "the informer showing every write",
+  });
+  await world.settle();
+  assert.equal(world.calls("GET /v4/linode/instances"), 1, "no listing for a Node seen again");
+  for (const name of names) assert.equal(world.nodeWrites(name), 2, name);
 });
