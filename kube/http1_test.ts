@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, Watch } from "@kubernetes/client-node";
 import { generateCertificates } from "../sim/kube/tls.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { startProxy } from "../sim/proxy.ts";
 import { loadKubeConfig } from "./config.ts";
+import { useHttp1 } from "./http1.ts";
 
 async function waitFor(condition: () => boolean, what: string): Promise<void> {
   for (const deadline = Date.now() + 10_000; !condition();) {
@@ -124,4 +125,35 @@ Deno.test("loadKubeConfig() clients reuse one TLS connection for sequential requ
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+// http1.ts replaces a private method of client-node: an upgrade that renames it or stops calling it must fail here.
+Deno.test("useHttp1() replaces client-node's private KubeConfig.createDispatcher, which every request and watch still calls", async () => {
+  const upgrade =
+    "@kubernetes/client-node changed: kube/http1.ts no longer pools connections or pins HTTP/1.1";
+  const proto = KubeConfig.prototype as unknown as Record<string, unknown>;
+  assert.equal(typeof proto.createDispatcher, "function", `${upgrade} (KubeConfig.createDispatcher is gone)`);
+  await using sim = await startKubeSim({ tls: true });
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  useHttp1(kc);
+  const target = kc as unknown as { createDispatcher: (...args: unknown[]) => unknown };
+  const ours = target.createDispatcher;
+  const handed: unknown[] = [];
+  target.createDispatcher = (...args) => {
+    const dispatcher = ours(...args);
+    handed.push(dispatcher);
+    return dispatcher;
+  };
+  await kc.makeApiClient(CoreV1Api).listNode();
+  const watching = await new Watch(kc).watch("/api/v1/nodes", {}, () => {}, () => {});
+  watching.abort();
+  assert.equal(handed.length, 2, `${upgrade} (requests no longer ask KubeConfig.createDispatcher)`);
+  assert.ok(handed[0] !== undefined && handed[0] === handed[1], "one pooled dispatcher for both");
+});
+
+Deno.test("useHttp1() says what changed when client-node has no createDispatcher to replace", () => {
+  const kc = new KubeConfig();
+  Object.defineProperty(kc, "createDispatcher", { value: undefined });
+  assert.throws(() => useHttp1(kc), /no longer has the private KubeConfig\.createDispatcher/);
 });
