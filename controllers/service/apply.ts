@@ -135,8 +135,9 @@ export interface CreateOptions {
 }
 
 /**
- * Creates the NodeBalancer with every config and node in one call, then reads its configs back once (the
- * create answer has no config or node ids), so later diffs keep node ids without another read.
+ * Creates the NodeBalancer with every config and node in one call, then reads its configs and firewalls
+ * back once (the create answer has no config or node ids, and an account default firewall may have been
+ * attached), so the Service's later syncs read nothing.
  */
 export async function createNodeBalancer(
   deps: ApplyDeps,
@@ -159,5 +160,6 @@ export async function createNodeBalancer(
   const configs = await deps.nodeBalancers.listConfigs(nb.id);
   const states = await Promise.all(configs.map((c) => configState(deps, nb.id, c)));
   deps.cache.details.setConfigs(nb.id, states);
+  await deps.cache.details.firewalls(nb.id);
   return nb;
 }
