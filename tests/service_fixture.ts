@@ -128,7 +128,11 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
     async start() {
       const signal = stopper.signal;
       running.push(nodes.start(signal), services.start(signal), secrets.start(signal));
-      await Promise.all([nodes.waitForSync(signal), services.waitForSync(signal), secrets.waitForSync(signal)]);
+      await Promise.all([
+        nodes.waitForSync(signal),
+        services.waitForSync(signal),
+        secrets.waitForSync(signal),
+      ]);
       running.push(startServiceController(deps, controllerOptions).run(signal));
     },
     stop,
@@ -162,7 +166,13 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
     },
     addSecret(name, data) {
       const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, btoa(v)]));
-      const secret: V1Secret = { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "default" }, data: encoded, type: "kubernetes.io/tls" };
+      const secret: V1Secret = {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: "default" },
+        data: encoded,
+        type: "kubernetes.io/tls",
+      };
       kube.store.create("secrets", secret as unknown as Record<string, unknown>);
     },
     service: (name) => kube.store.get("services", name, "default") as unknown as V1Service | undefined,
@@ -171,7 +181,9 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
       const svc = kube.store.get("services", name, "default") as unknown as V1Service | undefined;
       const ip = svc?.status?.loadBalancer?.ingress?.[0]?.ip;
       const hostname = svc?.status?.loadBalancer?.ingress?.[0]?.hostname;
-      return linode.world.nodeBalancers().find((nb) => (ip && nb.ipv4 === ip) || (!ip && nb.hostname === hostname));
+      return linode.world.nodeBalancers().find((nb) =>
+        (ip && nb.ipv4 === ip) || (!ip && nb.hostname === hostname)
+      );
     },
     events: (reason, service) =>
       (kube.store.list("events") as unknown as CoreV1Event[]).filter((e) =>

@@ -53,7 +53,9 @@ Deno.test("startServiceController() on a type change away from LoadBalancer dele
     type: "merge",
     namespace: "default",
   });
-  await waitFor(() => world.service("web")?.metadata?.finalizers === undefined, { what: "finalizer dropped" });
+  await waitFor(() => world.service("web")?.metadata?.finalizers === undefined, {
+    what: "finalizer dropped",
+  });
   assert.deepEqual(world.service("web")?.status?.loadBalancer?.ingress, undefined);
   assert.deepEqual(world.nodeBalancers(), []);
 });
@@ -98,13 +100,17 @@ Deno.test("startServiceController() follows Node changes in place, keeping the n
     what: "node-3 added",
   });
   const grown = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-  for (const [address, id] of Object.entries(before)) assert.equal(grown[address], id, `${address} kept its id`);
+  for (const [address, id] of Object.entries(before)) {
+    assert.equal(grown[address], id, `${address} kept its id`);
+  }
   world.kube.store.delete("nodes", "node-1");
   await waitFor(() => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2, {
     what: "node-1 removed",
   });
   const shrunk = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-  for (const [address, id] of Object.entries(shrunk)) assert.equal(grown[address], id, `${address} kept its id`);
+  for (const [address, id] of Object.entries(shrunk)) {
+    assert.equal(grown[address], id, `${address} kept its id`);
+  }
   assert.equal(world.nodeBalancers().length, 1);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1);
   await waitFor(() => world.events("UpdatedLoadBalancer", "web").some((e) => (e.count ?? 0) >= 2), {

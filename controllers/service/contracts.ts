@@ -141,4 +141,7 @@ export interface NodeBalancerDiff {
 }
 
 /** Compares a NodeBalancer with what a Service wants. Pure. */
-export type NodeBalancerDiffer = (current: CurrentNodeBalancer, desired: DesiredNodeBalancer) => NodeBalancerDiff;
+export type NodeBalancerDiffer = (
+  current: CurrentNodeBalancer,
+  desired: DesiredNodeBalancer,
+) => NodeBalancerDiff;

@@ -55,7 +55,10 @@ export function statusIngress(svc: V1Service): { ips: string[]; hostnames: strin
 }
 
 /** The NodeBalancer at one of the Service's status addresses, else at one of its status hostnames. */
-export function findByStatus(svc: V1Service, list: readonly NodeBalancerSummary[]): FoundNodeBalancer | undefined {
+export function findByStatus(
+  svc: V1Service,
+  list: readonly NodeBalancerSummary[],
+): FoundNodeBalancer | undefined {
   const { ips, hostnames } = statusIngress(svc);
   for (const ip of ips) {
     const nb = list.find((n) => n.ipv4 === ip || sameIpv6(n.ipv6, ip));
@@ -84,7 +87,9 @@ async function byAnnotation(deps: FinderDeps, id: number): Promise<NodeBalancerS
   } catch (e) {
     if (!isNotFound(e)) throw e;
     // The Go CCM waits too: an annotation naming a NodeBalancer says one is coming.
-    throw new AnnotatedNodeBalancerMissingError(`NodeBalancer ${id} named by the nodebalancer-id annotation does not exist`);
+    throw new AnnotatedNodeBalancerMissingError(
+      `NodeBalancer ${id} named by the nodebalancer-id annotation does not exist`,
+    );
   }
 }
 
@@ -111,7 +116,9 @@ export async function findNodeBalancer(
   const found = findByStatus(svc, snapshot.data);
   if (found) return found;
   if (snapshot.stale || snapshot.ageMs > options.maxAgeMs) {
-    throw new NodeBalancersUnknownError("Cannot tell whether the Service has a NodeBalancer: the listing is stale");
+    throw new NodeBalancersUnknownError(
+      "Cannot tell whether the Service has a NodeBalancer: the listing is stale",
+    );
   }
   return undefined;
 }

@@ -73,7 +73,12 @@ export async function firewallForCreate(
 }
 
 /** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
-async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string): Promise<void> {
+async function release(
+  deps: FirewallDeps,
+  fw: FirewallState,
+  nbId: number,
+  ownershipTag: string,
+): Promise<void> {
   const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
   if (fw.tags.includes(ownershipTag) && others.length === 0) {
     await deps.firewalls.delete(fw.id);
@@ -108,7 +113,9 @@ async function syncAcl(
   ctx: FirewallContext,
 ): Promise<string[]> {
   if (attached.length > 1) {
-    throw new Error(`Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`);
+    throw new Error(
+      `Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`,
+    );
   }
   const [fw] = attached;
   if (!fw) {
@@ -152,7 +159,11 @@ export async function reconcileFirewall(
 }
 
 /** Detaches (and deletes, when nothing else uses it) every firewall of ours on the NodeBalancer. */
-export async function releaseManaged(deps: FirewallDeps, nbId: number, ownershipTag: string): Promise<string[]> {
+export async function releaseManaged(
+  deps: FirewallDeps,
+  nbId: number,
+  ownershipTag: string,
+): Promise<string[]> {
   const attached = await deps.cache.details.firewalls(nbId);
   const managed = attached.filter((f) => f.tags.includes(ownershipTag));
   for (const fw of managed) await release(deps, fw, nbId, ownershipTag);

@@ -14,7 +14,9 @@ const ACL_KEY = "service.beta.kubernetes.io/linode-loadbalancer-firewall-acl";
 
 function chunks(list: readonly string[]): string[][] {
   const out: string[][] = [];
-  for (let i = 0; i < list.length; i += MAX_ADDRESSES_PER_RULE) out.push(list.slice(i, i + MAX_ADDRESSES_PER_RULE));
+  for (let i = 0; i < list.length; i += MAX_ADDRESSES_PER_RULE) {
+    out.push(list.slice(i, i + MAX_ADDRESSES_PER_RULE));
+  }
   return out;
 }
 
@@ -50,7 +52,9 @@ function rulesFor(
     ports,
     label: ruleLabel,
     description: truncate(
-      split ? `Rule ${i}, created by linode-ccm: ${input.label}, for ${input.serviceName}` : `Created by linode-ccm: ${input.label}, for ${input.serviceName}`,
+      split
+        ? `Rule ${i}, created by linode-ccm: ${input.label}, for ${input.serviceName}`
+        : `Created by linode-ccm: ${input.label}, for ${input.serviceName}`,
       MAX_RULE_DESCRIPTION,
     ),
     addresses: group,
@@ -69,12 +73,19 @@ export function planFirewallRules(
   const action = allowList ? "ACCEPT" : "DROP";
   const inbound = rulesFor(action, allowList ?? denyList ?? {}, input);
   if (inbound.length > MAX_RULES) {
-    const accepted = `at most ${MAX_RULES * MAX_ADDRESSES_PER_RULE} addresses (${MAX_RULES} rules of ${MAX_ADDRESSES_PER_RULE})`;
+    const accepted = `at most ${
+      MAX_RULES * MAX_ADDRESSES_PER_RULE
+    } addresses (${MAX_RULES} rules of ${MAX_ADDRESSES_PER_RULE})`;
     return { ok: false, error: { key: ACL_KEY, value: `${value.slice(0, 200)}…`, accepted } };
   }
   return {
     ok: true,
-    rules: { inbound, inbound_policy: allowList ? "DROP" : "ACCEPT", outbound: [], outbound_policy: "ACCEPT" },
+    rules: {
+      inbound,
+      inbound_policy: allowList ? "DROP" : "ACCEPT",
+      outbound: [],
+      outbound_policy: "ACCEPT",
+    },
   };
 }
 

@@ -43,12 +43,15 @@ function lifecycleOf(svc: V1Service): LifecycleResult {
       errors.push({ key: PREFIX + "nodebalancer-id", value: rawId, accepted: "a NodeBalancer ID" });
     }
   }
-  return errors.length ? { ok: false, errors } : { ok: true, spec: { preserve, retainReservedIpv4, nodeBalancerId } };
+  return errors.length
+    ? { ok: false, errors }
+    : { ok: true, spec: { preserve, retainReservedIpv4, nodeBalancerId } };
 }
 
 function isEligible(node: V1Node): boolean {
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
-  const excluded = node.metadata?.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"] !== undefined;
+  const excluded =
+    node.metadata?.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"] !== undefined;
   const deleting = (node.spec?.taints ?? []).some((t) => t.key === "ToBeDeletedByClusterAutoscaler");
   return ready && !excluded && !deleting;
 }
@@ -74,7 +77,12 @@ function configsOf(svc: V1Service, nodes: readonly V1Node[]): DesiredConfig[] {
     check_timeout: 3,
     check_attempts: 2,
     check_passive: true,
-    nodes: backends.map((b) => ({ address: `${b.ip}:${p.nodePort}`, label: b.label, weight: 100, mode: "accept" })),
+    nodes: backends.map((b) => ({
+      address: `${b.ip}:${p.nodePort}`,
+      label: b.label,
+      weight: 100,
+      mode: "accept",
+    })),
   }));
 }
 
@@ -96,7 +104,12 @@ export function interimPlanner(options: InterimPlannerOptions): ServicePlanner {
     plan(svc, nodes): PlanResult {
       const lifecycle = lifecycleOf(svc);
       const errors = lifecycle.ok ? [] : [...lifecycle.errors];
-      const hostnameOnlyIngress = bool(svc, "hostname-only-ingress", errors, options.hostnameOnlyIngress ?? false);
+      const hostnameOnlyIngress = bool(
+        svc,
+        "hostname-only-ingress",
+        errors,
+        options.hostnameOnlyIngress ?? false,
+      );
       const ipv6Ingress = bool(svc, "enable-ipv6-ingress", errors, options.ipv6Ingress ?? false);
       if (!lifecycle.ok || errors.length) return { ok: false, errors };
       const desired: DesiredNodeBalancer = {
@@ -165,7 +178,9 @@ export function interimDiff(current: CurrentNodeBalancer, desired: DesiredNodeBa
     else actions.push(...diffConfig(found, config, changes));
   }
   for (const c of current.configs) {
-    if (!desired.configs.some((d) => d.port === c.port)) actions.push({ kind: "deleteConfig", configId: c.id });
+    if (!desired.configs.some((d) => d.port === c.port)) {
+      actions.push({ kind: "deleteConfig", configId: c.id });
+    }
   }
   return { actions, changes };
 }

@@ -68,7 +68,11 @@ export const DEFAULT_RETRY_MAX_MS = 300_000;
 export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
 
 /** Syncs one Service by key: cleanup, ensure, or nothing. Throws to be retried. */
-export async function reconcileService(deps: SyncDeps & { services: ServiceLister }, key: string, maxAgeMs: number) {
+export async function reconcileService(
+  deps: SyncDeps & { services: ServiceLister },
+  key: string,
+  maxAgeMs: number,
+) {
   const cached = deps.services.get(key);
   if (!cached) {
     deps.tls.forget(key);
@@ -77,13 +81,26 @@ export async function reconcileService(deps: SyncDeps & { services: ServiceListe
   // Never change what the informer holds.
   const svc = structuredClone(cached);
   if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, { maxAgeMs });
-  else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) await ensureLoadBalancer(deps, svc, { maxAgeMs });
+  else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
+    await ensureLoadBalancer(deps, svc, { maxAgeMs });
+  }
 }
 
-/** The Service fields a sync depends on; other changes (its own status writes) enqueue nothing. */
+/**
+ * The Service fields a sync depends on; other changes enqueue nothing. The ingress is among them so that a
+ * lost or edited status is restored at once (our own status write then costs one sync without any call).
+ */
 function syncFields(svc: V1Service): string {
   const m = svc.metadata ?? {};
-  return JSON.stringify([m.uid, m.annotations, m.finalizers, m.deletionTimestamp !== undefined, svc.spec]);
+  const ingress = svc.status?.loadBalancer?.ingress;
+  return JSON.stringify([
+    m.uid,
+    m.annotations,
+    m.finalizers,
+    m.deletionTimestamp !== undefined,
+    svc.spec,
+    ingress,
+  ]);
 }
 
 function isRelevant(svc: V1Service): boolean {
@@ -129,7 +146,12 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
   };
 }
 
-async function resyncLoop(deps: ServiceControllerDeps, queue: WorkQueue<string>, periodMs: number, signal: AbortSignal) {
+async function resyncLoop(
+  deps: ServiceControllerDeps,
+  queue: WorkQueue<string>,
+  periodMs: number,
+  signal: AbortSignal,
+) {
   while (!signal.aborted) {
     try {
       await deps.clock.sleep(periodMs, signal);

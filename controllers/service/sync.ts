@@ -10,7 +10,7 @@ import type { Logger } from "../../common/log.ts";
 import { type EventSink, normalEvent, refFor } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/run_queue.ts";
-import { type ApplyDeps, applyActions, createNodeBalancer } from "./apply.ts";
+import { applyActions, type ApplyDeps, createNodeBalancer } from "./apply.ts";
 import type {
   InvalidInput,
   NodeBalancerAction,
@@ -21,12 +21,18 @@ import type {
 } from "./contracts.ts";
 import {
   AnnotatedNodeBalancerMissingError,
-  type FinderDeps,
   findByStatus,
+  type FinderDeps,
   findNodeBalancer,
   type FoundNodeBalancer,
 } from "./find.ts";
-import { type FirewallContext, firewallForCreate, type FirewallDeps, reconcileFirewall, releaseManaged } from "./firewall.ts";
+import {
+  type FirewallContext,
+  type FirewallDeps,
+  firewallForCreate,
+  reconcileFirewall,
+  releaseManaged,
+} from "./firewall.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import type { TlsSecrets } from "./tls.ts";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
@@ -87,7 +93,12 @@ function out(deps: SyncDeps) {
 }
 
 function note(deps: SyncDeps, svc: V1Service, reason: string, message: string, props = {}): void {
-  normalEvent(out(deps), { ref: refFor(svc, "Service"), reason, message, props: { service: objectKey(svc), ...props } });
+  normalEvent(out(deps), {
+    ref: refFor(svc, "Service"),
+    reason,
+    message,
+    props: { service: objectKey(svc), ...props },
+  });
 }
 
 function planService(deps: SyncDeps, svc: V1Service): PlanResult & { ok: true } {
@@ -108,12 +119,22 @@ async function ensureFinalizer(deps: SyncDeps, svc: V1Service): Promise<V1Servic
   return await deps.writer.setFinalizers(svc, [...finalizers, LB_FINALIZER]);
 }
 
-function firewallContext(svc: V1Service, label: string, tags: readonly string[], tag: string): FirewallContext {
+function firewallContext(
+  svc: V1Service,
+  label: string,
+  tags: readonly string[],
+  tag: string,
+): FirewallContext {
   const ports = (svc.spec?.ports ?? []).map((p) => p.port);
   return { label, tags, ownershipTag: tag, ports, serviceName: svc.metadata?.name ?? "" };
 }
 
-const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["rebuildConfig", "createNode", "updateNode", "deleteNode"]);
+const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>([
+  "rebuildConfig",
+  "createNode",
+  "updateNode",
+  "deleteNode",
+]);
 
 async function createFor(deps: SyncDeps, svc: V1Service, plan: PlanResult & { ok: true }, tag: string) {
   const { desired, spec } = plan;
@@ -150,10 +171,15 @@ async function updateFound(
   const fwDone = await reconcileFirewall(deps, nbId, plan.spec, fwContext);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and backends";
-    note(deps, svc, "AdoptedLoadBalancer", message, { nodeBalancerId: nbId, via: found.via.replace("-", " ") });
+    note(deps, svc, "AdoptedLoadBalancer", message, {
+      nodeBalancerId: nbId,
+      via: found.via.replace("-", " "),
+    });
   }
   if (changes.length) {
-    const list = changes.map((c) => `${c.field}: ${JSON.stringify(c.old)} → ${JSON.stringify(c.new)}`).join("; ");
+    const list = changes.map((c) => `${c.field}: ${JSON.stringify(c.old)} → ${JSON.stringify(c.new)}`).join(
+      "; ",
+    );
     note(deps, svc, "UpdatedLoadBalancerSettings", "Changed on NodeBalancer {nodeBalancerId}: {changes}", {
       nodeBalancerId: nbId,
       changes: list,
@@ -163,8 +189,17 @@ async function updateFound(
     note(deps, svc, "UpdatedLoadBalancer", "Updated load balancer with new hosts");
   } else if (actions.length || fwDone.length) {
     const props = { nodeBalancerId: nbId, done: [...fwDone].join(", ") || "configs updated" };
-    note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: NodeBalancer {nodeBalancerId} ({done})", props);
-  } else deps.log.debug("service {service}: NodeBalancer {nodeBalancerId} unchanged", { service: objectKey(svc), nodeBalancerId: nbId });
+    note(
+      deps,
+      svc,
+      "EnsuredLoadBalancer",
+      "Ensured load balancer: NodeBalancer {nodeBalancerId} ({done})",
+      props,
+    );
+  } else {deps.log.debug("service {service}: NodeBalancer {nodeBalancerId} unchanged", {
+      service: objectKey(svc),
+      nodeBalancerId: nbId,
+    });}
   return deps.cache.peek(nbId) ?? found.nb;
 }
 
@@ -173,16 +208,28 @@ async function updateFound(
  * deleted as the Go CCM does, but only when it carries our ownership tag (never one no rule ties to the
  * Service); with `preserve` it is kept and no longer tagged as this Service's.
  */
-async function releaseSwitchedFrom(deps: SyncDeps, svc: V1Service, nb: NodeBalancerSummary, spec: ServiceLbSpec, tag: string) {
+async function releaseSwitchedFrom(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  spec: ServiceLbSpec,
+  tag: string,
+) {
   if (spec.nodeBalancerId === undefined) return;
   const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
   if (!old || old.id === nb.id || !old.tags.includes(tag)) return;
   if (spec.preserve) {
     deps.cache.record(await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }));
-    note(deps, svc, "PreservedLoadBalancer", "Kept NodeBalancer {old} (preserve) after switching to {nodeBalancerId}", {
-      old: old.id,
-      nodeBalancerId: nb.id,
-    });
+    note(
+      deps,
+      svc,
+      "PreservedLoadBalancer",
+      "Kept NodeBalancer {old} (preserve) after switching to {nodeBalancerId}",
+      {
+        old: old.id,
+        nodeBalancerId: nb.id,
+      },
+    );
     return;
   }
   note(deps, svc, "DeletingLoadBalancer", "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}", {
@@ -196,7 +243,11 @@ async function releaseSwitchedFrom(deps: SyncDeps, svc: V1Service, nb: NodeBalan
 }
 
 /** Creates or updates the Service's NodeBalancer and reports it in the status. */
-export async function ensureLoadBalancer(deps: SyncDeps, service: V1Service, ctx: SyncContext): Promise<void> {
+export async function ensureLoadBalancer(
+  deps: SyncDeps,
+  service: V1Service,
+  ctx: SyncContext,
+): Promise<void> {
   const plan = planService(deps, service);
   const svc = await ensureFinalizer(deps, service);
   const tag = deps.planner.ownershipTag(svc);
@@ -208,9 +259,19 @@ export async function ensureLoadBalancer(deps: SyncDeps, service: V1Service, ctx
   if (!hasIngress(svc, ingress)) await deps.writer.patchIngress(svc, ingress);
 }
 
-async function findForCleanup(deps: SyncDeps, svc: V1Service, nodeBalancerId: number | undefined, ctx: SyncContext) {
+async function findForCleanup(
+  deps: SyncDeps,
+  svc: V1Service,
+  nodeBalancerId: number | undefined,
+  ctx: SyncContext,
+) {
   try {
-    return await findNodeBalancer(deps, svc, { nodeBalancerId, ownershipTag: deps.planner.ownershipTag(svc) }, ctx);
+    return await findNodeBalancer(
+      deps,
+      svc,
+      { nodeBalancerId, ownershipTag: deps.planner.ownershipTag(svc) },
+      ctx,
+    );
   } catch (e) {
     if (e instanceof AnnotatedNodeBalancerMissingError) return undefined;
     throw e;
@@ -218,7 +279,11 @@ async function findForCleanup(deps: SyncDeps, svc: V1Service, nodeBalancerId: nu
 }
 
 /** Deletes the Service's NodeBalancer (unless preserved), clears the status, then drops the finalizer. */
-export async function ensureLoadBalancerDeleted(deps: SyncDeps, service: V1Service, ctx: SyncContext): Promise<void> {
+export async function ensureLoadBalancerDeleted(
+  deps: SyncDeps,
+  service: V1Service,
+  ctx: SyncContext,
+): Promise<void> {
   let svc = service;
   const lifecycle = deps.planner.lifecycle(svc);
   if (!lifecycle.ok) throw new InvalidServiceError(lifecycle.errors);
