@@ -22,7 +22,6 @@ import type {
 import {
   AnnotatedNodeBalancerMissingError,
   findByStatus,
-  type FinderDeps,
   findNodeBalancer,
   type FoundNodeBalancer,
 } from "./find.ts";
