@@ -2,7 +2,7 @@
  * The Linode objects the cache holds, as the subset of the API's wire shape that the CCM reads.
  * `linode/client.ts` returns the full objects; they satisfy these structurally.
  */
-import type { Firewall, NodeBalancerConfig, NodeBalancerConfigNode } from "@linode/api-v4";
+import type { Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigNode } from "@linode/api-v4";
 
 /** A Linode instance (`GET /linode/instances`). */
 export interface LinodeInstance {
@@ -70,9 +70,9 @@ export interface NodeBalancerSummary {
   /** Connections per second per client IP (0: off). */
   readonly client_conn_throttle?: number;
   /** `common`, `premium`, `premium_40gb`. */
-  readonly type?: string;
+  readonly type?: NodeBalancer["type"];
   /** `public`, or `vpc` for a NodeBalancer whose frontend address is in a VPC subnet. */
-  readonly frontend_address_type?: string;
+  readonly frontend_address_type?: NodeBalancer["frontend_address_type"];
   readonly frontend_vpc_subnet_id?: number | null;
 }
 

@@ -4,14 +4,15 @@ import type { CoreV1Event, V1Node, V1Secret, V1Service } from "@kubernetes/clien
 import { NodeBalancerCache } from "../cache/nodebalancers.ts";
 import { systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import type { NodeBalancerDiffer, ServicePlanner } from "../controllers/service/contracts.ts";
-import { interimDiff, interimPlanner } from "../controllers/service/interim_plan.ts";
+import type { ServiceDefaults } from "../controllers/service/defaults.ts";
+import { defaults as serviceDefaults } from "../controllers/service/fixtures.ts";
 import {
   kubeServiceWriter,
   type ServiceControllerDeps,
   type ServiceControllerOptions,
   startServiceController,
 } from "../controllers/service/service_controller.ts";
+import { SubnetResolver } from "../controllers/service/subnets.ts";
 import { makeKubeClients, nodeSource, secretSource, serviceSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
@@ -29,8 +30,8 @@ export { waitFor } from "./process.ts";
 /** Options of `startServiceWorld`. */
 export interface ServiceWorldOptions {
   controller?: ServiceControllerOptions;
-  planner?: ServicePlanner;
-  diff?: NodeBalancerDiffer;
+  /** CCM-wide settings (default: the flags' defaults, cluster `kubernetes`, region `us-east`). */
+  defaults?: ServiceDefaults;
 }
 
 /** Both emulators plus the wired service controller. */
@@ -102,8 +103,8 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
     nodeBalancers: client.nodeBalancers,
     firewalls: client.firewalls,
     writer: kubeServiceWriter(clients.core),
-    planner: options.planner ?? interimPlanner({ region: "us-east", prefix: "ccm" }),
-    diff: options.diff ?? interimDiff,
+    defaults: options.defaults ?? serviceDefaults(),
+    subnets: new SubnetResolver(client.vpcs, clock),
     events,
     log,
     metrics,

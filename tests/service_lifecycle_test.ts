@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ownershipTag } from "../controllers/service/ownership.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
 
@@ -27,7 +28,7 @@ Deno.test("startServiceController() adds the finalizer, creates one NodeBalancer
   const nb = nbs[0];
   assert.ok(nb);
   assert.match(nb.label, /^ccm-/);
-  assert.ok(nb.tags.includes(`ccm:${created.metadata?.uid}`), "ownership tag");
+  assert.ok(nb.tags.includes(ownershipTag("kubernetes", created.metadata?.uid ?? "")), "ownership tag");
   assert.deepEqual(svc?.status?.loadBalancer?.ingress, [{ ip: nb.ipv4, hostname: nb.hostname }]);
   const ports = Object.fromEntries((svc?.spec?.ports ?? []).map((p) => [p.port, p.nodePort]));
   assert.deepEqual(
@@ -113,7 +114,8 @@ Deno.test("startServiceController() follows Node changes in place, keeping the n
   }
   assert.equal(world.nodeBalancers().length, 1);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1);
-  await waitFor(() => world.events("UpdatedLoadBalancer", "web").some((e) => (e.count ?? 0) >= 2), {
+  const updates = () => world.events("UpdatedLoadBalancer", "web").reduce((n, e) => n + (e.count ?? 1), 0);
+  await waitFor(() => updates() >= 2, {
     what: "an UpdatedLoadBalancer Event per Node change",
   });
 });

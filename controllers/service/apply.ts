@@ -8,7 +8,9 @@ import type { NodeBalancer } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { NodeBalancerConfigState, NodeBalancerNodeState } from "../../cache/types.ts";
 import type { NodeBalancerApi } from "../../linode/nodebalancers.ts";
-import type { DesiredNodeBalancer, NodeBalancerAction } from "./contracts.ts";
+import { createNodeBalancerBody, revealConfigBody, revealCreateBody } from "./bodies.ts";
+import type { DesiredNodeBalancer } from "./desired.ts";
+import type { NodeBalancerAction } from "./diff_types.ts";
 
 /** The NodeBalancer calls the service controller makes. `LinodeClient.nodeBalancers` implements it. */
 export type NodeBalancerWrites = Pick<
@@ -21,7 +23,6 @@ export type NodeBalancerWrites = Pick<
   | "listConfigNodes"
   | "createConfig"
   | "updateConfig"
-  | "rebuildConfig"
   | "deleteConfig"
   | "createConfigNode"
   | "updateConfigNode"
@@ -34,7 +35,7 @@ export interface ApplyDeps {
   cache: Pick<NodeBalancerCache, "record" | "details">;
 }
 
-type ConfigResponse = Awaited<ReturnType<NodeBalancerWrites["rebuildConfig"]>>;
+type ConfigResponse = Awaited<ReturnType<NodeBalancerWrites["createConfig"]>>;
 
 /** The config a write answered with, its nodes taken from the answer when it has them, else listed. */
 async function configState(
@@ -83,26 +84,18 @@ async function applyOne(deps: ApplyDeps, nbId: number, action: NodeBalancerActio
   const api = deps.nodeBalancers;
   const details = deps.cache.details;
   switch (action.kind) {
-    case "update":
+    case "updateNodeBalancer":
       deps.cache.record(await api.update(nbId, action.body));
       return;
     case "createConfig": {
-      // As the Go CCM: create the config, then set its nodes with a rebuild (the create does not take them).
-      const { nodes, ...settings } = action.config;
-      const created = await api.createConfig(nbId, settings);
-      const rebuilt = await api.rebuildConfig(nbId, created.id, { ...settings, nodes });
-      details.recordConfig(nbId, await configState(deps, nbId, rebuilt));
+      const created = await api.createConfig(nbId, revealConfigBody(action.body));
+      details.recordConfig(nbId, await configState(deps, nbId, created));
       return;
     }
     case "updateConfig": {
-      const updated = await api.updateConfig(nbId, action.configId, action.body);
+      const updated = await api.updateConfig(nbId, action.configId, revealConfigBody(action.body));
       const known = cachedConfig(deps, nbId, action.configId)?.nodes;
-      details.recordConfig(nbId, await configState(deps, nbId, updated, known ?? []));
-      return;
-    }
-    case "rebuildConfig": {
-      const rebuilt = await api.rebuildConfig(nbId, action.configId, action.body);
-      details.recordConfig(nbId, await configState(deps, nbId, rebuilt));
+      details.recordConfig(nbId, await configState(deps, nbId, updated, known));
       return;
     }
     case "deleteConfig":
@@ -128,34 +121,17 @@ export async function applyActions(
   }
 }
 
-/** Options of `createNodeBalancer` beyond the desired shape. */
-export interface CreateOptions {
-  /** Attach this Cloud Firewall at creation (`firewall-id`, or the one made for `firewall-acl`). */
-  firewallId?: number;
-}
-
 /**
- * Creates the NodeBalancer with every config and node in one call, then reads its configs and firewalls
- * back once (the create answer has no config or node ids, and an account default firewall may have been
- * attached), so the Service's later syncs read nothing.
+ * Creates the NodeBalancer with every config and node in one call (attached to `firewallId` when given), then
+ * reads its configs and firewalls back once (the create answer has no config or node ids, and an account
+ * default firewall may have been attached), so the Service's later syncs read nothing.
  */
 export async function createNodeBalancer(
   deps: ApplyDeps,
   desired: DesiredNodeBalancer,
-  options: CreateOptions = {},
+  firewallId?: number,
 ): Promise<NodeBalancer> {
-  const body = {
-    label: desired.label,
-    region: desired.region,
-    tags: desired.tags,
-    client_conn_throttle: desired.client_conn_throttle,
-    configs: desired.configs,
-    ...(desired.type ? { type: desired.type } : {}),
-    ...(desired.ipv4 ? { ipv4: desired.ipv4 } : {}),
-    ...(desired.vpcs?.length ? { vpcs: desired.vpcs } : {}),
-    ...(options.firewallId ? { firewall_id: options.firewallId } : {}),
-  };
-  const nb = await deps.nodeBalancers.create(body);
+  const nb = await deps.nodeBalancers.create(revealCreateBody(createNodeBalancerBody(desired, firewallId)));
   deps.cache.record(nb);
   const configs = await deps.nodeBalancers.listConfigs(nb.id);
   const states = await Promise.all(configs.map((c) => configState(deps, nb.id, c)));

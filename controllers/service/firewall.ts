@@ -3,15 +3,14 @@
  * it replaces, as the Go CCM does); `firewall-acl` keeps a CCM-managed firewall's rules in line with the
  * annotation and the Service's ports. A managed firewall carries the Service's ownership tag; only such a
  * firewall is ever deleted (when the ACL goes, or with the Service). Attached firewalls come from the
- * NodeBalancer detail cache and every change is written back to it.
+ * NodeBalancer detail cache and every change is written back to it, so an unchanged Service costs no call.
  */
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { FirewallState } from "../../cache/types.ts";
 import type { FirewallApi } from "../../linode/firewalls.ts";
-import { InvalidInputError } from "../loop/run_queue.ts";
-import type { ServiceLbSpec } from "./contracts.ts";
-import { planFirewallRules, sameFirewallRules } from "./firewall_rules.ts";
+import type { DesiredFirewall } from "./desired.ts";
+import { sameFirewallRules } from "./firewall_compare.ts";
 
 /** The firewall calls the service controller makes. `LinodeClient.firewalls` implements it. */
 export type FirewallWrites = Pick<
@@ -25,60 +24,23 @@ export interface FirewallDeps {
   cache: Pick<NodeBalancerCache, "details">;
 }
 
-/** Names and tags for a managed firewall. */
-export interface FirewallContext {
-  /** The NodeBalancer's label: the managed firewall's label. */
-  label: string;
-  /** The NodeBalancer's tags (the ownership tag among them). */
-  tags: readonly string[];
-  ownershipTag: string;
-  ports: readonly number[];
-  serviceName: string;
-}
-
-/** An invalid ACL: a Warning and no retry until the Service changes. */
-export class InvalidAclError extends InvalidInputError {
-  override name = "InvalidAclError";
-}
-
-function rulesFor(spec: ServiceLbSpec, ctx: FirewallContext): UpdateFirewallRules | undefined {
-  if (spec.firewallId !== undefined || !spec.firewallAcl) return undefined;
-  const planned = planFirewallRules({
-    acl: spec.firewallAcl,
-    ports: ctx.ports,
-    label: ctx.label,
-    serviceName: ctx.serviceName,
-  });
-  if (!planned.ok) {
-    const e = planned.error;
-    throw new InvalidAclError(`Invalid annotation ${e.key}=${e.value}: accepts ${e.accepted}`);
-  }
-  return planned.rules;
-}
-
 /**
- * Before a NodeBalancer is created: the firewall to create it with, made now for an ACL (so the
- * NodeBalancer is never reachable without it). Throws `InvalidAclError` for a bad ACL.
+ * Before a NodeBalancer is created: the firewall to create it with, made now for an ACL so the NodeBalancer
+ * is never reachable without it.
  */
 export async function firewallForCreate(
   deps: FirewallDeps,
-  spec: ServiceLbSpec,
-  ctx: FirewallContext,
+  firewall: DesiredFirewall,
 ): Promise<{ firewallId?: number; created?: Firewall }> {
-  if (spec.firewallId !== undefined) return { firewallId: spec.firewallId };
-  const rules = rulesFor(spec, ctx);
-  if (!rules) return {};
-  const created = await deps.firewalls.create({ label: ctx.label, tags: [...ctx.tags], rules });
+  if (firewall.kind === "id") return { firewallId: firewall.firewallId };
+  if (firewall.kind === "none") return {};
+  const body = { label: firewall.label, tags: [...firewall.tags], rules: firewall.rules };
+  const created = await deps.firewalls.create(body);
   return { firewallId: created.id, created };
 }
 
 /** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
-async function release(
-  deps: FirewallDeps,
-  fw: FirewallState,
-  nbId: number,
-  ownershipTag: string,
-): Promise<void> {
+async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
   const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
   if (fw.tags.includes(ownershipTag) && others.length === 0) {
     await deps.firewalls.delete(fw.id);
@@ -94,13 +56,13 @@ async function attachById(
   nbId: number,
   attached: readonly FirewallState[],
   firewallId: number,
-  ctx: FirewallContext,
+  ownershipTag: string,
 ): Promise<string[]> {
   if (attached.length === 1 && attached[0]?.id === firewallId) return [];
   if (!attached.some((f) => f.id === firewallId)) {
     await deps.firewalls.createDevice(firewallId, { id: nbId, type: "nodebalancer" });
   }
-  for (const fw of attached) if (fw.id !== firewallId) await release(deps, fw, nbId, ctx.ownershipTag);
+  for (const fw of attached) if (fw.id !== firewallId) await release(deps, fw, nbId, ownershipTag);
   deps.cache.details.setFirewalls(nbId, [await deps.firewalls.get(firewallId)]);
   return [`attached firewall ${firewallId}`];
 }
@@ -109,49 +71,46 @@ async function syncAcl(
   deps: FirewallDeps,
   nbId: number,
   attached: readonly FirewallState[],
-  rules: UpdateFirewallRules,
-  ctx: FirewallContext,
+  acl: { label: string; tags: readonly string[]; rules: UpdateFirewallRules },
+  ownershipTag: string,
 ): Promise<string[]> {
   if (attached.length > 1) {
-    throw new Error(
-      `Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`,
-    );
+    throw new Error(`Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`);
   }
   const [fw] = attached;
   if (!fw) {
-    const body = { label: ctx.label, tags: [...ctx.tags], rules, devices: { nodebalancers: [nbId] } };
+    const body = { label: acl.label, tags: [...acl.tags], rules: acl.rules, devices: { nodebalancers: [nbId] } };
     const created = await deps.firewalls.create(body);
     deps.cache.details.setFirewalls(nbId, [created]);
     return [`created firewall ${created.id}`];
   }
   const done: string[] = [];
   let next: FirewallState = fw;
-  if (!sameFirewallRules(fw.rules, rules)) {
-    next = { ...next, rules: await deps.firewalls.updateRules(fw.id, rules) };
-    done.push(`updated rules of firewall ${fw.id}`);
+  if (!sameFirewallRules(fw.rules, acl.rules)) {
+    next = { ...next, rules: await deps.firewalls.updateRules(fw.id, acl.rules) };
+    done.push(`updated the rules of firewall ${fw.id}`);
   }
-  // As the Go CCM, an ACL takes over the one firewall attached; tagging it makes it ours to delete later.
-  if (!fw.tags.includes(ctx.ownershipTag)) {
-    next = await deps.firewalls.update(fw.id, { tags: [...fw.tags, ctx.ownershipTag] });
+  // As the Go CCM, an ACL takes over the one firewall attached; the tag makes it ours to delete later.
+  if (!fw.tags.includes(ownershipTag)) {
+    next = { ...next, tags: (await deps.firewalls.update(fw.id, { tags: [...fw.tags, ownershipTag] })).tags };
     done.push(`took over firewall ${fw.id}`);
   }
   if (done.length) deps.cache.details.setFirewalls(nbId, [next]);
   return done;
 }
 
-/** Brings the NodeBalancer's firewalls in line with the Service; returns what changed (empty: no call). */
+/** Brings the NodeBalancer's firewalls in line with the plan; returns what changed (empty: no call made). */
 export async function reconcileFirewall(
   deps: FirewallDeps,
   nbId: number,
-  spec: ServiceLbSpec,
-  ctx: FirewallContext,
+  firewall: DesiredFirewall,
+  ownershipTag: string,
 ): Promise<string[]> {
-  const rules = rulesFor(spec, ctx);
   const attached = await deps.cache.details.firewalls(nbId);
   try {
-    if (spec.firewallId !== undefined) return await attachById(deps, nbId, attached, spec.firewallId, ctx);
-    if (rules) return await syncAcl(deps, nbId, attached, rules, ctx);
-    return await releaseManaged(deps, nbId, ctx.ownershipTag);
+    if (firewall.kind === "id") return await attachById(deps, nbId, attached, firewall.firewallId, ownershipTag);
+    if (firewall.kind === "acl") return await syncAcl(deps, nbId, attached, firewall, ownershipTag);
+    return await releaseManaged(deps, nbId, ownershipTag);
   } catch (e) {
     deps.cache.details.forget(nbId);
     throw e;
@@ -159,11 +118,7 @@ export async function reconcileFirewall(
 }
 
 /** Detaches (and deletes, when nothing else uses it) every firewall of ours on the NodeBalancer. */
-export async function releaseManaged(
-  deps: FirewallDeps,
-  nbId: number,
-  ownershipTag: string,
-): Promise<string[]> {
+export async function releaseManaged(deps: FirewallDeps, nbId: number, ownershipTag: string): Promise<string[]> {
   const attached = await deps.cache.details.firewalls(nbId);
   const managed = attached.filter((f) => f.tags.includes(ownershipTag));
   for (const fw of managed) await release(deps, fw, nbId, ownershipTag);

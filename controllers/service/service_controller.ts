@@ -13,11 +13,12 @@ import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patc
 import type { Registry } from "../../server/metrics.ts";
 import { runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
+import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
+import { ensureLoadBalancer } from "./ensure.ts";
 import {
-  ensureLoadBalancer,
-  ensureLoadBalancerDeleted,
-  LB_FINALIZER,
+  hasFinalizer,
   needsCleanup,
+  Notices,
   type ServiceWriter,
   type SyncDeps,
   wantsLoadBalancer,
@@ -41,8 +42,9 @@ export interface NodeLister {
 }
 
 /** What the service controller needs. */
-export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls"> {
+export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | "notices"> {
   services: ServiceLister;
+  reservedIps?: ReservedIps;
   nodes: NodeLister;
   secrets: SecretLister;
   metrics: Registry;
@@ -104,7 +106,7 @@ function syncFields(svc: V1Service): string {
 }
 
 function isRelevant(svc: V1Service): boolean {
-  return wantsLoadBalancer(svc) || (svc.metadata?.finalizers?.includes(LB_FINALIZER) ?? false);
+  return wantsLoadBalancer(svc) || hasFinalizer(svc);
 }
 
 /** The Node fields backends depend on: readiness, exclusion, deletion taint, addresses, Linode annotations. */
@@ -185,7 +187,7 @@ export function startServiceController(
       // Listings from before this term may miss NodeBalancers the other replica created (see find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
-      const syncDeps = { ...deps, tls };
+      const syncDeps = { ...deps, tls, notices: new Notices() };
       const queue = new WorkQueue<string>({
         name: "service",
         clock: deps.clock,

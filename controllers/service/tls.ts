@@ -3,8 +3,9 @@
  * Service so that a changed Secret enqueues exactly the Services that use it. Certificates and keys stay in
  * memory: nothing here logs them or puts them in an error.
  */
+import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
-import type { TlsLookup, TlsMaterial } from "./contracts.ts";
+import type { TlsMaterial } from "./plan.ts";
 
 /** Secrets as the informer holds them. `Informer<V1Secret>` implements it. */
 export interface SecretLister {
@@ -18,62 +19,90 @@ export class SecretsUnavailableError extends Error {
   override name = "SecretsUnavailableError";
 }
 
-/** Decodes a Secret's `data` value (base64, as the API sends it; client-node keeps it so). */
+/** Decodes a Secret's `data` value (base64, as the API sends it and client-node keeps it). */
 function decode(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   try {
-    const bytes = Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
-    return new TextDecoder().decode(bytes);
+    return new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0)));
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The SHA-256 fingerprint of the first certificate of a PEM chain, as the API reports `ssl_fingerprint`
+ * (`AA:BB:…`), or null when there is no readable certificate.
+ */
+export function certificateFingerprint(pem: string): string | null {
+  const body = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(pem)?.[1];
+  if (!body) return null;
+  let der: Uint8Array;
+  try {
+    der = Uint8Array.from(atob(body.replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+  const hex = createHash("sha256").update(der).digest("hex").toUpperCase();
+  return hex.match(/../g)?.join(":") ?? null;
 }
 
 /** `tls.crt` and `tls.key` of a Secret, trimmed as the Go CCM does, or undefined when either is missing. */
 export function tlsMaterial(secret: V1Secret): TlsMaterial | undefined {
   const cert = decode(secret.data?.["tls.crt"])?.trim() ?? secret.stringData?.["tls.crt"]?.trim();
   const key = decode(secret.data?.["tls.key"])?.trim() ?? secret.stringData?.["tls.key"]?.trim();
-  return cert && key ? { cert, key } : undefined;
+  return cert && key ? { cert, key, fingerprint: certificateFingerprint(cert) } : undefined;
 }
 
-/** Which Services read which Secrets, for enqueueing on Secret changes. */
+/** Which Services read which Secrets, for enqueueing on Secret changes; and the material, memoised. */
 export class TlsSecrets {
   readonly #lister: SecretLister;
-  /** Service key → Secret keys (`ns/name`) it read at its last plan. */
+  /** Service key → Secret keys (`ns/name`) its last plan read. */
   readonly #uses = new Map<string, ReadonlySet<string>>();
+  readonly #memo = new Map<string, { version: string; material: TlsMaterial | undefined }>();
 
   constructor(lister: SecretLister) {
     this.#lister = lister;
   }
 
   /**
-   * A lookup for one plan of Service `serviceKey` in `namespace`; call `done()` after planning to remember
-   * which Secrets it read. Throws `SecretsUnavailableError` while the informer has not synced.
+   * The TLS material of `names` (Secrets in `namespace`) for Service `serviceKey`, and which it read; a missing
+   * or incomplete Secret is absent from the map. Throws `SecretsUnavailableError` until the informer synced.
    */
-  lookupFor(serviceKey: string, namespace: string): { lookup: TlsLookup; done: () => void } {
-    const read = new Set<string>();
-    const lookup: TlsLookup = (name) => {
-      const key = `${namespace}/${name}`;
-      read.add(key);
-      if (!this.#lister.synced) throw new SecretsUnavailableError("Secrets are not listed yet");
-      const secret = this.#lister.get(key);
-      return secret ? tlsMaterial(secret) : undefined;
-    };
-    return { lookup, done: () => this.#remember(serviceKey, read) };
+  materialFor(serviceKey: string, namespace: string, names: readonly string[]): Map<string, TlsMaterial> {
+    const keys = new Set(names.map((n) => `${namespace}/${n}`));
+    if (keys.size) this.#uses.set(serviceKey, keys);
+    else this.#uses.delete(serviceKey);
+    const out = new Map<string, TlsMaterial>();
+    if (keys.size === 0) return out;
+    if (!this.#lister.synced) throw new SecretsUnavailableError("Cannot read TLS Secrets: not listed yet");
+    for (const name of names) {
+      const material = this.#read(`${namespace}/${name}`);
+      if (material) out.set(name, material);
+    }
+    return out;
   }
 
-  /** The Services that read the Secret `secretKey` (`ns/name`) at their last plan. */
+  /** The Services whose last plan read the Secret `secretKey` (`ns/name`). */
   servicesUsing(secretKey: string): string[] {
     return [...this.#uses].filter(([, keys]) => keys.has(secretKey)).map(([svc]) => svc);
   }
 
-  /** Forgets a Service (deleted). */
+  /** Forgets a Service (deleted, or no longer a LoadBalancer). */
   forget(serviceKey: string): void {
     this.#uses.delete(serviceKey);
   }
 
-  #remember(serviceKey: string, read: ReadonlySet<string>): void {
-    if (read.size) this.#uses.set(serviceKey, read);
-    else this.#uses.delete(serviceKey);
+  #read(key: string): TlsMaterial | undefined {
+    const secret = this.#lister.get(key);
+    if (!secret) {
+      this.#memo.delete(key);
+      return undefined;
+    }
+    const version = `${secret.metadata?.uid}/${secret.metadata?.resourceVersion}`;
+    const memo = this.#memo.get(key);
+    if (memo?.version === version) return memo.material;
+    const material = tlsMaterial(secret);
+    this.#memo.set(key, { version, material });
+    return material;
   }
 }
