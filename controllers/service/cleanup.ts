@@ -11,7 +11,12 @@ import { releaseManaged } from "./firewall.ts";
 import { lifecycleOf } from "./planner.ts";
 import { LB_FINALIZER, note, ownershipTagOf, type SyncContext, type SyncDeps } from "./sync.ts";
 
-async function findForCleanup(deps: SyncDeps, svc: V1Service, nodeBalancerId: number | null, ctx: SyncContext) {
+async function findForCleanup(
+  deps: SyncDeps,
+  svc: V1Service,
+  nodeBalancerId: number | null,
+  ctx: SyncContext,
+) {
   const rules = { nodeBalancerId: nodeBalancerId ?? undefined, ownershipTag: ownershipTagOf(deps, svc) };
   try {
     return await findNodeBalancer(deps, svc, rules, ctx);
@@ -36,7 +41,9 @@ async function deleteNodeBalancer(deps: SyncDeps, svc: V1Service, nbId: number):
     if (!isNotFound(e)) throw e;
   }
   deps.cache.forget(nbId);
-  note(deps, svc, "DeletedLoadBalancer", "Deleted load balancer: NodeBalancer {nodeBalancerId}", { nodeBalancerId: nbId });
+  note(deps, svc, "DeletedLoadBalancer", "Deleted load balancer: NodeBalancer {nodeBalancerId}", {
+    nodeBalancerId: nbId,
+  });
 }
 
 /** Deletes the Service's NodeBalancer (unless preserved), clears the status, then drops the finalizer. */
@@ -55,7 +62,9 @@ export async function ensureLoadBalancerDeleted(
   } else if (found) {
     await deleteNodeBalancer(deps, svc, found.nb.id);
     // As the Go CCM: the NodeBalancer's address goes back unless the reserved IP is to be kept.
-    if (!lifecycle.retainReservedIpv4 && deps.reservedIps) await deps.reservedIps.deleteReservedIpv4(found.nb.ipv4);
+    if (!lifecycle.retainReservedIpv4 && deps.reservedIps) {
+      await deps.reservedIps.deleteReservedIpv4(found.nb.ipv4);
+    }
   }
   deps.tls.forget(objectKey(svc));
   deps.notices.forget(objectKey(svc));

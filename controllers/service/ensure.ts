@@ -8,13 +8,21 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { applyActions, createNodeBalancer } from "./apply.ts";
-import { formatChanges, diffNodeBalancer } from "./diff.ts";
+import { diffNodeBalancer, formatChanges } from "./diff.ts";
 import type { CurrentNodeBalancer, NodeBalancerAction } from "./diff_types.ts";
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./find.ts";
 import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall.ts";
 import { type PlannedService, planService } from "./planner.ts";
 import { hasIngress, ingressFor } from "./status.ts";
-import { hasFinalizer, LB_FINALIZER, note, ownershipTagOf, type SyncContext, type SyncDeps, warnOnce } from "./sync.ts";
+import {
+  hasFinalizer,
+  LB_FINALIZER,
+  note,
+  ownershipTagOf,
+  type SyncContext,
+  type SyncDeps,
+  warnOnce,
+} from "./sync.ts";
 
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
 
@@ -74,7 +82,10 @@ async function updateFound(
   warnOnce(deps, svc, "LoadBalancerFieldImmutable", immutableText);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
-    note(deps, svc, "AdoptedLoadBalancer", message, { nodeBalancerId: nbId, via: found.via.replace("-", " ") });
+    note(deps, svc, "AdoptedLoadBalancer", message, {
+      nodeBalancerId: nbId,
+      via: found.via.replace("-", " "),
+    });
   }
   const props = { nodeBalancerId: nbId, changes: formatChanges(changes) || "no setting changed" };
   if (actions.length && nodesOnly && !fwDone.length) {
@@ -85,7 +96,10 @@ async function updateFound(
       ...props,
       done,
     });
-  } else deps.log.debug("{service}: NodeBalancer {nodeBalancerId} unchanged", { service: objectKey(svc), nodeBalancerId: nbId });
+  } else {deps.log.debug("{service}: NodeBalancer {nodeBalancerId} unchanged", {
+      service: objectKey(svc),
+      nodeBalancerId: nbId,
+    });}
   return deps.cache.peek(nbId) ?? found.nb;
 }
 
@@ -94,7 +108,12 @@ async function updateFound(
  * deleted as the Go CCM does, but only when it carries our ownership tag (never one no rule ties to the
  * Service); with `preserve` it is kept and no longer tagged as this Service's.
  */
-async function releaseSwitchedFrom(deps: SyncDeps, svc: V1Service, nb: NodeBalancerSummary, plan: PlannedService) {
+async function releaseSwitchedFrom(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  plan: PlannedService,
+) {
   if (plan.spec.nodeBalancerId === null) return;
   const tag = ownershipTagOf(deps, svc);
   const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
@@ -102,7 +121,13 @@ async function releaseSwitchedFrom(deps: SyncDeps, svc: V1Service, nb: NodeBalan
   const props = { old: old.id, nodeBalancerId: nb.id };
   if (plan.spec.preserve) {
     deps.cache.record(await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }));
-    note(deps, svc, "PreservedLoadBalancer", "Kept NodeBalancer {old} (preserve) after moving to {nodeBalancerId}", props);
+    note(
+      deps,
+      svc,
+      "PreservedLoadBalancer",
+      "Kept NodeBalancer {old} (preserve) after moving to {nodeBalancerId}",
+      props,
+    );
     return;
   }
   note(deps, svc, "DeletingLoadBalancer", "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}", props);
@@ -113,11 +138,18 @@ async function releaseSwitchedFrom(deps: SyncDeps, svc: V1Service, nb: NodeBalan
 }
 
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
-export async function ensureLoadBalancer(deps: SyncDeps, service: V1Service, ctx: SyncContext): Promise<void> {
+export async function ensureLoadBalancer(
+  deps: SyncDeps,
+  service: V1Service,
+  ctx: SyncContext,
+): Promise<void> {
   const plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service);
-  const rules = { nodeBalancerId: plan.spec.nodeBalancerId ?? undefined, ownershipTag: ownershipTagOf(deps, svc) };
+  const rules = {
+    nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
+    ownershipTag: ownershipTagOf(deps, svc),
+  };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
   const nb = found ? await updateFound(deps, svc, found, plan) : await createFor(deps, svc, plan);
   await releaseSwitchedFrom(deps, svc, nb, plan);

@@ -75,11 +75,18 @@ async function syncAcl(
   ownershipTag: string,
 ): Promise<string[]> {
   if (attached.length > 1) {
-    throw new Error(`Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`);
+    throw new Error(
+      `Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`,
+    );
   }
   const [fw] = attached;
   if (!fw) {
-    const body = { label: acl.label, tags: [...acl.tags], rules: acl.rules, devices: { nodebalancers: [nbId] } };
+    const body = {
+      label: acl.label,
+      tags: [...acl.tags],
+      rules: acl.rules,
+      devices: { nodebalancers: [nbId] },
+    };
     const created = await deps.firewalls.create(body);
     deps.cache.details.setFirewalls(nbId, [created]);
     return [`created firewall ${created.id}`];
@@ -108,7 +115,9 @@ export async function reconcileFirewall(
 ): Promise<string[]> {
   const attached = await deps.cache.details.firewalls(nbId);
   try {
-    if (firewall.kind === "id") return await attachById(deps, nbId, attached, firewall.firewallId, ownershipTag);
+    if (firewall.kind === "id") {
+      return await attachById(deps, nbId, attached, firewall.firewallId, ownershipTag);
+    }
     if (firewall.kind === "acl") return await syncAcl(deps, nbId, attached, firewall, ownershipTag);
     return await releaseManaged(deps, nbId, ownershipTag);
   } catch (e) {
@@ -118,7 +127,11 @@ export async function reconcileFirewall(
 }
 
 /** Detaches (and deletes, when nothing else uses it) every firewall of ours on the NodeBalancer. */
-export async function releaseManaged(deps: FirewallDeps, nbId: number, ownershipTag: string): Promise<string[]> {
+export async function releaseManaged(
+  deps: FirewallDeps,
+  nbId: number,
+  ownershipTag: string,
+): Promise<string[]> {
   const attached = await deps.cache.details.firewalls(nbId);
   const managed = attached.filter((f) => f.tags.includes(ownershipTag));
   for (const fw of managed) await release(deps, fw, nbId, ownershipTag);

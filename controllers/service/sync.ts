@@ -65,7 +65,12 @@ export function ownershipTagOf(deps: Pick<SyncDeps, "defaults">, svc: V1Service)
 /** A Normal Event on the Service and its `info` log line. */
 export function note(deps: SyncDeps, svc: V1Service, reason: string, message: string, props = {}): void {
   const out = { log: deps.log, events: deps.events };
-  normalEvent(out, { ref: refFor(svc, "Service"), reason, message, props: { service: objectKey(svc), ...props } });
+  normalEvent(out, {
+    ref: refFor(svc, "Service"),
+    reason,
+    message,
+    props: { service: objectKey(svc), ...props },
+  });
 }
 
 /** A Warning Event on the Service, only when `text` differs from what was last said under `reason`. */
@@ -73,7 +78,12 @@ export function warnOnce(deps: SyncDeps, svc: V1Service, reason: string, text: s
   if (!deps.notices.changed(objectKey(svc), reason, text)) return;
   if (text === "") return;
   const out = { log: deps.log, events: deps.events };
-  warnEvent(out, { ref: refFor(svc, "Service"), reason, message: "{text}", props: { service: objectKey(svc), text } });
+  warnEvent(out, {
+    ref: refFor(svc, "Service"),
+    reason,
+    message: "{text}",
+    props: { service: objectKey(svc), text },
+  });
 }
 
 /** What was last said per Service and reason. */
@@ -91,6 +101,8 @@ export class Notices {
 
   /** Forgets a Service. */
   forget(serviceKey: string): void {
-    for (const key of [...this.#said.keys()]) if (key.startsWith(`${serviceKey}\u0000`)) this.#said.delete(key);
+    for (const key of [...this.#said.keys()]) {
+      if (key.startsWith(`${serviceKey}\u0000`)) this.#said.delete(key);
+    }
   }
 }

@@ -30,8 +30,10 @@ function decode(value: string | undefined): string | undefined {
 }
 
 /**
- * The SHA-256 fingerprint of the first certificate of a PEM chain, as the API reports `ssl_fingerprint`
- * (`AA:BB:…`), or null when there is no readable certificate.
+ * The fingerprint of the first certificate of a PEM chain as the API reports `ssl_fingerprint`: SHA-1 of the
+ * DER, upper-case hex pairs joined by colons (the API reference's example has 20 bytes; the emulator does the
+ * same), or null when there is no readable certificate. Compared with the API's value, it tells whether a
+ * Secret's certificate is already on the NodeBalancer without sending it again.
  */
 export function certificateFingerprint(pem: string): string | null {
   const body = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(pem)?.[1];
@@ -42,7 +44,7 @@ export function certificateFingerprint(pem: string): string | null {
   } catch {
     return null;
   }
-  const hex = createHash("sha256").update(der).digest("hex").toUpperCase();
+  const hex = createHash("sha1").update(der).digest("hex").toUpperCase();
   return hex.match(/../g)?.join(":") ?? null;
 }
 
