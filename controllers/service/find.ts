@@ -30,9 +30,9 @@ export interface FinderDeps {
   nodeBalancers: Pick<NodeBalancerWrites, "get">;
 }
 
-/** How fresh the listing must be: loaded within this many ms (the age of the leadership term). */
+/** How fresh the listing must be: requested within this many ms, asked when needed (the term's age). */
 export interface FindOptions {
-  maxAgeMs: number;
+  maxAgeMs(): number;
 }
 
 /** The annotated NodeBalancer does not exist (yet): retried, never replaced by a new one. */
@@ -106,7 +106,7 @@ export async function findNodeBalancer(
   if (rules.nodeBalancerId !== undefined) {
     return { nb: await byAnnotation(deps, rules.nodeBalancerId), via: "annotation" };
   }
-  const snapshot = await deps.cache.list({ maxAgeMs: options.maxAgeMs });
+  const snapshot = await deps.cache.list({ maxAgeMs: options.maxAgeMs() });
   const owned = snapshot.data.filter((nb) => nb.tags.includes(rules.ownershipTag));
   if (owned.length) {
     // Two would be a leftover of a crash between create and status: the one in the status wins.
@@ -115,7 +115,7 @@ export async function findNodeBalancer(
   }
   const found = findByStatus(svc, snapshot.data);
   if (found) return found;
-  if (snapshot.stale || snapshot.ageMs > options.maxAgeMs) {
+  if (snapshot.stale || snapshot.ageMs > options.maxAgeMs()) {
     throw new NodeBalancersUnknownError(
       "Cannot tell whether the Service has a NodeBalancer: the listing is stale",
     );

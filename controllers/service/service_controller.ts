@@ -20,6 +20,7 @@ import {
   needsCleanup,
   Notices,
   type ServiceWriter,
+  type SyncContext,
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
@@ -73,7 +74,7 @@ export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
 export async function reconcileService(
   deps: SyncDeps & { services: ServiceLister },
   key: string,
-  maxAgeMs: number,
+  ctx: SyncContext,
 ) {
   const cached = deps.services.get(key);
   if (!cached) {
@@ -82,9 +83,9 @@ export async function reconcileService(
   }
   // Never change what the informer holds.
   const svc = structuredClone(cached);
-  if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, { maxAgeMs });
+  if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, ctx);
   else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
-    await ensureLoadBalancer(deps, svc, { maxAgeMs });
+    await ensureLoadBalancer(deps, svc, ctx);
   }
 }
 
@@ -188,6 +189,7 @@ export function startServiceController(
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
       const syncDeps = { ...deps, tls, notices: new Notices() };
+      const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
       const queue = new WorkQueue<string>({
         name: "service",
         clock: deps.clock,
@@ -205,7 +207,7 @@ export function startServiceController(
             log: deps.log,
             metrics: deps.metrics,
             clock: deps.clock,
-            handle: (key) => reconcileService(syncDeps, key, deps.clock.monotonic() - termStart),
+            handle: (key) => reconcileService(syncDeps, key, ctx),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
           resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),

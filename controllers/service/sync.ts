@@ -38,8 +38,8 @@ export interface SyncDeps extends PlannerDeps {
 
 /** Per-sync settings. */
 export interface SyncContext {
-  /** Listing age that counts as fresh: the age of this leadership term (see `find.ts`). */
-  maxAgeMs: number;
+  /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `find.ts`). */
+  maxAgeMs(): number;
 }
 
 /** True for a Service this controller provides a load balancer for (no other `loadBalancerClass`). */
