@@ -39,18 +39,30 @@ export async function firewallForCreate(
   return { firewallId: created.id, created };
 }
 
-/** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
-async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
-  const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
-  if (fw.tags.includes(ownershipTag) && others.length === 0) {
-    await deps.firewalls.delete(fw.id);
-    return;
-  }
-  const devices = await deps.firewalls.listDevices(fw.id);
+/** Detaches `nbId` from a firewall (the device id needs one listing). */
+async function detach(deps: FirewallDeps, firewallId: number, nbId: number): Promise<void> {
+  const devices = await deps.firewalls.listDevices(firewallId);
   const device = devices.find((d) => d.entity.type === "nodebalancer" && d.entity.id === nbId);
-  if (device) await deps.firewalls.deleteDevice(fw.id, device.id);
+  if (device) await deps.firewalls.deleteDevice(firewallId, device.id);
 }
 
+/** True when the firewall is ours and protects nothing but this NodeBalancer. */
+function isOursAlone(fw: FirewallState, nbId: number, ownershipTag: string): boolean {
+  const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
+  return fw.tags.includes(ownershipTag) && others.length === 0;
+}
+
+/** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
+async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
+  if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
+  else await detach(deps, fw.id, nbId);
+}
+
+/**
+ * Moves the NodeBalancer onto `firewallId`. The API takes one enabled firewall per NodeBalancer, so the old
+ * one is detached first; should the attach fail, the old one goes back on, so the NodeBalancer is not left
+ * open. A replaced firewall of ours is deleted only once the new one is on.
+ */
 async function attachById(
   deps: FirewallDeps,
   nbId: number,
@@ -59,10 +71,19 @@ async function attachById(
   ownershipTag: string,
 ): Promise<string[]> {
   if (attached.length === 1 && attached[0]?.id === firewallId) return [];
+  const replaced = attached.filter((f) => f.id !== firewallId);
+  for (const fw of replaced) await detach(deps, fw.id, nbId);
   if (!attached.some((f) => f.id === firewallId)) {
-    await deps.firewalls.createDevice(firewallId, { id: nbId, type: "nodebalancer" });
+    try {
+      await deps.firewalls.createDevice(firewallId, { id: nbId, type: "nodebalancer" });
+    } catch (e) {
+      for (const fw of replaced) {
+        await deps.firewalls.createDevice(fw.id, { id: nbId, type: "nodebalancer" }).catch(() => {});
+      }
+      throw e;
+    }
   }
-  for (const fw of attached) if (fw.id !== firewallId) await release(deps, fw, nbId, ownershipTag);
+  for (const fw of replaced) if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
   deps.cache.details.setFirewalls(nbId, [await deps.firewalls.get(firewallId)]);
   return [`attached firewall ${firewallId}`];
 }
