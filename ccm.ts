@@ -14,6 +14,7 @@ import {
   startNodeControllers,
 } from "./controllers/node/cloud_node.ts";
 import { parseIpv4Cidr } from "./controllers/node/addresses.ts";
+import { type ServiceWiring, wireServiceController } from "./controllers/service/wiring.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
 import { EventRecorder } from "./kube/events.ts";
@@ -63,7 +64,7 @@ export interface RunningCcm {
 export type CcmOutcome = "stopped" | "lost" | "token-invalid";
 
 /** Controllers this release implements; the others are accepted and reported as not yet available. */
-const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
+const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle", "service"]);
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
   const t = config.linode.token;
@@ -172,16 +173,24 @@ async function startHealthServer(
 }
 
 /** Runs the enabled controllers until `term` aborts (one leadership term). */
-async function runControllers(config: Config, deps: NodeControllersDeps, term: AbortSignal): Promise<void> {
+async function runControllers(
+  config: Config,
+  deps: NodeControllersDeps,
+  services: ServiceWiring | undefined,
+  term: AbortSignal,
+): Promise<void> {
   const options = {
     externalSubnet: config.linode.externalSubnet ? parseIpv4Cidr(config.linode.externalSubnet) : undefined,
     statusUpdateFrequencyMs: config.nodes.statusUpdateFrequencyMs,
     workers: config.nodes.concurrentSyncs,
     monitorPeriodMs: config.nodes.monitorPeriodMs,
   };
-  await startNodeControllers(deps, options, { enabled: config.controllers, logFor: componentLogger }).run(
-    term,
-  );
+  const nodes = startNodeControllers(deps, options, { enabled: config.controllers, logFor: componentLogger });
+  const runService = async () => {
+    await services?.waitForSync(term).catch(() => {});
+    if (!term.aborted) await services?.run(term);
+  };
+  await Promise.all([nodes.run(term), runService()]);
 }
 
 function reportConfig(config: Config, log: Logger): void {
@@ -248,8 +257,23 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     secrets,
   });
   const identity = newIdentity(deps.hostname);
+  const services = config.controllers.has("service")
+    ? wireServiceController(config, {
+      kc,
+      kube,
+      linode,
+      nodes,
+      events,
+      clock,
+      metrics,
+      logFor: componentLogger,
+    })
+    : undefined;
   const stopInformers = new AbortController();
-  const informerRun = nodes.start(stopInformers.signal);
+  const informerRun = Promise.all([
+    nodes.start(stopInformers.signal),
+    services?.startInformers(stopInformers.signal),
+  ]);
   const controllers: NodeControllersDeps = {
     nodes,
     instances,
@@ -262,7 +286,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   };
   const onStartedLeading = async (term: AbortSignal) => {
     await nodes.waitForSync(term).catch(() => {});
-    if (!term.aborted) await runControllers(config, controllers, term);
+    if (!term.aborted) await runControllers(config, controllers, services, term);
   };
   let server: RunningServer | null = null;
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
