@@ -71,6 +71,8 @@ export class VpcStore {
   #subnets = new Map<number, SubnetState>();
   readonly #ids: Ids;
   readonly #clock: Clock;
+  /** NodeBalancers holding ranges of a subnet (set by the world; they block deletes and show in `subnet`). */
+  nodeBalancersOf: (subnetId: number) => Subnet["nodebalancers"] = () => [];
 
   constructor(ids: Ids, clock: Clock) {
     this.#ids = ids;
@@ -141,7 +143,9 @@ export class VpcStore {
   delete(id: number): boolean {
     const vpc = this.#vpcs.get(id);
     if (!vpc) return false;
-    if (vpc.subnets.some((s) => (this.#subnets.get(s.id)?.members.size ?? 0) > 0)) {
+    const inUse = (id: number) =>
+      (this.#subnets.get(id)?.members.size ?? 0) > 0 || this.nodeBalancersOf(id).length > 0;
+    if (vpc.subnets.some((s) => inUse(s.id))) {
       throw new ApiError(400, [{
         reason: "Cannot delete a VPC while Linodes or NodeBalancers use its subnets",
       }]);
@@ -166,7 +170,11 @@ export class VpcStore {
       entry.interfaces.push({ id: m.iface.id, active: m.iface.active, config_id: m.configId });
       byLinode.set(m.linodeId, entry);
     }
-    return { ...state.subnet, linodes: [...byLinode.values()] };
+    return {
+      ...state.subnet,
+      linodes: [...byLinode.values()],
+      nodebalancers: this.nodeBalancersOf(subnetId),
+    };
   }
 
   /** The VPC a subnet belongs to. */
@@ -195,6 +203,12 @@ export class VpcStore {
       }
     }
     throw new ApiError(400, [{ field: "subnet_id", reason: "No addresses are available in this subnet" }]);
+  }
+
+  /** Frees an address taken with `allocate` outside any interface (a NodeBalancer's VPC range). */
+  release(subnetId: number, ip: string): void {
+    const n = parseIpv4(ip);
+    if (n !== undefined) this.#subnets.get(subnetId)?.used.delete(n);
   }
 
   /** Records an interface as a member of its subnet. */
