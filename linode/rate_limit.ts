@@ -67,11 +67,13 @@ export function parseRateLimitHeaders(get: (name: string) => unknown, nowMs: num
 }
 
 /**
- * Which window a request counts against. Linode documents separate limits for paginated collection GETs
- * and for everything else; requests of one class share a window.
+ * Which window a request counts against: its method and route template. Linode documents limits per kind of
+ * request (collection GETs, commands, some endpoints of their own) without saying which endpoints share a
+ * window; the headers of a response describe the tightest limit that applies to it, so each route keeps the
+ * budget its own responses report.
  */
 export function rateLimitBucket(method: string, route: string): string {
-  return method === "GET" && !/\{id\}$/.test(route) ? "list" : "default";
+  return `${method} ${route}`;
 }
 
 /** Admits requests within the reported budget and holds all of them during a 429 pause. */

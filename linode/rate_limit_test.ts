@@ -41,11 +41,9 @@ Deno.test("parseRateLimitHeaders() reads epoch-second and relative resets, and s
   assert.deepEqual(parseRateLimitHeaders(h({ "x-ratelimit-remaining": "lots" }), now), {});
 });
 
-Deno.test("rateLimitBucket() puts collection GETs apart from everything else", () => {
-  assert.equal(rateLimitBucket("GET", "/nodebalancers"), "list");
-  assert.equal(rateLimitBucket("GET", "/nodebalancers/{id}/configs"), "list");
-  assert.equal(rateLimitBucket("GET", "/nodebalancers/{id}"), "default");
-  assert.equal(rateLimitBucket("POST", "/nodebalancers"), "default");
+Deno.test("rateLimitBucket() keeps each route's budget apart", () => {
+  assert.equal(rateLimitBucket("GET", "/nodebalancers"), "GET /nodebalancers");
+  assert.notEqual(rateLimitBucket("GET", "/nodebalancers"), rateLimitBucket("POST", "/nodebalancers"));
 });
 
 Deno.test("RateLimiter.acquire() keeps a burst within the reported budget and waits for the window reset", async () => {
@@ -86,4 +84,33 @@ Deno.test("LinodeClient: one request's 429 holds a concurrent request of another
   assert.equal(one.label, "n1");
   assert.equal(all.length, 1);
   assert.deepEqual(clock.sleeps, [7_000, 7_000], "the retry and the other request both waited");
+});
+
+/** Polls `condition` on real time (HTTP round trips), up to 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(condition(), "condition not reached");
+}
+
+Deno.test("LinodeClient keeps a burst under the emulator's rate limit instead of meeting 429s", async () => {
+  const clock = new FakeClock();
+  const limits = [{ name: "command", limit: 10, windowMs: 60_000 }];
+  await using sim = await startLinodeSim({ clock, rateLimits: limits });
+  const linode = sim.world.addInstance({ label: "n1" });
+  const { client, metrics } = clientFor(sim, { clock, concurrency: 4 });
+  let done = 0;
+  const burst = Promise.all(
+    Array.from({ length: 25 }, () => client.instances.get(linode.id).then(() => done++)),
+  );
+  // Every slot parked on the limiter: the first window is spent, less the reserve.
+  await until(() => clock.pendingSleeps === 4);
+  assert.ok(done <= 10 && done >= 5, `${done} in the first window`);
+  while (done < 25) {
+    await clock.advance(60_000);
+    await until(() => done === 25 || clock.pendingSleeps === 4);
+  }
+  await burst;
+  assert.equal(sim.calls.log.filter((c) => c.status === 429).length, 0, "no 429");
+  const remaining = metrics.gauge("ccm_linode_ratelimit_remaining", "", ["bucket"]);
+  assert.ok(remaining.get({ bucket: "GET /linode/instances/{id}" }) !== undefined, "the budget is a gauge");
 });

@@ -3,6 +3,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import { annotationKey } from "../controllers/service/annotation_table.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
+import { goCcmCreateBody } from "../sim/mod.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
 
 const WRITES = /^(POST|PUT|DELETE) /;
@@ -11,31 +12,13 @@ function writes(world: ServiceWorld): string[] {
   return world.linode.calls.log.map((c) => c.key).filter((k) => WRITES.test(k));
 }
 
-/** A NodeBalancer as the Go CCM made it for `svc`: its label scheme, cluster tag, throttle 0, one config per port. */
-async function goCcmNodeBalancer(world: ServiceWorld, svc: V1Service, ips: string[]) {
-  return await world.client.nodeBalancers.create({
-    label: "ccm-a1b2c3d4e5f6",
-    region: "us-east",
-    tags: ["kubernetes"],
-    client_conn_throttle: 0,
-    configs: (svc.spec?.ports ?? []).map((p) => ({
-      port: p.port,
-      protocol: "tcp",
-      algorithm: "roundrobin",
-      proxy_protocol: "none",
-      check: "connection",
-      check_interval: 5,
-      check_timeout: 3,
-      check_attempts: 2,
-      check_passive: true,
-      nodes: ips.map((ip, i) => ({
-        address: `${ip}:${p.nodePort}`,
-        label: `node-${i + 1}`,
-        weight: 100,
-        mode: "accept" as const,
-      })),
-    })),
-  });
+/** A NodeBalancer as the Go CCM made it for `svc` (the emulator's seeding, from the Go CCM's create body). */
+function goCcmNodeBalancer(world: ServiceWorld, svc: V1Service, ips: string[]) {
+  const ports = (svc.spec?.ports ?? []).map((p) => ({ port: p.port, nodePort: p.nodePort ?? 0 }));
+  const backends = ips.map((ip, i) => ({ nodeName: `node-${i + 1}`, ip, status: "UP" as const }));
+  return world.linode.world.addNodeBalancer(
+    goCcmCreateBody({ label: "ccm-a1b2c3d4e5f6", tags: ["kubernetes"], ports, backends }),
+  );
 }
 
 /** Gives the Service the finalizer and status the Go CCM (through upstream's controller) left on it. */
@@ -66,7 +49,7 @@ for (const variant of ["status IP", "status hostname only"] as const) {
     const hostnameOnly = variant === "status hostname only";
     const annotations = hostnameOnly ? { [annotationKey("hostname-only-ingress")]: "true" } : {};
     const svc = world.addService("web", { ports: [{ port: 80 }, { port: 443 }], annotations });
-    const nb = await goCcmNodeBalancer(world, svc, ips);
+    const nb = goCcmNodeBalancer(world, svc, ips);
     const ingress = hostnameOnly ? [{ hostname: nb.hostname }] : [{ ip: nb.ipv4, hostname: nb.hostname }];
     goCcmStatus(world, "web", ingress);
     const before = world.nodeBalancers();

@@ -23,7 +23,7 @@ import { Registry } from "../server/metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode, registerNode } from "../sim/kubelet.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
-import type { NodeBalancerSnapshot } from "../sim/linode/store_nodebalancers.ts";
+import type { NodeBalancerSnapshot } from "../sim/mod.ts";
 
 export { waitFor } from "./process.ts";
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { captureLogs } from "../common/log.ts";
 import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { certificateFingerprint } from "../controllers/service/tls.ts";
 import { generateSelfSignedCert } from "../server/tls.ts";
 import { type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
 
@@ -8,10 +9,10 @@ const HTTPS_443 = {
   [annotationKey("port-443")]: JSON.stringify({ protocol: "https", "tls-secret-name": "web-tls" }),
 };
 
-/** The certificate the emulator holds for the Service's port 443 (the API itself never shows it). */
+/** The fingerprint the API reports for the certificate on the Service's port 443 (the certificate is redacted). */
 function certOn(world: ServiceWorld): string | undefined {
   const config = world.nodeBalancerOf("web")?.configs.find((c) => c.port === 443);
-  return config?.protocol === "https" ? String(config.ssl_cert ?? "") : undefined;
+  return config?.protocol === "https" ? config.ssl_fingerprint : undefined;
 }
 
 function putSecret(world: ServiceWorld, pem: { certPem: string; keyPem: string }): void {
@@ -25,7 +26,7 @@ Deno.test("startServiceController() serves HTTPS ports with the Secret's certifi
   const logs = await captureLogs("debug");
   const first = await generateSelfSignedCert({ hosts: ["web.example.com"] });
   const second = await generateSelfSignedCert({ hosts: ["web.example.com"] });
-  await using world = await startServiceWorld();
+  await using world = await startServiceWorld({ controller: { resyncMs: 30 } });
   world.addNode("node-1", "192.168.0.11");
   await world.start();
   world.addService("web", { ports: [{ port: 443 }], annotations: HTTPS_443 });
@@ -34,10 +35,25 @@ Deno.test("startServiceController() serves HTTPS ports with the Secret's certifi
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0);
 
   putSecret(world, first);
-  await waitFor(() => certOn(world) === first.certPem.trim(), { what: "the first certificate" });
+  await waitFor(() => certOn(world) === certificateFingerprint(first.certPem), {
+    what: "the first certificate",
+  });
   putSecret(world, second);
-  await waitFor(() => certOn(world) === second.certPem.trim(), { what: "the rotated certificate" });
+  await waitFor(() => certOn(world) === certificateFingerprint(second.certPem), { what: "the rotated one" });
   assert.equal(world.nodeBalancers().length, 1);
+  const syncs = () =>
+    world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]).get({
+      controller: "service",
+      result: "success",
+    });
+  world.linode.calls.reset();
+  const from = syncs();
+  await waitFor(() => syncs() >= from + 3, { what: "three resyncs" });
+  assert.equal(
+    world.linode.calls.total(),
+    0,
+    "the certificate on the NodeBalancer is known by its fingerprint",
+  );
   assert.equal(
     world.kube.calls.count("GET /api/v1/namespaces/{namespace}/secrets/{name}"),
     0,
