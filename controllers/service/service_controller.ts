@@ -11,7 +11,8 @@ import { refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
-import { runWorkers } from "../loop/run_queue.ts";
+import { isConflict } from "../../kube/requests.ts";
+import { RetryAfterError, runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
@@ -70,22 +71,39 @@ export const DEFAULT_RETRY_MAX_MS = 300_000;
 /** Default resync period. */
 export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
 
+/** The Service changed while it was being written (409): synced again shortly, without a Warning. */
+export class ServiceChangedError extends RetryAfterError {
+  override name = "ServiceChangedError";
+  readonly quiet = true;
+}
+
+/** How soon a Service that changed under a write is synced again (the informer has the new version by then). */
+const CONFLICT_RETRY_MS = 200;
+
 /** Syncs one Service by key: cleanup, ensure, or nothing. Throws to be retried. */
 export async function reconcileService(
-  deps: SyncDeps & { services: ServiceLister },
+  deps: SyncDeps & { services: ServiceLister; reservedIps?: ReservedIps },
   key: string,
   ctx: SyncContext,
-) {
+): Promise<void> {
   const cached = deps.services.get(key);
   if (!cached) {
     deps.tls.forget(key);
+    deps.notices.forget(key);
     return;
   }
   // Never change what the informer holds.
   const svc = structuredClone(cached);
-  if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, ctx);
-  else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
-    await ensureLoadBalancer(deps, svc, ctx);
+  try {
+    if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, ctx);
+    else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
+      await ensureLoadBalancer(deps, svc, ctx);
+    }
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    throw new ServiceChangedError(`Service ${key} changed while being written`, CONFLICT_RETRY_MS, {
+      cause: e,
+    });
   }
 }
 
@@ -168,7 +186,7 @@ async function resyncLoop(
 
 function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
   const svc = deps.services.get(key);
-  if (!svc) return;
+  if (!svc || error instanceof ServiceChangedError) return;
   const message = error instanceof Error ? error.message : String(error);
   warnEvent(deps, {
     ref: refFor(svc, "Service"),
