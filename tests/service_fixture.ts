@@ -102,6 +102,7 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
     cache,
     nodeBalancers: client.nodeBalancers,
     firewalls: client.firewalls,
+    reservedIps: client.reservedIps,
     writer: kubeServiceWriter(clients.core),
     defaults: options.defaults ?? serviceDefaults(),
     subnets: new SubnetResolver(client.vpcs, clock),
