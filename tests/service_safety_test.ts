@@ -133,3 +133,19 @@ Deno.test("startServiceController() keeps the finalizer until the NodeBalancer i
   await waitFor(() => world.service("web") === undefined, { what: "deleted" });
   assert.deepEqual(world.nodeBalancers(), []);
 });
+
+Deno.test("startServiceController() replaces a NodeBalancer deleted behind its back once the API says 404", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const [gone] = world.nodeBalancers();
+  world.linode.world.deleteNodeBalancer(gone?.id ?? 0);
+  world.addNode("node-2", "192.168.0.12");
+  await waitFor(() => {
+    const nb = world.nodeBalancerOf("web");
+    return nb !== undefined && nb.id !== gone?.id && nb.configs[0]?.nodes.length === 2;
+  }, { what: "a new NodeBalancer in the status" });
+  assert.equal(world.nodeBalancers().length, 1);
+});

@@ -7,6 +7,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
+import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
 import { applyActions, createNodeBalancer } from "./apply.ts";
 import { diffNodeBalancer, formatChanges } from "./diff.ts";
 import type { CurrentNodeBalancer, NodeBalancerAction } from "./diff_types.ts";
@@ -63,7 +64,28 @@ async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<Curre
   };
 }
 
+/** True when a 404 says the NodeBalancer itself is gone (not one of its configs or nodes). */
+function isNodeBalancerGone(e: unknown): boolean {
+  return isNotFound(e) && e instanceof LinodeApiError &&
+    (e.route === "/nodebalancers/{id}" || e.route === "/nodebalancers/{id}/configs");
+}
+
 async function updateFound(
+  deps: SyncDeps,
+  svc: V1Service,
+  found: FoundNodeBalancer,
+  plan: PlannedService,
+): Promise<NodeBalancerSummary> {
+  try {
+    return await updateInPlace(deps, svc, found, plan);
+  } catch (e) {
+    // Deleted behind our back: the listing no longer holds it, so the retry finds (or makes) the right one.
+    if (isNodeBalancerGone(e)) deps.cache.forget(found.nb.id);
+    throw e;
+  }
+}
+
+async function updateInPlace(
   deps: SyncDeps,
   svc: V1Service,
   found: FoundNodeBalancer,
