@@ -56,6 +56,14 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
         monitorPeriodMs: parts.config.nodes.monitorPeriodMs,
       }),
   },
+  {
+    name: "service",
+    // Wired with the parts (its Service and Secret informers run with the process, not per term).
+    build: (parts) => {
+      if (!parts.service) throw new Error("Cannot run the service controller: it was not wired");
+      return parts.service;
+    },
+  },
 ];
 
 /** The `--controllers` names this release can run; others are accepted and reported as not yet available. */

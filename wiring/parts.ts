@@ -17,6 +17,7 @@ import { Informer, type KubeObject } from "../kube/informer.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
+import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
 
@@ -45,6 +46,8 @@ export interface CcmParts {
   readonly instances: InstanceCache;
   readonly nodes: Informer<V1Node>;
   readonly events: EventRecorder;
+  /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
+  readonly service: ServiceWiring | undefined;
   /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
   readonly secrets: () => readonly string[];
 }
@@ -124,7 +127,33 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     secrets,
   });
   const identity = newIdentity(deps.hostname);
-  return { config, clock, metrics, identity, fence, kube, linode, vpcs, instances, nodes, events, secrets };
+  const service = config.controllers.has("service")
+    ? wireServiceController(config, {
+      kc,
+      kube,
+      linode,
+      nodes,
+      events,
+      clock,
+      metrics,
+      logFor: componentLogger,
+    })
+    : undefined;
+  return {
+    config,
+    clock,
+    metrics,
+    identity,
+    fence,
+    kube,
+    linode,
+    vpcs,
+    instances,
+    nodes,
+    events,
+    service,
+    secrets,
+  };
 }
 
 /** Every informer of `parts`: started together, and `/readyz` waits for all of them to sync. */
@@ -134,10 +163,16 @@ export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
 
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
 export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all(informersOf(parts).map((informer) => informer.start(signal)));
+  await Promise.all([
+    ...informersOf(parts).map((informer) => informer.start(signal)),
+    parts.service?.startInformers(signal),
+  ]);
 }
 
 /** Resolves once every informer of `parts` has synced; rejects when `signal` aborts first. */
 export async function waitForInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all(informersOf(parts).map((informer) => informer.waitForSync(signal)));
+  await Promise.all([
+    ...informersOf(parts).map((informer) => informer.waitForSync(signal)),
+    parts.service?.waitForSync(signal),
+  ]);
 }
