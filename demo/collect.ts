@@ -113,15 +113,19 @@ function leaderInfo(src: SnapshotSources): LeaderInfo {
 
 function loadBalancers(world: DemoWorld): LoadBalancerInfo {
   const services = world.kube.store.list("services").filter((s) => at(s, "spec", "type") === "LoadBalancer");
+  const name = (s: (typeof services)[number]) =>
+    `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`;
   const pending = services.filter((s) => {
     const ingress = at(s, "status", "loadBalancer", "ingress");
     return !Array.isArray(ingress) || ingress.length === 0;
   });
-  return {
-    nodeBalancers: world.linode.world.nodeBalancers().length,
-    services: services.length,
-    pending: pending.map((s) => `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`),
-  };
+  const nodeBalancers = world.linode.world.nodeBalancers();
+  const rows = services.map((s) => {
+    const ip = str(at(s, "status", "loadBalancer", "ingress", "0", "ip"));
+    const nb = ip === undefined ? undefined : nodeBalancers.find((n) => n.ipv4 === ip);
+    return { service: name(s), ip, nodeBalancerId: nb?.id, backends: nb?.configs[0]?.nodes.length ?? 0 };
+  });
+  return { nodeBalancers: nodeBalancers.length, services: services.length, pending: pending.map(name), rows };
 }
 
 function apiStats(world: DemoWorld, nowMs: number): ApiStats {

@@ -71,12 +71,24 @@ export interface StoryLine {
   readonly text: string;
 }
 
+/** One LoadBalancer Service and the NodeBalancer at its status address. */
+export interface ServiceLbRow {
+  /** `namespace/name`. */
+  readonly service: string;
+  readonly ip: string | undefined;
+  readonly nodeBalancerId: number | undefined;
+  /** Backends of the NodeBalancer's first config. */
+  readonly backends: number;
+}
+
 /** LoadBalancer Services and NodeBalancers. */
 export interface LoadBalancerInfo {
   readonly nodeBalancers: number;
   readonly services: number;
   /** `namespace/name` of LoadBalancer Services without an ingress yet. */
   readonly pending: readonly string[];
+  /** Each LoadBalancer Service with its NodeBalancer. */
+  readonly rows?: readonly ServiceLbRow[];
 }
 
 /** The VPC routes in the Linode emulator: every `ip_ranges` entry of every Linode. */

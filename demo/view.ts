@@ -1,5 +1,11 @@
 /** Renders a `DemoSnapshot` as terminal lines. Pure: no I/O, no clock, no ANSI (the screen adds that). */
-import { countInitialised, type DemoSnapshot, type LeaderInfo, type NodeRow } from "./snapshot.ts";
+import {
+  countInitialised,
+  type DemoSnapshot,
+  type LeaderInfo,
+  type NodeRow,
+  type ServiceLbRow,
+} from "./snapshot.ts";
 
 /** Size of the area to draw in. */
 export interface ViewSize {
@@ -83,6 +89,17 @@ function routesText(s: DemoSnapshot): string {
   }`;
 }
 
+/** One line per LoadBalancer Service: its address and the NodeBalancer behind it. */
+function serviceLines(rows: readonly ServiceLbRow[]): string[] {
+  const width = Math.max(0, ...rows.map((r) => r.service.length));
+  return rows.map((r) => {
+    const where = r.ip === undefined
+      ? "pending"
+      : `${r.ip.padEnd(15)}  NodeBalancer ${r.nodeBalancerId ?? "?"}, ${r.backends} backends`;
+    return `  ${r.service.padEnd(width)}  ${where}`;
+  });
+}
+
 /** "· by replica: A 12, B 0": the standby's count shows it makes no Linode calls. */
 function byReplica(s: DemoSnapshot): string {
   const calls = s.leader.replicas.map((r) => `${r.label} ${r.linodeCalls}`).join(", ");
@@ -108,6 +125,7 @@ export function renderSummary(s: DemoSnapshot): string[] {
       "NODEBAL.",
       `${lb.nodeBalancers} NodeBalancers${DOT}${lb.services} LoadBalancer Services, ${lb.pending.length} pending${pending}`,
     ),
+    ...serviceLines(lb.rows ?? []),
     section("LINODE API", `${s.api.total} calls${DOT}${s.api.lastMinute} in the last minute${byReplica(s)}`),
     ...(top ? [" ".repeat(LABEL_WIDTH) + "top: " + top] : []),
   ];
@@ -115,7 +133,9 @@ export function renderSummary(s: DemoSnapshot): string[] {
 
 function storyLines(s: DemoSnapshot): string[] {
   if (s.story.length === 0) {
-    return ["  (from 00:10: a node joins, one shuts down and boots again, one is deleted)"];
+    return [
+      "  (from 00:10: a node joins, one shuts down and boots again, one is deleted, a Service gets a NodeBalancer)",
+    ];
   }
   return s.story.map((l) => `  ${formatElapsed(l.atMs - s.startedAtMs)}  ${l.text}`);
 }

@@ -76,6 +76,22 @@ export function mergePatchServiceStatus(
   return core.patchNamespacedServiceStatus({ ...svc, body: patch }, MERGE());
 }
 
+/**
+ * Replaces a Service's finalizers through the status subresource, as the upstream service controller does:
+ * the Go CCM's RBAC grants `services/status` patch but not `services` patch. With `resourceVersion`, a
+ * Service changed since it was read answers 409 instead of losing another writer's finalizer.
+ */
+export function patchServiceFinalizers(
+  core: CoreV1Api,
+  svc: NamespacedName,
+  finalizers: readonly string[],
+  resourceVersion?: string,
+): Promise<V1Service> {
+  const metadata: PatchBody = { finalizers: finalizers.length ? [...finalizers] : null };
+  if (resourceVersion) metadata.resourceVersion = resourceVersion;
+  return core.patchNamespacedServiceStatus({ ...svc, body: { metadata } }, MERGE());
+}
+
 /** Options of `deleteNode`: the exact Node version that was judged gone. */
 export interface DeleteNodeOptions {
   preconditions: { uid: string; resourceVersion?: string };

@@ -10,6 +10,7 @@ import { FirewallApi } from "./firewalls.ts";
 import { InstanceApi } from "./instances.ts";
 import { LinodeInterfaceApi } from "./interfaces.ts";
 import { NodeBalancerApi } from "./nodebalancers.ts";
+import { ReservedIpApi } from "./reserved_ips.ts";
 import { VpcApi } from "./vpcs.ts";
 
 export type { CallOptions, Filter };
@@ -35,6 +36,8 @@ export class LinodeClient {
   readonly nodeBalancers: NodeBalancerApi;
   /** `/networking/firewalls`. */
   readonly firewalls: FirewallApi;
+  /** `/networking/reserved/ips`. */
+  readonly reservedIps: ReservedIpApi;
 
   constructor(options: LinodeClientOptions) {
     this.#caller = new ApiCaller(options);
@@ -43,6 +46,7 @@ export class LinodeClient {
     this.vpcs = new VpcApi(this.#caller);
     this.nodeBalancers = new NodeBalancerApi(this.#caller);
     this.firewalls = new FirewallApi(this.#caller);
+    this.reservedIps = new ReservedIpApi(this.#caller);
   }
 
   /** Requests sent by this client, keyed `"GET /linode/instances"`; every attempt counts. */

@@ -7,7 +7,7 @@ import { LINODE_STATUSES } from "./instance_shape.ts";
 import { optNodeStatus } from "./nb_node_input.ts";
 import { DOCUMENTED_RATE_LIMITS, GENEROUS_RATE_LIMITS, type RateLimiter } from "./rate_limit.ts";
 import { param, type Route, Router } from "./router.ts";
-import { parseVpcInput } from "./store_vpcs.ts";
+import { parseVpcInput } from "./vpc_input.ts";
 import type { World } from "./world.ts";
 
 /** What admin handlers reach. */

@@ -19,6 +19,7 @@ export function parseInstanceInput(body: Body): AddInstanceInput {
     group: optString(body, "group"),
     privateIp: optBool(body, "privateIp"),
     lkeClusterId: optInt(body, "lkeClusterId", 1, MAX_ID),
+    interfaceGeneration: optEnum(body, "interfaceGeneration", ["legacy_config", "linode"] as const),
   };
   if (body.ipv6 === null) input.ipv6 = null;
   else if (body.ipv6 !== undefined) input.ipv6 = optString(body, "ipv6");

@@ -7,6 +7,7 @@ import { Faults } from "./faults.ts";
 import { ApiError, errorResponse, notFound } from "./http.ts";
 import { Router } from "./router.ts";
 import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
+import { LINODE_IFACE_ROUTES } from "./routes_linode_ifaces.ts";
 import { LINODE_ROUTES } from "./routes_linodes.ts";
 import { NETWORKING_ROUTES } from "./routes_networking.ts";
 import { NODEBALANCER_ROUTES } from "./routes_nodebalancers.ts";
@@ -57,6 +58,7 @@ export interface LinodeSim {
 
 const API_ROUTER = new Router([
   ...LINODE_ROUTES,
+  ...LINODE_IFACE_ROUTES,
   ...VPC_ROUTES,
   ...NODEBALANCER_ROUTES,
   ...FIREWALL_ROUTES,

@@ -3,9 +3,10 @@ import type { Firewall, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
 import { type Body, fieldError } from "./http.ts";
 import { Ids } from "./ids.ts";
-import { updateInterface } from "./instance_ops.ts";
-import type { SimLinode, SimLinodeStatus } from "./instance_shape.ts";
+import { updateConfigInterface } from "./config_ifaces.ts";
+import type { SimLinode, SimLinodeInterface, SimLinodeStatus } from "./instance_shape.ts";
 import { parseCidr } from "./ip.ts";
+import { updateLinodeInterface } from "./linode_iface_ops.ts";
 import { setNodeStatus } from "./nb_configs.ts";
 import type { NbNodeStatus, NbNodeWire, NodeBalancerSnapshot, NodeBalancerWire } from "./nb_records.ts";
 import type { SubnetPool } from "./nb_vpcs.ts";
@@ -14,10 +15,11 @@ import { FirewallStore } from "./store_firewalls.ts";
 import { type AddInstanceInput, InstanceStore } from "./store_instances.ts";
 import { type NbSeedOptions, NodeBalancerStore } from "./store_nodebalancers.ts";
 import { ReservedIpStore } from "./store_reserved_ips.ts";
-import { type CreateVpcInput, VpcStore } from "./store_vpcs.ts";
+import { VpcStore } from "./store_vpcs.ts";
+import type { CreateVpcInput } from "./vpc_input.ts";
 
 export type { AddInstanceInput } from "./store_instances.ts";
-export type { CreateVpcInput } from "./store_vpcs.ts";
+export type { CreateVpcInput } from "./vpc_input.ts";
 
 /** Everything in the account. Route handlers use the stores; tests use the methods. */
 export class World {
@@ -31,10 +33,13 @@ export class World {
   readonly nodeBalancerStore: NodeBalancerStore;
   /** Cloud Firewalls. */
   readonly firewallStore: FirewallStore;
+  /** The clock behind every timestamp. */
+  readonly clock: Clock;
   /** Reserved IPv4 addresses. */
   readonly reservedIps: ReservedIpStore = new ReservedIpStore();
 
   constructor(clock: Clock) {
+    this.clock = clock;
     this.vpcs = new VpcStore(this.ids, clock);
     this.instances = new InstanceStore(this.ids, clock, this.vpcs);
     this.nodeBalancerStore = new NodeBalancerStore(this.ids, clock, this.#subnetPool(), this.reservedIps);
@@ -54,7 +59,7 @@ export class World {
         const cidr = parseCidr(vpcs.subnet(subnetId)?.ipv4 ?? "");
         return vpc && cidr ? { vpcId: vpc.id, region: vpc.region, cidr } : undefined;
       },
-      allocate: (subnetId, ip) => vpcs.allocate(subnetId, ip),
+      allocate: (subnetId, ip) => vpcs.allocate(subnetId, ip, "ipv4_range"),
       release: (subnetId, ip) => vpcs.release(subnetId, ip),
     };
   }
@@ -108,19 +113,35 @@ export class World {
     return structuredClone(this.instances.list());
   }
 
-  /** The ip_ranges of a Linode's VPC interface ([] without one). */
+  /** The ranges routed to a Linode's VPC interface, of either generation ([] without one). */
   ipRanges(linodeId: number): string[] {
     return this.instances.ipRanges(linodeId);
   }
 
-  /** Sets the ip_ranges of a Linode's VPC interface with the API's validation (seeds stale routes). */
+  /** Sets the ranges of a Linode's VPC interface, of either generation, with the API's validation. */
   setIpRanges(linodeId: number, ranges: string[]): string[] {
-    const { config } = this.instances.require(linodeId);
-    const iface = this.instances.vpcInterface(linodeId);
-    if (!iface) throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
-    const ids = { linodeId, configId: config.id, ifaceId: iface.id };
-    updateInterface(this.instances, this.vpcs, ids, { ip_ranges: ranges });
+    const { config, interfaces } = this.instances.require(linodeId);
+    const legacy = config.interfaces.find((i) => i.purpose === "vpc");
+    const linodeIface = interfaces.find((i) => i.vpc);
+    if (legacy) {
+      updateConfigInterface(this.instances, { linodeId, configId: config.id, ifaceId: legacy.id }, {
+        ip_ranges: ranges,
+      });
+    } else if (linodeIface?.vpc) {
+      const vpc = {
+        subnet_id: linodeIface.vpc.subnet_id,
+        ipv4: { ranges: ranges.map((range) => ({ range })) },
+      };
+      updateLinodeInterface(this, { linodeId, ifaceId: linodeIface.id }, { vpc });
+    } else {
+      throw fieldError("ip_ranges", `Linode ${linodeId} has no VPC interface`);
+    }
     return this.ipRanges(linodeId);
+  }
+
+  /** A copy of a Linode's Linode interfaces ([] for a Linode using config profile interfaces). */
+  linodeInterfaces(linodeId: number): SimLinodeInterface[] {
+    return structuredClone(this.instances.require(linodeId).interfaces);
   }
 
   /**
