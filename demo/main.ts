@@ -35,7 +35,7 @@ function demoConfig(world: DemoWorld, fast: boolean): Config {
     `--node-monitor-period=${fast ? 1 : 2}s`,
     `--vpc-names=${world.vpcLabel}`,
     "--enable-route-controller",
-    "--cluster-cidr=10.192.0.0/10",
+    `--cluster-cidr=${world.clusterCidr}`,
   ];
   const parsed = parseConfig(args, {
     ...world.env,

@@ -5,17 +5,29 @@ import { runCcm } from "../ccm.ts";
 import { systemClock } from "../common/clock.ts";
 import { parseConfig } from "../config/config.ts";
 import { Registry } from "../server/metrics.ts";
-import { startDemoWorld } from "../sim/mod.ts";
+import { type DemoWorld, startDemoWorld } from "../sim/mod.ts";
 import { waitFor } from "./process.ts";
 
-Deno.test("runCcm() with --enable-route-controller routes every Node's pod CIDR to its Linode", async () => {
-  await using world = await startDemoWorld({ nodes: 3, services: 0, tls: false });
+for (const generation of ["legacy_config", "linode"] as const) {
+  Deno.test(`runCcm() with --enable-route-controller routes every Node's pod CIDR (${generation} interfaces)`, async () => {
+    await using world = await startDemoWorld({
+      nodes: 3,
+      services: 0,
+      tls: false,
+      interfaceGeneration: generation,
+    });
+    await routesEveryNode(world);
+  });
+}
+
+/** Runs the CCM with routes on against `world` until every Node's pod CIDR is routed and its condition set. */
+async function routesEveryNode(world: DemoWorld): Promise<void> {
   const args = [
     "--secure-port=0",
     "--leader-elect=false",
     `--vpc-names=${world.vpcLabel}`,
     "--enable-route-controller",
-    "--cluster-cidr=10.192.0.0/10",
+    `--cluster-cidr=${world.clusterCidr}`,
   ];
   const parsed = parseConfig(args, world.env);
   if (parsed.kind !== "run") throw new Error(parsed.kind);
@@ -41,4 +53,4 @@ Deno.test("runCcm() with --enable-route-controller routes every Node's pod CIDR 
     stop.abort();
     assert.equal(await run, "stopped");
   }
-});
+}

@@ -74,7 +74,12 @@ Deno.test("route: 5xx on writes: the Node reports the failure, then its route on
 
 Deno.test("route: a 429 pauses every write of the controller until Retry-After has passed", async () => {
   const clock = new FakeClock();
-  await using w = await startRouteWorld({ clock, controller: { minIntervalMs: 0, writeConcurrency: 1 } });
+  // The client holds every request during a 429 pause too: both pause on the test's clock.
+  await using w = await startRouteWorld({
+    clock,
+    linodeClock: clock,
+    controller: { minIntervalMs: 0, writeConcurrency: 1 },
+  });
   const ids = ["a", "b", "c", "d"].map((n) => w.addLinode(`worker-${n}`));
   ids.forEach((id, i) => w.addNode(`worker-${i}`, id, `10.192.${i}.0/24`));
   w.linode.faults.rateLimit(30, { method: "PUT", count: 1 });

@@ -34,8 +34,10 @@ export const CLUSTER_CIDR = "10.192.0.0/10";
 
 /** Options of `startRouteWorld`. */
 export interface RouteWorldOptions {
-  /** Clock of the controller and the caches (default the system clock; the HTTP clients always use it). */
+  /** Clock of the controller and the caches (default the system clock). */
   clock?: Clock;
+  /** Clock of the Linode client's retries and rate-limit pauses (default the system clock). */
+  linodeClock?: Clock;
   /** VPC selection (default `--vpc-names=cluster --subnet-names=default`). */
   vpc?: VpcSelection;
   /** `LINODE_ROUTES_CACHE_TTL_SECONDS` in ms (default 60 s). */
@@ -104,7 +106,7 @@ export async function startRouteWorld(options: RouteWorldOptions = {}): Promise<
     maxRetrySleepMs: 0,
     metrics,
     log,
-    clock: systemClock,
+    clock: options.linodeClock ?? systemClock,
   });
   const selection = options.vpc ?? { vpcNames: ["cluster"], subnetNames: ["default"] };
   const cacheOptions = { clock, metrics, ttlMs: options.ttlMs, retry: { baseMs: 20, maxMs: 100 } };
