@@ -16,6 +16,18 @@ function sizes(measured: readonly number[]): number[] {
   return [...all].filter((n) => n >= lo && n <= hi).sort((a, b) => a - b);
 }
 
+/** Measured points, zero drawn at `FLOOR`; the name says so when it happened. */
+function measured(
+  name: string,
+  points: (readonly [number, number])[],
+): { name: string; points: [number, number][] } {
+  const zero = points.some(([, y]) => y <= 0);
+  return {
+    name: zero ? `${name} (0 drawn at ${FLOOR})` : name,
+    points: points.map(([x, y]) => [x, Math.max(FLOOR, y)]),
+  };
+}
+
 /** The SVG document of `calls_per_minute.svg`. */
 export function plotCallsPerMinute(r: CcmResults): string {
   const steadySizes = r.steady.map((s) => s.nodes);
@@ -33,9 +45,8 @@ export function plotCallsPerMinute(r: CcmResults): string {
     yLabel: "Linode calls per minute",
     series: [
       {
-        name: "ours, steady (measured)",
+        ...measured("ours, steady (measured)", r.steady.map((s) => [s.nodes, s.window.callsPerMin])),
         color: "#1f77b4",
-        points: r.steady.map((s) => [s.nodes, Math.max(FLOOR, s.window.callsPerMin)]),
       },
       {
         name: "Go CCM, steady (model)",
@@ -44,9 +55,8 @@ export function plotCallsPerMinute(r: CcmResults): string {
         points: sizes(steadySizes).map((n) => [n, goSteadyCallsPerMin(n)]),
       },
       {
-        name: `ours, ${churnLabel} (measured)`,
+        ...measured(`ours, ${churnLabel} (measured)`, r.churn.map((c) => [c.nodes, c.window.callsPerMin])),
         color: "#d62728",
-        points: r.churn.map((c) => [c.nodes, Math.max(FLOOR, c.window.callsPerMin)]),
       },
       {
         name: `Go CCM, ${churnLabel} (model)`,

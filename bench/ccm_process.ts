@@ -41,6 +41,17 @@ export interface CcmProcessOptions {
 
 let clockTicks: number | undefined;
 
+/**
+ * Every CCM process still running. Module state on purpose: a Ctrl-C of the bench must kill them (they
+ * would retry the vanished emulators for ever), and the signal handler cannot reach the scenarios' locals.
+ */
+const running = new Set<CcmProcess>();
+
+/** Kills every CCM process the bench started and has not disposed (on SIGINT/SIGTERM of the bench). */
+export function killCcmProcesses(): void {
+  for (const proc of running) proc.kill("SIGKILL");
+}
+
 /** `sysconf(_SC_CLK_TCK)`: the unit of the CPU times in `/proc/<pid>/stat`. */
 async function clockTicksPerSecond(): Promise<number> {
   if (clockTicks === undefined) {
@@ -115,6 +126,7 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
   };
   const spawnedAt = performance.now();
   const proc = spawnCcm(args, { env: world.world.env, readDirs: [world.dir], name: options.name });
+  running.add(proc);
   return {
     proc,
     spawnedAt,
@@ -133,6 +145,7 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     cpuSeconds: async () => cpuTicksOf((await readProc(proc.pid)).stat) / ticks,
     async [Symbol.asyncDispose]() {
       await proc[Symbol.asyncDispose]();
+      running.delete(proc);
       client.close();
     },
   };

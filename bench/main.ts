@@ -10,6 +10,7 @@ import { writeAll } from "../demo/terminal.ts";
 import { setupLogging } from "../common/log.ts";
 import { benchApiCost } from "./api_cost.ts";
 import { benchWholeCcm } from "./ccm_bench.ts";
+import { killCcmProcesses } from "./ccm_process.ts";
 import { reportTable } from "./ccm_report.ts";
 import { DEFAULT_LEASE, QUICK_LEASE } from "./ccm_takeover.ts";
 import { benchCapacity } from "./capacity.ts";
@@ -107,6 +108,12 @@ async function main(args: readonly string[]): Promise<number> {
     return 0;
   }
   const o = parseBenchArgs(args);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => {
+      killCcmProcesses();
+      Deno.exit(130);
+    });
+  }
   let ccmWarnings = 0;
   await setupLogging({
     format: "text",
