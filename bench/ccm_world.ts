@@ -128,7 +128,9 @@ export class CcmWorld implements AsyncDisposable {
 
   /** True when the CCM has initialised the Node: its providerID names its Linode and the taint is gone. */
   isInitialised(node: BenchNode): boolean {
-    const obj = this.world.kube.store.get("nodes", node.name) as V1Node | undefined;
+    // The stored object itself, read only: a copy per Node per check would cost 280 ms at 5,000 Nodes.
+    const store = this.world.kube.store;
+    const obj = store.lookup(store.def("nodes"), node.name, "default") as V1Node | undefined;
     return obj?.spec?.providerID === `linode://${node.linodeId}` &&
       !(obj.spec.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT.key);
   }
