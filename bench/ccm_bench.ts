@@ -42,6 +42,20 @@ export interface CcmBenchOptions {
   quick: boolean;
   /** Folder for `ccm.json`, `ccm.md` and `calls_per_minute.svg`; null writes nothing. */
   resultsDir: string | null;
+  /** A README whose block between the `bench:ccm` markers gets the table (a full run's README.md). */
+  readmePath?: string;
+}
+
+/** The README block the table goes into. */
+export const README_START = "<!-- bench:ccm:start (written by deno task bench) -->";
+export const README_END = "<!-- bench:ccm:end -->";
+
+/** Replaces the text between the markers of `readme` with `md`; throws when the markers are missing. */
+export function replaceReadmeBlock(readme: string, md: string): string {
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) throw new RangeError(`README has no ${README_START} ... ${README_END} block`);
+  return readme.slice(0, start + README_START.length) + "\n\n" + md.trimEnd() + "\n\n" + readme.slice(end);
 }
 
 /** What `benchWholeCcm` produced. */
@@ -73,12 +87,16 @@ async function steadyRun(cluster: Cluster, nodes: number, windowSec: number): Pr
   return { nodes, readyMs, nodesDoneMs, servicesDoneMs, window };
 }
 
-async function writeResults(dir: string, output: CcmBenchOutput): Promise<void> {
+async function writeResults(dir: string, output: CcmBenchOutput, readmePath?: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   const json = { ...output.results, report: output.report };
+  const md = renderReportMarkdown(output.report);
   await Deno.writeTextFile(join(dir, "ccm.json"), JSON.stringify(json, null, 2) + "\n");
-  await Deno.writeTextFile(join(dir, "ccm.md"), renderReportMarkdown(output.report));
+  await Deno.writeTextFile(join(dir, "ccm.md"), md);
   await Deno.writeTextFile(join(dir, "calls_per_minute.svg"), plotCallsPerMinute(output.results));
+  if (readmePath) {
+    await Deno.writeTextFile(readmePath, replaceReadmeBlock(await Deno.readTextFile(readmePath), md));
+  }
 }
 
 /** Runs the three phases; `alongside` runs in phase 2. Throws (after cleaning up) when a count is wrong. */
@@ -122,7 +140,7 @@ export async function benchWholeCcm(
       takeover,
     };
     const output = { results, report: buildCcmReport(results) };
-    if (o.resultsDir) await writeResults(o.resultsDir, output);
+    if (o.resultsDir) await writeResults(o.resultsDir, output, o.readmePath);
     return output;
   } finally {
     for (const c of clusters) await c[Symbol.asyncDispose]();

@@ -15,7 +15,7 @@ import { reportTable } from "./ccm_report.ts";
 import { DEFAULT_LEASE, QUICK_LEASE } from "./ccm_takeover.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchInitLatency } from "./init_latency.ts";
-import { type BenchOptions, parseBenchArgs, USAGE } from "./options.ts";
+import { type BenchOptions, DEFAULT_RESULTS_DIR, parseBenchArgs, USAGE } from "./options.ts";
 import { benchRoutes } from "./routes.ts";
 import { renderTable, type Table } from "./table.ts";
 
@@ -30,6 +30,7 @@ export interface BenchResults {
 }
 
 const MIB = 1024 * 1024;
+const README_PATH = new URL("../README.md", import.meta.url).pathname;
 
 function memoryRow(what: string): (string | number)[] {
   const m = Deno.memoryUsage();
@@ -92,9 +93,13 @@ async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<
     leaseTiming: o.quick ? QUICK_LEASE : DEFAULT_LEASE,
     quick: o.quick,
     resultsDir: o.resultsDir,
+    // A full run into bench/results also refreshes the README's table.
+    readmePath: o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined,
   }, () => runInProcess(o, done));
   done(reportTable(report));
-  if (o.resultsDir) print(`CCM process results written to ${o.resultsDir}\n`);
+  if (o.resultsDir) {
+    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and README.md"}\n`);
+  }
   return tables;
 }
 
