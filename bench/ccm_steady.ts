@@ -41,6 +41,12 @@ export interface WindowResult {
   readonly heapTotalMiB: number;
 }
 
+/** The CCM's last warning and error lines, for the message when it exits. */
+export function lastWords(ccm: CcmChild): string {
+  const lines = ccm.proc.lines.filter((l) => l.level !== "INFO" && l.level !== "DEBUG").slice(-3);
+  return lines.map((l) => `${l.level} ${l.message}`).join(" | ") || ccm.proc.stderr.slice(-500);
+}
+
 /**
  * Polls `world.problems()` until it is empty or `timeoutMs` passes; throws naming what is still missing.
  * The check runs in the process that hosts the emulators, so it pauses ten times as long as it took: at
@@ -52,7 +58,9 @@ export async function waitConverged(world: CcmWorld, ccm: CcmChild, timeoutMs: n
     const t0 = performance.now();
     const problems = world.problems();
     if (problems.length === 0) return;
-    if (ccm.proc.exitInfo) throw new Error(`${ccm.proc.name} exited (${ccm.proc.exitInfo.code})`);
+    if (ccm.proc.exitInfo) {
+      throw new Error(`${ccm.proc.name} exited (${ccm.proc.exitInfo.code}): ${lastWords(ccm)}`);
+    }
     if (performance.now() > deadline) {
       throw new Error(`${ccm.proc.name} did not converge in ${timeoutMs} ms: ${problems.join("; ")}`);
     }
@@ -105,9 +113,21 @@ function isServiceRoute(key: string): boolean {
   return key.includes("/nodebalancers") || key.includes("/networking/firewalls");
 }
 
+/** Waits until the Linode emulator has had no call for `quietMs` (at most `maxMs`): set-up work is over. */
+async function settle(cluster: Cluster, quietMs = 5_000, maxMs = 60_000): Promise<void> {
+  const calls = cluster.world.world.linode.calls;
+  const deadline = performance.now() + maxMs;
+  let seen = calls.total();
+  let quietSince = performance.now();
+  while (performance.now() - quietSince < quietMs && performance.now() < deadline) {
+    await systemClock.sleep(250);
+    if (calls.total() !== seen) [seen, quietSince] = [calls.total(), performance.now()];
+  }
+}
+
 /**
- * Counts the CCM's Linode calls over `windowSec`, while `drive` (if given) changes the cluster; samples
- * resident memory every 10 s. Throws when the CCM exits during the window.
+ * Counts the CCM's Linode calls over `windowSec`, once the set-up calls are over, while `drive` (if given)
+ * changes the cluster; samples resident memory every 10 s. Throws when the CCM exits during the window.
  */
 export async function measureWindow(
   cluster: Cluster,
@@ -116,6 +136,7 @@ export async function measureWindow(
 ): Promise<WindowResult> {
   const { world, ccm } = cluster;
   const calls = world.world.linode.calls;
+  await settle(cluster);
   calls.reset();
   const cpu0 = await ccm.cpuSeconds();
   const t0 = performance.now();
