@@ -225,9 +225,11 @@ export class VpcStore {
   allocate(subnetId: number, wanted: string | undefined, field: string): string {
     const state = this.#subnets.get(subnetId);
     if (!state) throw fieldError("subnet_id", "Subnet not found");
-    const ranges = this.#rangesOf(state.vpcId);
-    const free = (ip: number) =>
-      !isReserved(state.cidr, ip) && !state.used.has(ip) && !ranges.some((r) => cidrContains(r, ip));
+    // The VPC's ranges are read only once an address is neither reserved nor used: a NodeBalancer carving a
+    // /30 walks past every used address, and reading every member's ranges for each made that O(Linodes^2).
+    let ranges: Cidr[] | undefined;
+    const inRange = (ip: number) => (ranges ??= this.#rangesOf(state.vpcId)).some((r) => cidrContains(r, ip));
+    const free = (ip: number) => !isReserved(state.cidr, ip) && !state.used.has(ip) && !inRange(ip);
     if (wanted !== undefined) {
       const ip = parseIpv4(wanted);
       if (ip === undefined || !cidrContains(state.cidr, ip) || !free(ip)) {
