@@ -70,7 +70,7 @@ export async function waitConverged(world: CcmWorld, ccm: CcmChild, timeoutMs: n
 
 /** Time allowed to converge: generous on a busy 2-core machine, so only a real failure times out. */
 export function convergeTimeoutMs(nodes: number): number {
-  return 60_000 + 60 * nodes;
+  return 120_000 + 200 * nodes;
 }
 
 /**
