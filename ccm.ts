@@ -162,8 +162,16 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   try {
     server = await startHealthServer(parts);
     deps.onStarted?.({ ...parts, server });
+    if (config.dryRun) {
+      // Taking the Lease would stop the CCM that runs the cluster now.
+      log.info(
+        "dry run: taking no part in leader election (the Lease {namespace}/{name} is left alone); " +
+          "controllers start now, record what they would do on /plan and write nothing",
+        { namespace: config.leaderElection.namespace, name: config.leaderElection.name },
+      );
+    }
     if (!(fence instanceof SwitchFence)) {
-      log.info("leader election disabled: controllers start now");
+      if (!config.dryRun) log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);
       return await outcomeOf(run, tokenRevoked, "stopped");
     }

@@ -8,6 +8,7 @@ import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
 import type { Clock } from "../common/clock.ts";
+import { DryRunGuard } from "../common/dry_run.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
@@ -38,7 +39,10 @@ export interface CcmParts {
   readonly metrics: Registry;
   /** The Lease holder identity: `<hostname>_<random>`. */
   readonly identity: string;
-  /** Closed until this process leads (with `--leader-elect=false`, always open). Every write asks it. */
+  /**
+   * Closed until this process leads (with `--leader-elect=false` or `--dry-run`, always open). Every write
+   * asks it.
+   */
   readonly fence: Fence;
   readonly kube: KubeClients;
   readonly linode: LinodeClient;
@@ -76,12 +80,17 @@ function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[]
   };
 }
 
-function linodeClient(config: Config, deps: PartsDeps, tokens: TokenSource, fence: Fence): LinodeClient {
+function linodeClient(
+  config: Config,
+  deps: PartsDeps,
+  tokens: TokenSource,
+  guards: { fence: Fence; writeGuard: DryRunGuard | undefined },
+): LinodeClient {
   return new LinodeClient({
     baseUrl: config.linode.url,
     token: tokens,
     timeoutMs: config.linode.requestTimeoutMs,
-    fence,
+    ...guards,
     metrics: deps.metrics,
     log: componentLogger("linode"),
     clock: deps.clock,
@@ -114,12 +123,16 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
  */
 export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const { clock, metrics } = deps;
-  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  // In dry-run the fence stays open (controllers decide as a leader would); the guard refuses every write.
+  const fence = config.leaderElection.enabled && !config.dryRun ? new SwitchFence(false) : ALWAYS_LEADING;
+  const writeGuard = config.dryRun
+    ? new DryRunGuard({ log: componentLogger("dry-run"), metrics })
+    : undefined;
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence });
+  const kube = makeKubeClients(kc, { metrics, fence, writeGuard });
   const tokens = tokenSource(config, clock);
   const secrets = secretsOf(tokens, kc);
-  const linode = linodeClient(config, deps, tokens, fence);
+  const linode = linodeClient(config, deps, tokens, { fence, writeGuard });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
@@ -127,6 +140,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     clock,
     host: deps.hostname,
     secrets,
+    dryRun: config.dryRun,
   });
   const identity = newIdentity(deps.hostname);
   const service = config.controllers.has("service")
