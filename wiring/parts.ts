@@ -19,6 +19,8 @@ import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
+import { PlanRecorder } from "../controllers/loop/plan.ts";
+import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
 
@@ -51,7 +53,16 @@ export interface CcmParts {
   readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
   readonly nodes: Informer<V1Node>;
+  /**
+   * The Nodes the route and service controllers decide from: the informer's, or in dry run a view with the
+   * held `cloud-node` updates applied (so the plan shows what initialising a Node leads to).
+   */
+  readonly plannedNodes: NodeSource;
+  /** The view of `plannedNodes` that `cloud-node` feeds in dry run. */
+  readonly projection: ProjectedNodes | undefined;
   readonly events: EventRecorder;
+  /** What the controllers would do (`--dry-run`: served on `/plan`) or recently did. */
+  readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
   /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
@@ -142,14 +153,17 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     secrets,
     dryRun: config.dryRun,
   });
+  const projection = config.dryRun ? new ProjectedNodes(nodes) : undefined;
   const identity = newIdentity(deps.hostname);
+  const plan = new PlanRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
   const service = config.controllers.has("service")
     ? wireServiceController(config, {
       kc,
       kube,
       linode,
-      nodes,
+      nodes: projection ?? nodes,
       events,
+      plan,
       clock,
       metrics,
       logFor: componentLogger,
@@ -167,7 +181,10 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     vpcIps,
     instances,
     nodes,
+    plannedNodes: projection ?? nodes,
+    projection,
     events,
+    plan,
     service,
     secrets,
   };

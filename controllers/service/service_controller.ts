@@ -14,6 +14,8 @@ import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { RetryAfterError, runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
+import { type PlanRecorder, runWithin } from "../loop/plan.ts";
+import { nodeBalancerIdOf } from "./plan_actions.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
 import {
@@ -51,6 +53,8 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   secrets: SecretLister;
   metrics: Registry;
   clock: Clock;
+  /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
+  plan?: PlanRecorder;
 }
 
 /** Options of the service controller. */
@@ -180,8 +184,25 @@ async function resyncLoop(
       if (isAbort(e, signal) || signal.aborted) return;
       throw e;
     }
+    await rereadHeldNodeBalancers(deps);
     enqueueAll(deps, queue);
   }
+}
+
+/**
+ * Dry run beside the running CCM: that CCM may fix what this one would (a backend it adds), and NodeBalancer
+ * details are otherwise read once and then only written through (the listing once per term). So while the
+ * plan holds a Service action, each resync lists NodeBalancers again and re-reads the details of those with
+ * held actions, and an action someone else carried out leaves the plan. No call when nothing is held.
+ */
+async function rereadHeldNodeBalancers(deps: ServiceControllerDeps): Promise<void> {
+  if (!deps.plan?.dryRun) return;
+  const held = deps.plan.pending().filter((a) => a.controller === "service");
+  for (const a of held) {
+    const id = nodeBalancerIdOf(a.target);
+    if (id !== undefined) deps.cache.details.forget(id);
+  }
+  if (held.length) await deps.cache.refresh();
 }
 
 function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
@@ -225,7 +246,12 @@ export function startServiceController(
             log: deps.log,
             metrics: deps.metrics,
             clock: deps.clock,
-            handle: (key) => reconcileService(syncDeps, key, ctx),
+            handle: (key) =>
+              runWithin(
+                deps.plan,
+                { controller: "service", scope: key },
+                (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
+              ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
           resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),

@@ -17,14 +17,19 @@ import type { Registry } from "../../server/metrics.ts";
 import { serviceDefaults } from "./defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./subnets.ts";
+import type { PlanRecorder } from "../loop/plan.ts";
+import type { NodeSource } from "../node/projected_nodes.ts";
 
 /** What the process already has. */
 export interface ServiceWiringDeps {
   kc: KubeConfig;
   kube: KubeClients;
   linode: LinodeClient;
-  nodes: Informer<V1Node>;
+  /** The Nodes to decide backends from (in dry run, with held initialisations applied). */
+  nodes: NodeSource;
   events: EventSink;
+  /** Where syncs name their writes (`--dry-run` holds them). */
+  plan?: PlanRecorder;
   clock: Clock;
   metrics: Registry;
   logFor: (component: string) => Logger;
@@ -65,6 +70,7 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     defaults: serviceDefaults(config),
     subnets: new SubnetResolver(deps.linode.vpcs, clock),
     events: deps.events,
+    plan: deps.plan,
     log: deps.logFor("service"),
     metrics,
     clock,
