@@ -3,7 +3,7 @@
  * and the controller over the shared Linode client, Node informer and Event recorder. `ccm.ts` starts the
  * informers with the process and runs the controller for each leadership term.
  */
-import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
