@@ -121,7 +121,7 @@ async function startHealthServer(parts: CcmParts): Promise<RunningServer | null>
     registry: parts.metrics,
     checks: { healthz: [], readyz: informerChecks(parts) },
     leading: () => parts.fence.leading,
-    plan: () => parts.plan.report(),
+    plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
     log: componentLogger("serve"),
   });
 }

@@ -81,6 +81,11 @@ function identity(a: Omit<PlannedAction, "since">): string {
   return JSON.stringify([a.controller, a.action, a.object, a.target ?? null, a.changes]);
 }
 
+function sameWrite(a: PlannedAction, b: PlannedAction): boolean {
+  return a.controller === b.controller && a.action === b.action && a.object === b.object &&
+    a.target === b.target;
+}
+
 function byControllerThenObject(a: PlannedAction, b: PlannedAction): number {
   return a.controller.localeCompare(b.controller) || a.object.localeCompare(b.object) ||
     a.action.localeCompare(b.action);
@@ -165,18 +170,25 @@ export class PlanRecorder {
   #commit(controller: string, scope: string, held: Map<string, PlannedAction>): void {
     const key = `${controller}\0${scope}`;
     const previous = this.#scopes.get(key) ?? new Map<string, PlannedAction>();
-    for (const [id, a] of held) if (!previous.has(id)) this.#log("appeared", a);
-    for (const [id, a] of previous) if (!held.has(id)) this.#log("left", a);
+    const left = [...previous].filter(([id]) => !held.has(id)).map(([, a]) => a);
+    for (const [id, a] of held) {
+      if (previous.has(id)) continue;
+      // The same write with other fields (a Node more to add): one line saying what it is now.
+      const i = left.findIndex((l) => sameWrite(l, a));
+      this.#log(i >= 0 ? "changed" : "appeared", a);
+      if (i >= 0) left.splice(i, 1);
+    }
+    for (const a of left) this.#log("left", a);
     if (held.size) this.#scopes.set(key, held);
     else this.#scopes.delete(key);
     this.#updateGauge();
   }
 
-  #log(what: "appeared" | "left", a: PlannedAction): void {
+  #log(what: "appeared" | "changed" | "left", a: PlannedAction): void {
     const props = { ...a, target: a.target ?? null };
     const on = a.target ? " ({target})" : "";
-    if (what === "appeared") this.#o.log.info(`plan: {controller} would {action} {object}${on}`, props);
-    else this.#o.log.info(`plan: {controller} no longer needs to {action} {object}${on}`, props);
+    const verb = { appeared: "would", changed: "would now", left: "no longer needs to" }[what];
+    this.#o.log.info(`plan: {controller} ${verb} {action} {object}${on}`, props);
   }
 
   #updateGauge(): void {

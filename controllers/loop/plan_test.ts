@@ -79,12 +79,14 @@ Deno.test("PlanRecorder.within() treats changed field values as another action, 
   await clock.advance(60_000);
   await pass(plan, "node-4", INIT);
   assert.equal(plan.pending()[0]?.since, first);
+  const logs = await captureLogs("info");
   await pass(plan, "node-4", {
     ...INIT,
     changes: [{ field: "spec.providerID", old: null, new: "linode://5" }],
   });
   assert.notEqual(plan.pending()[0]?.since, first);
   assert.equal(plan.pending().length, 1);
+  assert.deepEqual(planLines(logs.lines), ['plan: "cloud-node" would now "initialise-node" "node-4"']);
 });
 
 Deno.test("PlanRecorder.within() in a normal run lets every write go ahead and keeps the latest ones carried out", async () => {

@@ -12,10 +12,9 @@ import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
-import { RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
-import { type PlanRecorder, runWithin } from "../loop/plan.ts";
-import { nodeBalancerIdOf } from "./plan_actions.ts";
+import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
 import {
@@ -55,6 +54,11 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   clock: Clock;
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
   plan?: PlanRecorder;
+  /**
+   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and at every resync; its one
+   * listing per resync also shows the service controller what others changed (see `NodeBalancerCache`).
+   */
+  orphans?: { check(plan: PlanScope): Promise<void> };
 }
 
 /** Options of the service controller. */
@@ -177,6 +181,8 @@ async function resyncLoop(
   periodMs: number,
   signal: AbortSignal,
 ) {
+  // At once (sharing the listing the first syncs make), then before every resync.
+  await checkOrphans(deps);
   while (!signal.aborted) {
     try {
       await deps.clock.sleep(periodMs, signal);
@@ -184,25 +190,20 @@ async function resyncLoop(
       if (isAbort(e, signal) || signal.aborted) return;
       throw e;
     }
-    await rereadHeldNodeBalancers(deps);
+    await checkOrphans(deps);
     enqueueAll(deps, queue);
   }
 }
 
-/**
- * Dry run beside the running CCM: that CCM may fix what this one would (a backend it adds), and NodeBalancer
- * details are otherwise read once and then only written through (the listing once per term). So while the
- * plan holds a Service action, each resync lists NodeBalancers again and re-reads the details of those with
- * held actions, and an action someone else carried out leaves the plan. No call when nothing is held.
- */
-async function rereadHeldNodeBalancers(deps: ServiceControllerDeps): Promise<void> {
-  if (!deps.plan?.dryRun) return;
-  const held = deps.plan.pending().filter((a) => a.controller === "service");
-  for (const a of held) {
-    const id = nodeBalancerIdOf(a.target);
-    if (id !== undefined) deps.cache.details.forget(id);
+/** Finds (and, when allowed, deletes) orphaned NodeBalancers; a failure waits for the next resync. */
+async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
+  const orphans = deps.orphans;
+  if (!orphans) return;
+  try {
+    await runWithin(deps.plan, { controller: "service", scope: "orphans" }, (plan) => orphans.check(plan));
+  } catch (e) {
+    deps.log.warning("orphaned NodeBalancer check failed: {error}", { error: describeError(e) });
   }
-  if (held.length) await deps.cache.refresh();
 }
 
 function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {

@@ -17,6 +17,7 @@ import type { Registry } from "../../server/metrics.ts";
 import { serviceDefaults } from "./defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./subnets.ts";
+import { OrphanCheck, type OrphanedNodeBalancer } from "./orphans.ts";
 import type { PlanRecorder } from "../loop/plan.ts";
 import type { NodeSource } from "../node/projected_nodes.ts";
 
@@ -44,6 +45,8 @@ export interface ServiceWiring {
   waitForSync(signal: AbortSignal): Promise<void>;
   /** Runs the controller for one leadership term. */
   run(term: AbortSignal): Promise<void>;
+  /** The orphaned NodeBalancers found by the last check (for `/plan`). */
+  orphans(): readonly OrphanedNodeBalancer[];
 }
 
 /** Wires the `service` controller from `config` and the process's clients. */
@@ -58,6 +61,18 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     region: config.linode.region,
     ttlMs: config.linode.instanceCacheTtlMs,
   });
+  const orphanCheck = new OrphanCheck({
+    clusterName: config.clusterName,
+    cleanup: config.services.cleanupOrphanedNodeBalancers,
+  });
+  const orphanDeps = {
+    cache: nodeBalancers,
+    nodeBalancers: deps.linode.nodeBalancers,
+    firewalls: deps.linode.firewalls,
+    services: { list: () => services.list(), trusted: () => services.synced && services.healthy },
+    log: deps.logFor("service"),
+    metrics,
+  };
   const controller = startServiceController({
     services,
     nodes: deps.nodes,
@@ -71,6 +86,7 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     subnets: new SubnetResolver(deps.linode.vpcs, clock),
     events: deps.events,
     plan: deps.plan,
+    orphans: { check: (plan) => orphanCheck.check(orphanDeps, plan) },
     log: deps.logFor("service"),
     metrics,
     clock,
@@ -85,5 +101,6 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
       await services.waitForSync(signal);
     },
     run: (term) => controller.run(term),
+    orphans: () => orphanCheck.list(),
   };
 }
