@@ -5,13 +5,14 @@ import { fetchPlan, kubeWrites, linodeWrites, servingFlags, startShadowWorld } f
 /** A Service UID no Service in the world has: its Service was deleted while no CCM ran. */
 const GONE_UID = "5e1f0000-dead-4bee-8f00-0000000000aa";
 const CLEANUP = "--cleanup-orphaned-nodebalancers";
-const RESYNC_MS = 300_000;
+/** The orphan check's period (`DEFAULT_ORPHAN_CHECK_MS`). */
+const CHECK_MS = 3_600_000;
 
 Deno.test("runCcm() lists the Go CCM's orphaned NodeBalancer on /plan and never deletes it: it has no ownership tag", async () => {
   await using w = await startShadowWorld({ orphanedNodeBalancer: true });
   const orphanId = w.go.drift.orphanedNodeBalancerId ?? 0;
   await using ccm = await w.ccm([CLEANUP, ...servingFlags()]);
-  await ccm.tick(2 * RESYNC_MS + 60_000, 10_000);
+  await ccm.tick(2 * CHECK_MS + 60_000, 60_000);
   assert.ok(w.go.linode.world.nodeBalancer(orphanId), "still there");
   const plan = await fetchPlan(ccm);
   assert.deepEqual(plan.orphanedNodeBalancers?.map((o) => [o.id, o.owned, o.fate]), [
@@ -38,9 +39,9 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes an orphan with this
   assert.equal(kept?.fate, "kept: waiting for a second check");
   await ccm.advanceUntil(() => !w.go.linode.world.nodeBalancer(ours.id), {
     what: "the owned orphan to be deleted",
-    stepMs: 30_000,
+    stepMs: 60_000,
   });
-  assert.ok(ccm.clock.monotonic() >= RESYNC_MS, "one resync later");
+  assert.ok(ccm.clock.monotonic() >= CHECK_MS, "one check later");
   assert.equal(w.go.linode.world.nodeBalancers().length, before - 1, "only that one");
   assert.ok(w.go.linode.world.nodeBalancer(web.nodeBalancerId));
   assert.ok(
@@ -59,14 +60,14 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes nothing while the N
   });
   await using ccm = await w.ccm([CLEANUP]);
   const fault = w.go.linode.faults.error(500, { method: "GET", route: "/nodebalancers" });
-  await ccm.tick(RESYNC_MS + 30_000, 10_000);
-  await ccm.tick(RESYNC_MS, 10_000);
+  await ccm.tick(CHECK_MS + 30_000, 60_000);
+  await ccm.tick(CHECK_MS, 60_000);
   assert.ok(w.go.linode.world.nodeBalancer(ours.id), "a stale listing is doubt: nothing deleted");
   assert.equal(w.go.linode.calls.count("DELETE /v4/nodebalancers/{id}"), 0);
   w.go.linode.faults.remove(fault);
   await ccm.advanceUntil(() => !w.go.linode.world.nodeBalancer(ours.id), {
     what: "the orphan to be deleted once the listing works",
-    stepMs: 30_000,
+    stepMs: 60_000,
   });
 });
 
@@ -78,7 +79,7 @@ Deno.test("runCcm() --dry-run --cleanup-orphaned-nodebalancers plans the deletio
     tags: ["kubernetes", ownershipTag(w.go.clusterName, GONE_UID)],
   });
   await using ccm = await w.ccm(["--dry-run", CLEANUP, ...servingFlags()]);
-  await ccm.tick(RESYNC_MS + 30_000, 10_000);
+  await ccm.tick(CHECK_MS + 30_000, 60_000);
   const plan = await fetchPlan(ccm);
   const held = plan.pending.filter((a) => a.action === "delete-orphaned-nodebalancer");
   assert.deepEqual(held.map((a) => a.object), [`nodebalancer ${ours.id}`]);

@@ -116,10 +116,10 @@ Deno.test("runCcm() --dry-run drops an action from the plan once someone else ca
     what: "the route action to leave the plan",
     stepMs: 5_000,
   });
-  // The next service resync lists NodeBalancers again (the orphan check) and sees this one changed.
+  // The next orphan check (hourly) lists NodeBalancers again and sees this one changed.
   await shadow.advanceUntil(() => throttle() === undefined, {
     what: "the throttle change to leave the web action",
-    stepMs: 30_000,
+    stepMs: 60_000,
   });
   assert.ok(webAction(), "the other changes (defaults, ownership tag, backends) are still to be made");
   const said = logs.lines.map((l) => JSON.parse(l).message).filter((m) => m.startsWith("plan:"));
@@ -146,8 +146,8 @@ Deno.test("runCcm() --dry-run reads no more from the Linode API than a normal ru
   const gets = async (flags: readonly string[]) => {
     await using w = await startShadowWorld(DRIFT);
     await using ccm = await w.ccm(flags);
-    // Two service resyncs (5 min), thirty route resyncs, ten VPC and forty instance cache periods.
-    await ccm.tick(600_000, 5_000);
+    // Two orphan checks (hourly), 24 service resyncs, an hour of route resyncs and cache periods.
+    await ccm.tick(3_700_000, 60_000);
     return w.go.linode.calls.log.filter((c) => c.method === "GET").length;
   };
   const dry = await gets(DRY_RUN);

@@ -55,8 +55,8 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
   plan?: PlanRecorder;
   /**
-   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and at every resync; its one
-   * listing per resync also shows the service controller what others changed (see `NodeBalancerCache`).
+   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `orphanCheckMs`; its
+   * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
    */
   orphans?: { check(plan: PlanScope): Promise<void> };
 }
@@ -67,6 +67,8 @@ export interface ServiceControllerOptions {
   workers?: number;
   /** Every Service is synced again this often, as a safety net (default 5 min; no call when unchanged). */
   resyncMs?: number;
+  /** Period of the orphaned NodeBalancer check (default 1 h: one listing). */
+  orphanCheckMs?: number;
   /** Per-Service retry backoff: 5 s doubling to 5 min, as upstream. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -78,6 +80,11 @@ export const DEFAULT_RETRY_BASE_MS = 5_000;
 export const DEFAULT_RETRY_MAX_MS = 300_000;
 /** Default resync period. */
 export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
+/**
+ * Default period of the orphan check: its one NodeBalancer listing is the only Linode call a quiet cluster's
+ * service controller makes, and an orphan is deleted (opt-in) only when two checks a period apart find it.
+ */
+export const DEFAULT_ORPHAN_CHECK_MS = 3_600_000;
 
 /** The Service changed while it was being written (409): synced again shortly, without a Warning. */
 export class ServiceChangedError extends RetryAfterError {
@@ -181,8 +188,6 @@ async function resyncLoop(
   periodMs: number,
   signal: AbortSignal,
 ) {
-  // At once (sharing the listing the first syncs make), then before every resync.
-  await checkOrphans(deps);
   while (!signal.aborted) {
     try {
       await deps.clock.sleep(periodMs, signal);
@@ -190,8 +195,20 @@ async function resyncLoop(
       if (isAbort(e, signal) || signal.aborted) return;
       throw e;
     }
-    await checkOrphans(deps);
     enqueueAll(deps, queue);
+  }
+}
+
+/** The orphan check at once (sharing the listing the first syncs make), then every `periodMs`. */
+async function orphanLoop(deps: ServiceControllerDeps, periodMs: number, signal: AbortSignal) {
+  while (!signal.aborted) {
+    await checkOrphans(deps);
+    try {
+      await deps.clock.sleep(periodMs, signal);
+    } catch (e) {
+      if (isAbort(e, signal) || signal.aborted) return;
+      throw e;
+    }
   }
 }
 
@@ -256,6 +273,7 @@ export function startServiceController(
             onError: (key, error) => reportFailure(deps, key, error),
           }),
           resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),
+          orphanLoop(deps, options.orphanCheckMs ?? DEFAULT_ORPHAN_CHECK_MS, signal),
         ]);
       } finally {
         unwatch();
