@@ -127,6 +127,34 @@ Deno.test("runCcm() --dry-run drops an action from the plan once someone else ca
   assert.ok(said.some((m) => m.includes("would now") && m.includes("default/web")));
 });
 
+Deno.test("runCcm() --dry-run plans a new Service's finalizer, NodeBalancer and status; a normal start makes them", async () => {
+  await using w = await startShadowWorld({});
+  w.go.kube.store.create("services", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "shop", namespace: "default" },
+    spec: { type: "LoadBalancer", selector: { app: "shop" }, ports: [{ port: 443, protocol: "TCP" }] },
+  });
+  const nbs = w.go.linode.world.nodeBalancers().length;
+  let plan;
+  {
+    await using shadow = await w.ccm(DRY_RUN);
+    await shadow.tick(30_000, 5_000);
+    plan = shadow.ccm.plan.pending().filter((a) => a.object === "default/shop");
+  }
+  assert.deepEqual(plan.map((a) => a.action), ["add-finalizer", "create-nodebalancer", "set-status"]);
+  const create = plan[1]?.changes ?? [];
+  assert.deepEqual(create.find((c) => c.field === "configs[443/tcp]")?.new, "tcp");
+  assert.deepEqual(create.find((c) => c.field === "client_conn_throttle")?.new, 20);
+  assert.deepEqual(linodeWrites(w.go), []);
+  assert.equal(w.go.linode.world.nodeBalancers().length, nbs);
+  await using normal = await w.ccm([]);
+  await normal.tick(30_000, 5_000);
+  const done = normal.ccm.plan.carriedOut().filter((a) => a.object === "default/shop");
+  assert.deepEqual(done.map((a) => a.action), ["add-finalizer", "create-nodebalancer", "set-status"]);
+  assert.equal(w.go.linode.world.nodeBalancers().length, nbs + 1);
+});
+
 Deno.test("runCcm() --dry-run: a write that skips the plan is refused by both clients, loudly", async () => {
   await using w = await startShadowWorld({});
   await using shadow = await w.ccm(DRY_RUN);

@@ -211,8 +211,11 @@ export async function ensureLoadBalancer(
   const nb = found
     ? await updateFound(deps, svc, found, { plan, ctx })
     : await createFor(deps, svc, plan, ctx);
-  // A held creation (dry run) has no address to report yet.
-  if (!nb) return;
+  if (!nb) {
+    // A held creation (dry run) has no address yet; the status write that follows it is part of the plan.
+    scopeOf(ctx).hold(statusAction(svc, [{ hostname: "(the new NodeBalancer's address)" }]));
+    return;
+  }
   await releaseSwitchedFrom(deps, svc, nb, { plan, ctx });
   const ingress = ingressFor(nb, plan.spec);
   if (hasIngress(svc, ingress) || scopeOf(ctx).hold(statusAction(svc, ingress))) return;

@@ -39,14 +39,11 @@ function showIngress(ingress: readonly V1LoadBalancerIngress[]): string[] {
 
 /** Writing `status.loadBalancer.ingress`. */
 export function statusAction(svc: V1Service, ingress: readonly V1LoadBalancerIngress[]): ActionSpec {
+  const old = showIngress(svc.status?.loadBalancer?.ingress ?? []);
   return {
     action: ingress.length ? "set-status" : "clear-status",
     object: objectKey(svc),
-    changes: [{
-      field: "status.loadBalancer.ingress",
-      old: showIngress(svc.status?.loadBalancer?.ingress ?? []),
-      new: showIngress(ingress),
-    }],
+    changes: [{ field: "status.loadBalancer.ingress", old, new: showIngress(ingress) }],
   };
 }
 
