@@ -120,7 +120,8 @@ async function startHealthServer(parts: CcmParts): Promise<RunningServer | null>
     tls,
     registry: parts.metrics,
     checks: { healthz: [], readyz: informerChecks(parts) },
-    leading: () => parts.fence.leading,
+    // In dry run the fence is open for decisions, but this process leads nothing.
+    leading: () => parts.fence.leading && !parts.config.dryRun,
     plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
     log: componentLogger("serve"),
   });

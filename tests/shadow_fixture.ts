@@ -57,18 +57,25 @@ export function servingFlags(): string[] {
   return ["--bind-address=127.0.0.1", `--secure-port=${freePort()}`];
 }
 
-/** `GET /plan` from the CCM's health port, trusting its self-signed certificate. */
-export async function fetchPlan(world: CcmWorld): Promise<PlanBody> {
+/** `GET path` from the CCM's health port, trusting its self-signed certificate. */
+export async function fetchHealthPort(world: CcmWorld, path: string): Promise<Response> {
   const server = world.ccm.server;
   if (!server) throw new TypeError("The CCM serves nothing: start it with servingFlags()");
   const client = Deno.createHttpClient({ caCerts: [server.certPem] });
   try {
-    const res = await fetch(`${server.url}/plan`, { client });
-    if (res.status !== 200) throw new Error(`GET /plan answered ${res.status}`);
-    return await res.json();
+    const res = await fetch(`${server.url}${path}`, { client });
+    // Read before the client closes.
+    return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
   } finally {
     client.close();
   }
+}
+
+/** `GET /plan` from the CCM's health port. */
+export async function fetchPlan(world: CcmWorld): Promise<PlanBody> {
+  const res = await fetchHealthPort(world, "/plan");
+  if (res.status !== 200) throw new Error(`GET /plan answered ${res.status}`);
+  return await res.json();
 }
 
 /** The Linode requests other than GET, as `METHOD /v4/route/{id}`. */

@@ -4,6 +4,7 @@ import { captureLogs } from "../common/log.ts";
 import { DryRunWriteError } from "../common/dry_run.ts";
 import { isInitialised } from "./ccm_fixture.ts";
 import {
+  fetchHealthPort,
   fetchPlan,
   fieldChanges,
   kubeWrites,
@@ -45,6 +46,9 @@ Deno.test("runCcm() --dry-run on the Go CCM's world writes nothing and plans eac
     assert.equal(leaseHolder(w), w.go.lease.identity, "the Go CCM keeps the Lease");
     assert.ok(w.go.lease.renewing);
     plan = await fetchPlan(shadow);
+    const ready = await fetchHealthPort(shadow, "/readyz?verbose");
+    assert.equal(ready.headers.get("x-ccm-leader"), "false", "ready, and no leader");
+    assert.match(await ready.text(), /leader-election ok: standby/);
     const gauge = shadow.metrics.gauge("ccm_plan_pending_actions", "", ["controller", "action"]);
     assert.equal(gauge.get({ controller: "service", action: "adopt-nodebalancer" }), 2);
   }

@@ -58,7 +58,7 @@ export interface PlanReport {
   readonly dryRun: boolean;
   /** Dry run: what the controllers would do now. Empty in a normal run. */
   readonly pending: readonly PlannedAction[];
-  /** Normal run: the latest actions carried out, oldest first. Empty in dry run. */
+  /** Normal run: the latest actions started (a write that then failed included), oldest first. */
   readonly carriedOut: readonly PlannedAction[];
 }
 
