@@ -61,11 +61,14 @@ export interface RouteDeps {
   clock: Clock;
 }
 
+/** Default interface writes in flight at once. */
+export const DEFAULT_WRITE_CONCURRENCY = 4;
+
 /** Options of one pass. */
 export interface ReconcileOptions {
   /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
   clusterCidrs: readonly string[];
-  /** Interface writes in flight at once (default 4). */
+  /** Interface writes in flight at once (default `DEFAULT_WRITE_CONCURRENCY`). */
   writeConcurrency?: number;
 }
 
@@ -185,7 +188,7 @@ export async function reconcileRoutes(
     ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
   });
-  const concurrency = options.writeConcurrency ?? 4;
+  const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
   const outcomes = await applyWrites(deps, state, plan.writes, { concurrency, signal: options.signal });
   state.keepFailures(new Set(plan.writes.map((w) => targetKey(w.target))));
   settleReleased(state, plan.writes, outcomes);
