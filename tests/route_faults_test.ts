@@ -3,7 +3,7 @@
  * happens, no range is lost, and failures show as a Warning Event and `NetworkUnavailable=True`.
  */
 import assert from "node:assert/strict";
-import { DEFAULT_WRITE_CONCURRENCY } from "../controllers/route/route.ts";
+import { WRITE_CONCURRENCY } from "../controllers/route/route.ts";
 import {
   LIST_VPC_IPS,
   PUT_CONFIG_INTERFACE,
@@ -155,10 +155,10 @@ Deno.test("route: many Nodes at once: writes in parallel within the bound, each 
   // Every write is held unanswered: the controller sends as many as its bound allows, then waits.
   const hang = w.linode.faults.hang({ method: "PUT" });
   ids.forEach((id, i) => w.addNode(`worker-${i}`, id, `10.192.${i}.0/24`));
-  await until(w, () => pending(w, PUT_CONFIG_INTERFACE) >= DEFAULT_WRITE_CONCURRENCY, "the first writes");
+  await until(w, () => pending(w, PUT_CONFIG_INTERFACE) >= WRITE_CONCURRENCY, "the first writes");
   await w.settle();
-  assert.equal(pending(w, PUT_CONFIG_INTERFACE), DEFAULT_WRITE_CONCURRENCY, "in parallel, up to the bound");
-  assert.equal(w.calls(PUT_CONFIG_INTERFACE), DEFAULT_WRITE_CONCURRENCY, "no write beyond it");
+  assert.equal(pending(w, PUT_CONFIG_INTERFACE), WRITE_CONCURRENCY, "in parallel, up to the bound");
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), WRITE_CONCURRENCY, "no write beyond it");
   w.linode.faults.remove(hang);
   await until(
     w,

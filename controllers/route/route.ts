@@ -61,15 +61,13 @@ export interface RouteDeps {
   clock: Clock;
 }
 
-/** Default interface writes in flight at once. */
-export const DEFAULT_WRITE_CONCURRENCY = 4;
+/** Interface writes in flight at once. */
+export const WRITE_CONCURRENCY = 4;
 
 /** Options of one pass. */
 export interface ReconcileOptions {
   /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
   clusterCidrs: readonly string[];
-  /** Interface writes in flight at once (default `DEFAULT_WRITE_CONCURRENCY`). */
-  writeConcurrency?: number;
 }
 
 /** What a pass leaves for later: when to run again for backed-off or paused writes. */
@@ -188,8 +186,10 @@ export async function reconcileRoutes(
     ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
   });
-  const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
-  const outcomes = await applyWrites(deps, state, plan.writes, { concurrency, signal: options.signal });
+  const outcomes = await applyWrites(deps, state, plan.writes, {
+    concurrency: WRITE_CONCURRENCY,
+    signal: options.signal,
+  });
   state.keepFailures(new Set(plan.writes.map((w) => targetKey(w.target))));
   settleReleased(state, plan.writes, outcomes);
   await reportNodes(deps, state, plan.nodes, outcomes);
