@@ -47,8 +47,11 @@ export interface CcmWorld extends AsyncDisposable {
   readonly metrics: Registry;
   /** The Config the CCM runs with, parsed like `main.ts` parses the command line and environment. */
   readonly config: Config;
-  /** Runs the CCM (`runCcm`); resolves once it is wired and its informers have synced. */
-  start(): Promise<RunningCcm>;
+  /**
+   * Runs the CCM (`runCcm`); resolves once it is wired and, unless `waitForSync` is false (a test of what
+   * happens before), the informers the controllers need have synced.
+   */
+  start(options?: { waitForSync?: boolean }): Promise<RunningCcm>;
   /** Stops the running CCM as SIGTERM would and awaits its end; `start()` then runs a new process. */
   stop(): Promise<CcmOutcome>;
   /** The running CCM's parts (after `start`). */
@@ -160,7 +163,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     clock,
     metrics,
     config,
-    async start() {
+    async start({ waitForSync = true } = {}) {
       if (running) throw new TypeError("The CCM is running: call stop() first");
       const stop = new AbortController();
       const started = Promise.withResolvers<RunningCcm>();
@@ -168,7 +171,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
       run.catch((e: unknown) => started.reject(e));
       const ccm = await started.promise;
       running = { ccm, run, stop };
-      await waitForInformers(ccm, stop.signal);
+      if (waitForSync) await waitForInformers(ccm, stop.signal);
       // What the controllers do at once (the first pass over every object) happens before any time passes.
       await settle();
       return ccm;
