@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ownershipTag } from "../controllers/service/ownership.ts";
-import { DEFAULT_SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
@@ -88,7 +88,7 @@ Deno.test("service makes no Linode call for unchanged Services, however often th
     });
   world.linode.calls.reset();
   const from = reconciles();
-  await world.tick(3 * DEFAULT_SERVICE_RESYNC_MS, 10_000);
+  await world.tick(3 * SERVICE_RESYNC_MS, 10_000);
   assert.ok(reconciles() >= from + 9, `three more resyncs of each Service: ${reconciles() - from}`);
   assert.equal(world.linode.calls.total(), 0, JSON.stringify(world.linode.calls.log.slice(-5)));
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { captureLogs } from "../common/log.ts";
 import { annotationKey } from "../controllers/service/annotation_table.ts";
-import { DEFAULT_SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
 import { certificateFingerprint } from "../controllers/service/tls.ts";
 import { generateSelfSignedCert } from "../server/tls.ts";
 import { type ServiceWorld, startServiceWorld } from "./service_fixture.ts";
@@ -51,7 +51,7 @@ Deno.test("service serves HTTPS ports with the Secret's certificate and follows 
     });
   world.linode.calls.reset();
   const from = syncs();
-  await world.tick(3 * DEFAULT_SERVICE_RESYNC_MS, 10_000);
+  await world.tick(3 * SERVICE_RESYNC_MS, 10_000);
   assert.ok(syncs() >= from + 3, `three resyncs: ${syncs() - from}`);
   assert.equal(
     world.linode.calls.total(),
