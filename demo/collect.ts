@@ -10,6 +10,7 @@ import type {
   LeaderInfo,
   LoadBalancerInfo,
   NodeRow,
+  RouteInfo,
   StoryLine,
 } from "./snapshot.ts";
 
@@ -59,10 +60,18 @@ function address(node: V1Node, type: string): string | undefined {
   return node.status?.addresses?.find((a) => a.type === type)?.address;
 }
 
+function routeOf(node: V1Node): NodeRow["route"] {
+  const c = node.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+  if (c?.reason === "RouteCreated") return "routed";
+  return c?.reason === "NoRouteCreated" ? "failed" : undefined;
+}
+
 /** Turns a Node into its view row. */
 export function nodeRow(node: V1Node): NodeRow {
   const taints = node.spec?.taints ?? [];
   const providerID = node.spec?.providerID || undefined;
+  const podCidrs = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
+  const route = routeOf(node);
   return {
     name: node.metadata?.name ?? "",
     ready: (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
@@ -73,7 +82,17 @@ export function nodeRow(node: V1Node): NodeRow {
     taints: taints.map((t) =>
       t.key.startsWith(CLOUD_TAINT_PREFIX) ? t.key.slice(CLOUD_TAINT_PREFIX.length) : t.key
     ),
+    ...(podCidrs.length > 0 ? { podCidr: podCidrs.join(",") } : {}),
+    ...(route ? { route } : {}),
   };
+}
+
+function routeInfo(world: DemoWorld): RouteInfo {
+  const ranges = world.linode.world.listInstances().reduce(
+    (n, i) => n + world.linode.world.ipRanges(i.id).length,
+    0,
+  );
+  return { ranges };
 }
 
 function leaderInfo(src: SnapshotSources): LeaderInfo {
@@ -144,6 +163,7 @@ export function collectSnapshot(src: SnapshotSources, nowMs: number): DemoSnapsh
     leader: leaderInfo(src),
     nodes: nodes.map(nodeRow).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     loadBalancers: loadBalancers(src.world),
+    routes: routeInfo(src.world),
     api: apiStats(src.world, nowMs),
     events: eventRows(src.world),
     logs: src.logs.lines(),

@@ -11,6 +11,10 @@ export interface NodeRow {
   readonly externalIp: string | undefined;
   /** Taint keys without the `node.cloudprovider.kubernetes.io/` prefix (`shutdown`, `uninitialized`). */
   readonly taints: readonly string[];
+  /** `spec.podCIDRs`, comma-separated. */
+  readonly podCidr?: string;
+  /** What `NetworkUnavailable` says: the route controller programmed (`routed`) or failed (`failed`) it. */
+  readonly route?: "routed" | "failed";
 }
 
 /** Where a replica stands in the election. */
@@ -87,6 +91,11 @@ export interface LoadBalancerInfo {
   readonly rows?: readonly ServiceLbRow[];
 }
 
+/** The VPC routes in the Linode emulator: every `ip_ranges` entry of every Linode. */
+export interface RouteInfo {
+  readonly ranges: number;
+}
+
 /** Everything the view draws. */
 export interface DemoSnapshot {
   readonly nowMs: number;
@@ -95,6 +104,7 @@ export interface DemoSnapshot {
   readonly leader: LeaderInfo;
   readonly nodes: readonly NodeRow[];
   readonly loadBalancers: LoadBalancerInfo;
+  readonly routes?: RouteInfo;
   readonly api: ApiStats;
   /** The most recent Events, oldest first. */
   readonly events: readonly EventRow[];

@@ -91,6 +91,12 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
             ? `CCM initialised ${joining}: ${n.providerID}, InternalIP ${n.internalIp}`
             : undefined;
         },
+        (s) => {
+          const n = row(s, joining);
+          return n?.route === "routed"
+            ? `CCM routed pod CIDR ${n.podCidr} to ${n.providerID}'s VPC interface (NetworkUnavailable=False)`
+            : undefined;
+        },
       ],
     },
     {

@@ -69,12 +69,24 @@ function nodeTable(nodes: readonly NodeRow[]): string[] {
     n.providerID ?? "-",
     n.internalIp ?? "-",
     n.externalIp ?? "-",
+    n.podCidr ? `${n.podCidr}${n.route === "routed" ? " ✓" : n.route === "failed" ? " ✗" : ""}` : "-",
     n.taints.length > 0 ? n.taints.join(",") : "-",
   ]);
-  const header = ["NAME", "STATUS", "PROVIDER-ID", "INTERNAL-IP", "EXTERNAL-IP", "TAINTS"];
+  const header = ["NAME", "STATUS", "PROVIDER-ID", "INTERNAL-IP", "EXTERNAL-IP", "POD-CIDR", "TAINTS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   return [line(header), ...rows.map(line)];
+}
+
+/** "4/6 pod CIDRs routed · 4 VPC ip_ranges": Nodes with NetworkUnavailable=False/RouteCreated. */
+function routesText(s: DemoSnapshot): string {
+  const withCidr = s.nodes.filter((n) => n.podCidr);
+  const routed = withCidr.filter((n) => n.route === "routed").length;
+  const failed = withCidr.filter((n) => n.route === "failed").map((n) => n.name);
+  const ranges = s.routes ? `${DOT}${s.routes.ranges} VPC ip_ranges in the Linode API` : "";
+  return `${routed}/${withCidr.length} pod CIDRs routed${ranges}${
+    failed.length ? `${DOT}failed: ${failed.join(", ")}` : ""
+  }`;
 }
 
 /** One line per LoadBalancer Service: its address and the NodeBalancer behind it. */
@@ -108,7 +120,7 @@ export function renderSummary(s: DemoSnapshot): string[] {
     section("LEADER", leaderText(s.leader, s)),
     section("NODES", `${done}/${total} initialised${DOT}${ready} Ready`),
     ...nodeTable(s.nodes),
-    section("ROUTES", "route controller: next release (pod CIDRs are not yet programmed into VPC ip_ranges)"),
+    section("ROUTES", routesText(s)),
     section(
       "NODEBAL.",
       `${lb.nodeBalancers} NodeBalancers${DOT}${lb.services} LoadBalancer Services, ${lb.pending.length} pending${pending}`,

@@ -49,6 +49,15 @@ export function strategicPatchNode(
   return core.patchNode({ name, body: patch }, STRATEGIC());
 }
 
+/** Strategic merge patch of a Node's status: conditions merge by `type`, so only the given ones change. */
+export function strategicPatchNodeStatus(
+  core: CoreV1Api,
+  name: string,
+  patch: PatchBody,
+): Promise<V1Node> {
+  return core.patchNodeStatus({ name, body: patch }, STRATEGIC());
+}
+
 /** JSON merge patch of a Service (annotations, finalizers, spec). */
 export function mergePatchService(
   core: CoreV1Api,

@@ -8,6 +8,11 @@ import type { ControllerName } from "../config/config.ts";
 import { parseIpv4Cidr } from "../controllers/node/addresses.ts";
 import { kubeNodeWriter, startNodeController } from "../controllers/node/cloud_node.ts";
 import { startNodeLifecycleController } from "../controllers/node/lifecycle.ts";
+import {
+  kubeConditionWriter,
+  linodeRangeWriter,
+  startRouteController,
+} from "../controllers/route/controller.ts";
 import type { CcmParts } from "./parts.ts";
 
 /** A controller as the CCM runs it: one task per leadership term, ended by aborting `signal`. */
@@ -55,6 +60,18 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
       startNodeLifecycleController(nodeDeps(parts, log), {
         monitorPeriodMs: parts.config.nodes.monitorPeriodMs,
       }),
+  },
+  {
+    name: "route",
+    build: (parts, log) => {
+      const { nodes, vpcIps, vpcs, linode, kube, events, metrics, clock, config } = parts;
+      const writer = linodeRangeWriter(linode);
+      const conditions = kubeConditionWriter(kube.core);
+      return startRouteController({ nodes, vpcIps, vpcs, writer, conditions, events, log, metrics, clock }, {
+        clusterCidrs: config.routes.clusterCidrs,
+        resyncMs: config.routes.reconciliationPeriodMs,
+      });
+    },
   },
   {
     name: "service",

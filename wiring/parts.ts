@@ -43,6 +43,8 @@ export interface CcmParts {
   readonly kube: KubeClients;
   readonly linode: LinodeClient;
   readonly vpcs: VpcCache;
+  /** The configured VPCs' addresses and routed ranges: node addresses and routes share one listing. */
+  readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
   readonly nodes: Informer<V1Node>;
   readonly events: EventRecorder;
@@ -103,7 +105,7 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
     ttlMs: config.linode.instanceCacheTtlMs,
     vpcIps: vpcs.configured ? vpcIps : undefined,
   });
-  return { vpcs, instances };
+  return { vpcs, vpcIps, instances };
 }
 
 /**
@@ -118,7 +120,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const tokens = tokenSource(config, clock);
   const secrets = secretsOf(tokens, kc);
   const linode = linodeClient(config, deps, tokens, fence);
-  const { vpcs, instances } = caches(config, deps, linode);
+  const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
     log: componentLogger("events"),
@@ -148,6 +150,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     kube,
     linode,
     vpcs,
+    vpcIps,
     instances,
     nodes,
     events,
