@@ -4,7 +4,7 @@
  * (annotation names, finalizer, labels) are written out here rather than imported from the controllers, so
  * the world states what the Go CCM does and a test can catch this CCM disagreeing.
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1NodeCondition, V1Service } from "@kubernetes/client-node";
 import type { KubeSim } from "./kube/server.ts";
 import { kubeletNode } from "./kubelet.ts";
 import type { SimLinode } from "./linode/instance_shape.ts";
@@ -91,10 +91,21 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
       ...(ipv6 ? [{ type: "ExternalIP", address: ipv6 }] : []),
     ],
   });
+  // Upstream's route controller (in the Go CCM) marks a routed Node's network available.
+  const at = base.status?.conditions?.[0]?.lastHeartbeatTime;
+  const routed = {
+    type: "NetworkUnavailable",
+    status: "False",
+    reason: "RouteCreated",
+    message: "RouteController created a route",
+    lastHeartbeatTime: at,
+    lastTransitionTime: at,
+  } as unknown as V1NodeCondition;
+  const status = { ...base.status, conditions: [...(base.status?.conditions ?? []), routed] };
   const annotations: Record<string, string> = {};
   if (priv[0]) annotations["node.k8s.linode.com/private-ip"] = priv[0];
   if (ipv6) annotations["node.k8s.linode.com/public-ipv6"] = ipv6;
-  return { ...base, metadata: { ...base.metadata, annotations } };
+  return { ...base, metadata: { ...base.metadata, annotations }, status };
 }
 
 const PORTS = {

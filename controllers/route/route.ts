@@ -64,12 +64,13 @@ export interface RouteDeps {
   plan?: PlanRecorder;
 }
 
+/** Interface writes in flight at once. */
+export const WRITE_CONCURRENCY = 4;
+
 /** Options of one pass. */
 export interface ReconcileOptions {
   /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
   clusterCidrs: readonly string[];
-  /** Interface writes in flight at once (default 4). */
-  writeConcurrency?: number;
 }
 
 /** What a pass leaves for later: when to run again for backed-off or paused writes. */
@@ -215,9 +216,12 @@ export async function reconcileRoutes(
     ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
   });
-  const concurrency = options.writeConcurrency ?? 4;
   const { writes, nodes } = planned;
-  const outcomes = await applyWrites(deps, state, writes, { concurrency, signal: options.signal, plan });
+  const outcomes = await applyWrites(deps, state, writes, {
+    concurrency: WRITE_CONCURRENCY,
+    signal: options.signal,
+    plan,
+  });
   state.keepFailures(new Set(writes.map((w) => targetKey(w.target))));
   settleReleased(state, writes, outcomes);
   await reportNodes({ ...deps, scope: plan }, state, nodes, outcomes);

@@ -55,7 +55,7 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
   plan?: PlanRecorder;
   /**
-   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `orphanCheckMs`; its
+   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `ORPHAN_CHECK_MS` (1 h); its
    * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
    */
   orphans?: { check(plan: PlanScope): Promise<void> };
@@ -65,26 +65,18 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
 export interface ServiceControllerOptions {
   /** `--concurrent-service-syncs` (default 1). */
   workers?: number;
-  /** Every Service is synced again this often, as a safety net (default 5 min; no call when unchanged). */
-  resyncMs?: number;
-  /** Period of the orphaned NodeBalancer check (default 1 h: one listing). */
-  orphanCheckMs?: number;
-  /** Per-Service retry backoff: 5 s doubling to 5 min, as upstream. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
 }
 
-/** Default per-Service backoff after the first failure. */
-export const DEFAULT_RETRY_BASE_MS = 5_000;
-/** Default upper bound of the per-Service backoff. */
-export const DEFAULT_RETRY_MAX_MS = 300_000;
-/** Default resync period. */
-export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
+/** Per-Service backoff after the first failure, as upstream: 5 s doubling to 5 min. */
+const RETRY_BASE_MS = 5_000;
+const RETRY_MAX_MS = 300_000;
+/** Every Service is synced again this often, as a safety net (no call when unchanged). */
+export const SERVICE_RESYNC_MS = 300_000;
 /**
- * Default period of the orphan check: its one NodeBalancer listing is the only Linode call a quiet cluster's
- * service controller makes, and an orphan is deleted (opt-in) only when two checks a period apart find it.
+ * Period of the orphan check: its one NodeBalancer listing is the only Linode call a quiet cluster's service
+ * controller makes, and an orphan is deleted (opt-in) only when two checks a period apart find it.
  */
-export const DEFAULT_ORPHAN_CHECK_MS = 3_600_000;
+export const ORPHAN_CHECK_MS = 3_600_000;
 
 /** The Service changed while it was being written (409): synced again shortly, without a Warning. */
 export class ServiceChangedError extends RetryAfterError {
@@ -251,8 +243,8 @@ export function startServiceController(
         name: "service",
         clock: deps.clock,
         metrics: deps.metrics,
-        baseDelayMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
-        maxDelayMs: options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS,
+        baseDelayMs: RETRY_BASE_MS,
+        maxDelayMs: RETRY_MAX_MS,
       });
       const unwatch = watchChanges(deps, queue, tls);
       enqueueAll(deps, queue);
@@ -272,8 +264,8 @@ export function startServiceController(
               ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
-          resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),
-          orphanLoop(deps, options.orphanCheckMs ?? DEFAULT_ORPHAN_CHECK_MS, signal),
+          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          orphanLoop(deps, ORPHAN_CHECK_MS, signal),
         ]);
       } finally {
         unwatch();
