@@ -191,10 +191,15 @@ async function resyncLoop(
   }
 }
 
-/** The orphan check at once (sharing the listing the first syncs make), then every `periodMs`. */
+/**
+ * The orphan check every `periodMs`, and at once when LoadBalancer Services' first syncs list NodeBalancers
+ * anyway (the check shares that listing); a cluster without any costs no call at start.
+ */
 async function orphanLoop(deps: ServiceControllerDeps, periodMs: number, signal: AbortSignal) {
+  let due = deps.services.list().some(isRelevant);
   while (!signal.aborted) {
-    await checkOrphans(deps);
+    if (due) await checkOrphans(deps);
+    due = true;
     try {
       await deps.clock.sleep(periodMs, signal);
     } catch (e) {
