@@ -56,11 +56,6 @@ export class NodeBalancerCache {
     return this.#cell.get(options);
   }
 
-  /** Lists again now (joining a listing in flight); never throws: a failure marks the data stale. */
-  refresh(): Promise<void> {
-    return this.#cell.refresh();
-  }
-
   /** One NodeBalancer by id, from data no older than the TTL. */
   async byId(id: number, options?: GetOptions): Promise<NodeBalancerSummary | undefined> {
     return (await this.list(options)).data.find((nb) => nb.id === id);

@@ -28,7 +28,7 @@ export interface ServiceWriter {
 export interface SyncDeps extends PlannerDeps {
   nodeBalancers: ApplyDeps["nodeBalancers"];
   firewalls: FirewallDeps["firewalls"];
-  cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "forget" | "details" | "refresh">;
+  cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "forget" | "details">;
   nodes: { list(): readonly V1Node[] };
   writer: ServiceWriter;
   events: EventSink;
