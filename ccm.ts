@@ -18,8 +18,8 @@ import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
 import { EventRecorder } from "./kube/events.ts";
 import { Informer } from "./kube/informer.ts";
-import { type ElectionOutcome, LeaderElector } from "./lease/elector.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "./lease/fence.ts";
+import { LeadershipReadiness, runLeadership } from "./lease/leadership.ts";
 import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
 import { LinodeClient } from "./linode/client.ts";
 import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
@@ -57,10 +57,11 @@ export interface RunningCcm {
 }
 
 /**
- * How a CCM run ended: stopped on request (exit 0); leadership lost, or the Linode API token rejected by
+ * How a CCM run ended: stopped on request (exit 0); leadership lost, a failed leader term (the controllers or
+ * their setup threw; the Lease was released), or the Linode API token rejected by
  * `--enable-token-health-checker` (exit 1: the supervisor restarts the process, which re-reads the token).
  */
-export type CcmOutcome = "stopped" | "lost" | "token-invalid";
+export type CcmOutcome = "stopped" | "lost" | "failed" | "token-invalid";
 
 /** Controllers this release implements; the others are accepted and reported as not yet available. */
 const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
@@ -148,9 +149,9 @@ function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[]
 async function startHealthServer(
   config: Config,
   deps: CcmDeps,
-  nodes: Informer<V1Node>,
-  fence: Fence,
+  parts: { nodes: Informer<V1Node>; fence: Fence; readiness: LeadershipReadiness },
 ): Promise<RunningServer | null> {
+  const { nodes, fence, readiness } = parts;
   const s = config.serve;
   const tls = s.tlsCertFile && s.tlsPrivateKeyFile
     ? await readTlsFiles(s.tlsCertFile, s.tlsPrivateKeyFile)
@@ -165,7 +166,7 @@ async function startHealthServer(
     port: s.securePort,
     tls,
     registry: deps.metrics,
-    checks: { healthz: [], readyz: [synced, watching] },
+    checks: { healthz: [], readyz: [synced, watching, readiness] },
     leading: () => fence.leading,
     log: componentLogger("serve"),
   });
@@ -265,31 +266,26 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     if (!term.aborted) await runControllers(config, controllers, term);
   };
   let server: RunningServer | null = null;
+  const readiness = new LeadershipReadiness();
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
   try {
-    server = await startHealthServer(config, deps, nodes, fence);
+    server = await startHealthServer(config, deps, { nodes, fence, readiness });
     deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server, secrets });
-    if (!(fence instanceof SwitchFence)) {
-      log.info("leader election disabled: controllers start now");
-      await onStartedLeading(signal);
-      return await outcomeOf(run, tokenRevoked, "stopped");
-    }
-    const le = config.leaderElection;
-    const elector = new LeaderElector({
-      api: new KubeLeaseApi(kube.coordination),
-      clock,
-      log: componentLogger("lease"),
-      metrics,
-      identity,
-      namespace: le.namespace,
-      name: le.name,
-      leaseDurationMs: le.leaseDurationMs,
-      renewDeadlineMs: le.renewDeadlineMs,
-      retryPeriodMs: le.retryPeriodMs,
-      fence,
-    });
-    const outcome: ElectionOutcome = await elector.run(signal, { onStartedLeading });
-    return await outcomeOf(run, tokenRevoked, outcome === "lost" ? "lost" : "stopped");
+    const outcome = await runLeadership(
+      config.leaderElection,
+      {
+        api: new KubeLeaseApi(kube.coordination),
+        fence,
+        clock,
+        log: componentLogger("lease"),
+        metrics,
+        identity,
+        readiness,
+      },
+      onStartedLeading,
+      signal,
+    );
+    return await outcomeOf(run, tokenRevoked, outcome);
   } finally {
     stopSignal.removeEventListener("abort", forwardStop);
     run.abort();

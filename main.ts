@@ -3,11 +3,11 @@
  * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error
  * (flags, environment, or a kubeconfig that cannot be loaded).
  */
-import { runCcm } from "./ccm.ts";
+import { type CcmOutcome, runCcm } from "./ccm.ts";
 import { systemClock } from "./common/clock.ts";
 import { type Config, ConfigError, describeConfig, readConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
-import { componentLogger, setupLogging, writeAllSync } from "./common/log.ts";
+import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
 import { Registry } from "./server/metrics.ts";
 import { VERSION } from "./config/version.ts";
 
@@ -25,6 +25,34 @@ function stopOnSignals(): AbortController {
     });
   }
   return stop;
+}
+
+/** How each outcome of `runCcm` ends the process: exit code and the last log line. */
+const ENDINGS: Readonly<Record<CcmOutcome, { code: number; level: "info" | "error"; message: string }>> = {
+  stopped: { code: 0, level: "info", message: "stopped" },
+  lost: {
+    code: 1,
+    level: "error",
+    message: "leadership lost: exiting so the supervisor restarts this process",
+  },
+  failed: {
+    code: 1,
+    level: "error",
+    message:
+      "the controllers failed (the Lease was released): exiting so the supervisor restarts this process",
+  },
+  "token-invalid": {
+    code: 1,
+    level: "error",
+    message: "the linode api token was rejected: exiting so the supervisor restarts this process",
+  },
+};
+
+/** Logs how the run ended and returns the exit code: 0 after a requested stop, 1 otherwise. */
+export function exitCodeOf(outcome: CcmOutcome, log: Logger): number {
+  const ending = ENDINGS[outcome];
+  log[ending.level](ending.message);
+  return ending.code;
 }
 
 async function configure(): Promise<{ config: Config; cleanup?: () => Promise<void> } | number> {
@@ -68,16 +96,7 @@ async function main(): Promise<number> {
       hostname: Deno.hostname(),
       onStarted: (ccm) => secrets = ccm.secrets,
     }, stop.signal);
-    if (outcome === "lost") {
-      log.error("leadership lost: exiting so the supervisor restarts this process");
-      return 1;
-    }
-    if (outcome === "token-invalid") {
-      log.error("the linode api token was rejected: exiting so the supervisor restarts this process");
-      return 1;
-    }
-    log.info("stopped");
-    return 0;
+    return exitCodeOf(outcome, log);
   } catch (e) {
     log.error("cannot run: {error}", { error: e instanceof Error ? e.message : String(e) });
     // An unusable kubeconfig is a configuration error like the others.

@@ -1,10 +1,10 @@
 /** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
 import { KubeConfig } from "@kubernetes/client-node";
-import { type Clock, systemClock } from "../common/clock.ts";
+import { type Clock, type FakeClock, systemClock } from "../common/clock.ts";
 import { makeKubeClients } from "../kube/clients.ts";
 import { componentLogger } from "../common/log.ts";
 import { Registry } from "../server/metrics.ts";
-import { startKubeSim } from "../sim/mod.ts";
+import { type KubeSim, startKubeSim } from "../sim/mod.ts";
 import { startProxy, type TcpProxy } from "../sim/proxy.ts";
 import {
   type ElectionOutcome,
@@ -183,6 +183,10 @@ export interface Cluster extends AsyncDisposable {
   candidate(options?: Partial<LeaderElectorDeps>): Candidate;
   /** The Lease as the emulator serves it, raw JSON. */
   rawLease(): Promise<Record<string, unknown>>;
+  /** The holder the emulator's store has now ("" when released, undefined when there is no Lease). */
+  holder(): string | undefined;
+  /** The emulator, for faults and counters. */
+  readonly kube: KubeSim;
 }
 
 /** Starts the kube emulator; closing the cluster stops candidates, proxies and the emulator. */
@@ -201,6 +205,13 @@ export async function startCluster(): Promise<Cluster> {
       const candidate = new Candidate(api, proxy, options);
       candidates.push(candidate);
       return candidate;
+    },
+    kube,
+    holder() {
+      const lease = kube.store.get("leases", KEY.name, KEY.namespace) as {
+        spec?: { holderIdentity?: string };
+      };
+      return lease === undefined ? undefined : lease.spec?.holderIdentity ?? "";
     },
     async rawLease() {
       const url = `${kube.url}/apis/coordination.k8s.io/v1/namespaces/${KEY.namespace}/leases/${KEY.name}`;
@@ -252,4 +263,24 @@ export function countingClock(): Clock & { completedSleeps: number[] } {
       completedSleeps.push(ms);
     },
   };
+}
+
+/**
+ * Advances `clock` by `stepMs` until `condition()` holds, letting real I/O (HTTP to the emulator) run between
+ * steps; returns the fake time advanced. Throws after `maxSteps`.
+ */
+export async function advanceUntil(
+  clock: FakeClock,
+  stepMs: number,
+  condition: () => boolean,
+  maxSteps = 20,
+): Promise<number> {
+  let advancedMs = 0;
+  for (let step = 0; !condition(); step++) {
+    if (step >= maxSteps) throw new Error(`Condition not met within ${advancedMs} ms of fake time`);
+    await clock.advance(stepMs);
+    advancedMs += stepMs;
+    await waitFor(condition, 1000).catch(() => {});
+  }
+  return advancedMs;
 }
