@@ -5,6 +5,7 @@
  */
 import { type CcmOutcome, runCcm } from "./ccm.ts";
 import { systemClock } from "./common/clock.ts";
+import { processSignals, stopOnSignals } from "./common/signals.ts";
 import { type Config, ConfigError, describeConfig, readConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
 import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
@@ -13,18 +14,6 @@ import { VERSION } from "./config/version.ts";
 
 function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): void {
   writeAllSync(stream, text.endsWith("\n") ? text : text + "\n");
-}
-
-/** Aborts on the first SIGTERM/SIGINT; a second one exits at once. */
-function stopOnSignals(): AbortController {
-  const stop = new AbortController();
-  for (const sig of ["SIGTERM", "SIGINT"] as const) {
-    Deno.addSignalListener(sig, () => {
-      if (stop.signal.aborted) Deno.exit(130);
-      stop.abort(new DOMException(`received ${sig}`, "AbortError"));
-    });
-  }
-  return stop;
 }
 
 /** How each outcome of `runCcm` ends the process: exit code and the last log line. */
@@ -88,7 +77,7 @@ async function main(): Promise<number> {
     version: VERSION,
     config: describeConfig(config),
   });
-  const stop = stopOnSignals();
+  using stop = stopOnSignals({ ...processSignals(), clock: systemClock, log });
   try {
     const outcome = await runCcm(config, {
       clock: systemClock,
