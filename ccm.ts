@@ -21,6 +21,7 @@ import { Informer } from "./kube/informer.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "./lease/fence.ts";
 import { LeadershipReadiness, runLeadership } from "./lease/leadership.ts";
 import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
+import { LeaseWatch } from "./lease/watch.ts";
 import { LinodeClient } from "./linode/client.ts";
 import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
 import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
@@ -271,10 +272,17 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   try {
     server = await startHealthServer(config, deps, { nodes, fence, readiness });
     deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server, secrets });
+    const le = config.leaderElection;
     const outcome = await runLeadership(
-      config.leaderElection,
+      le,
       {
         api: new KubeLeaseApi(kube.coordination),
+        // A standby sees a release at once through it; polling every retry period stays the fallback.
+        watch: new LeaseWatch(kc, kube.coordination, le, {
+          clock,
+          metrics,
+          log: componentLogger("lease-watch"),
+        }),
         fence,
         clock,
         log: componentLogger("lease"),

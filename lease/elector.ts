@@ -6,9 +6,11 @@
  */
 import { type Clock, isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Counter, Gauge, Registry } from "../server/metrics.ts";
+import type { Registry } from "../server/metrics.ts";
+import { type ElectorMetrics, electorMetrics, reasonOf, timeoutAfter } from "./elector_parts.ts";
 import type { SwitchFence } from "./fence.ts";
 import { LeaderTerm } from "./term.ts";
+import type { LeaseChanges } from "./watch.ts";
 import { type LeaseApi, LeaseConflictError, type LeaseRecord, type LeaseSnapshot } from "./lease.ts";
 
 /** client-go's JitterFactor for the acquire retry: a candidate waits retryPeriod × [1, 2.2). */
@@ -33,6 +35,8 @@ export interface LeaderElectorDeps {
   fence: SwitchFence;
   /** Timeout of one Lease request (default half the renew deadline), cut to the time left before the deadline. */
   requestTimeoutMs?: number;
+  /** Tells a standby at once when the Lease is freed (a watch); without it, it only polls. */
+  changes?: LeaseChanges;
   /** How long a stopping term may take before `run` returns anyway (default `DEFAULT_DRAIN_MS`). */
   drainTimeoutMs?: number;
   /** Random source of the acquire jitter, 0..1 (tests). */
@@ -50,49 +54,6 @@ export interface LeaderCallbacks {
  * "failed" when the controllers failed while leading (Lease handed back too).
  */
 export type ElectionOutcome = "released" | "lost" | "failed";
-
-interface ElectorMetrics {
-  isLeader: Gauge;
-  transitions: Counter;
-  acquireFailures: Counter;
-  renewFailures: Counter;
-}
-
-function electorMetrics(metrics: Registry): ElectorMetrics {
-  return {
-    isLeader: metrics.gauge("ccm_leader_is_leader", "1 while this process holds the leader Lease", ["lease"]),
-    transitions: metrics.counter("ccm_leader_transitions_total", "Times this process became leader", [
-      "lease",
-    ]),
-    acquireFailures: metrics.counter(
-      "ccm_leader_acquire_failures_total",
-      "Failed requests while trying to take the leader Lease",
-      ["lease"],
-    ),
-    renewFailures: metrics.counter(
-      "ccm_leader_renew_failures_total",
-      "Failed requests while renewing the leader Lease",
-      ["lease"],
-    ),
-  };
-}
-
-/** A signal that aborts after `ms` on `clock` (per-request timeout); dispose it to stop the timer. */
-function timeoutAfter(clock: Clock, ms: number): { signal: AbortSignal } & Disposable {
-  const timeout = new AbortController();
-  const stop = new AbortController();
-  clock.sleep(Math.max(0, ms), stop.signal).then(
-    () => timeout.abort(new DOMException("Lease request timed out", "TimeoutError")),
-    () => {},
-  );
-  return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort() };
-}
-
-/** Why `signal` aborted, for the log: "received SIGTERM", or "stop requested". */
-function reasonOf(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error && reason.message !== "" ? reason.message : "stop requested";
-}
 
 /** Runs one leader election on one Lease. `run` is meant to be called once per process. */
 export class LeaderElector {
@@ -171,23 +132,43 @@ export class LeaderElector {
     return outcome;
   }
 
-  /** Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt. */
+  /**
+   * Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt,
+   * cut short when the watch sees the Lease freed; a release seen during an attempt means another at once.
+   */
   async #acquire(signal: AbortSignal): Promise<boolean> {
-    const { clock, retryPeriodMs, random = Math.random } = this.#deps;
+    const { clock, retryPeriodMs, random = Math.random, changes } = this.#deps;
     for (;;) {
       if (signal.aborted) return false;
+      const freedBefore = changes?.freedCount ?? 0;
       const startedMs = clock.monotonic();
       if (await this.#attempt("acquire", this.#requestTimeoutMs)) {
         this.#lastRenewMs = startedMs;
         return true;
       }
+      if ((changes?.freedCount ?? 0) !== freedBefore) continue;
       const waitMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
-      try {
-        await clock.sleep(waitMs, signal);
-      } catch (e) {
-        if (isAbort(e, signal)) return false;
-        throw e;
+      if (!(await this.#waitForRetry(waitMs, signal))) return false;
+    }
+  }
+
+  /** Sleeps `waitMs`, or less when the Lease is seen freed; false when `signal` aborts. */
+  async #waitForRetry(waitMs: number, signal: AbortSignal): Promise<boolean> {
+    const { clock, changes, log } = this.#deps;
+    const freed = new AbortController();
+    const stopListening = changes?.onFreed(() => freed.abort());
+    try {
+      await clock.sleep(waitMs, AbortSignal.any([signal, freed.signal]));
+      return true;
+    } catch (e) {
+      if (signal.aborted) return false;
+      if (freed.signal.aborted) {
+        log.debug("lease {lease} was freed: trying to take it now", this.#labels);
+        return true;
       }
+      throw e;
+    } finally {
+      stopListening?.();
     }
   }
 

@@ -13,6 +13,7 @@ import {
   type LeaderElectorDeps,
 } from "./elector.ts";
 import { SwitchFence } from "./fence.ts";
+import { LeaseWatch } from "./watch.ts";
 import {
   KubeLeaseApi,
   type LeaseApi,
@@ -187,6 +188,8 @@ export interface Cluster extends AsyncDisposable {
   holder(): string | undefined;
   /** The emulator, for faults and counters. */
   readonly kube: KubeSim;
+  /** A running watch of the Lease (production `LeaseWatch`), stopped when the cluster closes. */
+  watch(clock: Clock): LeaseWatch;
 }
 
 /** Starts the kube emulator; closing the cluster stops candidates, proxies and the emulator. */
@@ -194,6 +197,7 @@ export async function startCluster(): Promise<Cluster> {
   const kube = await startKubeSim();
   const kubeconfig = kube.kubeconfig();
   const candidates: Candidate[] = [];
+  const watches: { stop: AbortController; running: Promise<void> }[] = [];
   const serverPort = Number(new URL(kube.url).port);
   return {
     url: kube.url,
@@ -207,6 +211,18 @@ export async function startCluster(): Promise<Cluster> {
       return candidate;
     },
     kube,
+    watch(clock) {
+      const kc = kubeConfigFor(kubeconfig);
+      const coordination = makeKubeClients(kc, { metrics: new Registry() }).coordination;
+      const watch = new LeaseWatch(kc, coordination, KEY, {
+        clock,
+        metrics: new Registry(),
+        log: componentLogger("lease-watch"),
+      });
+      const stop = new AbortController();
+      watches.push({ stop, running: watch.run(stop.signal) });
+      return watch;
+    },
     holder() {
       const lease = kube.store.get("leases", KEY.name, KEY.namespace) as {
         spec?: { holderIdentity?: string };
@@ -220,6 +236,8 @@ export async function startCluster(): Promise<Cluster> {
     },
     async [Symbol.asyncDispose]() {
       await Promise.all(candidates.map((c) => c.stop().catch(() => undefined)));
+      for (const w of watches) w.stop.abort();
+      await Promise.all(watches.map((w) => w.running));
       await kube.close();
     },
   };

@@ -11,6 +11,7 @@ import { LeaderElector } from "./elector.ts";
 import { type Fence, SwitchFence } from "./fence.ts";
 import type { LeaseApi } from "./lease.ts";
 import { LeaderTerm } from "./term.ts";
+import type { LeaseChanges } from "./watch.ts";
 
 /** How a run ended: stopped on request (exit 0), leadership lost, or a failed term (exit 1). */
 export type LeadershipOutcome = "stopped" | "lost" | "failed";
@@ -29,6 +30,8 @@ export interface LeadershipConfig {
 export interface LeadershipDeps {
   /** The Lease; unused with `--leader-elect=false`. */
   api: LeaseApi;
+  /** A watch of the Lease (`LeaseWatch`), run while campaigning so a release is seen at once (optional). */
+  watch?: LeaseChanges & { run(signal: AbortSignal): Promise<void> };
   /** A `SwitchFence` under election; `ALWAYS_LEADING` with `--leader-elect=false`. */
   fence: Fence;
   clock: Clock;
@@ -112,14 +115,18 @@ export async function runLeadership(
   run: (term: AbortSignal) => Promise<void>,
   signal: AbortSignal,
 ): Promise<LeadershipOutcome> {
-  const { readiness } = deps;
+  const { readiness, watch } = deps;
   const onStop = () => readiness.stopping();
   signal.addEventListener("abort", onStop, { once: true });
+  const stopWatch = new AbortController();
+  let watching: Promise<void> | undefined;
   try {
     const reported = reportingFailure(run, readiness);
     if (!(deps.fence instanceof SwitchFence)) return await runUnelected(deps, reported, signal);
+    watching = watch?.run(stopWatch.signal);
     const elector = new LeaderElector({
       api: deps.api,
+      changes: watch,
       clock: deps.clock,
       log: deps.log,
       metrics: deps.metrics,
@@ -132,9 +139,16 @@ export async function runLeadership(
       fence: deps.fence,
       drainTimeoutMs: deps.drainTimeoutMs,
     });
-    const outcome = await elector.run(signal, { onStartedLeading: reported });
+    const onStartedLeading = (term: AbortSignal) => {
+      // A leader has no use for it: it ends when this process stops leading.
+      stopWatch.abort();
+      return reported(term);
+    };
+    const outcome = await elector.run(signal, { onStartedLeading });
     return outcome === "released" ? "stopped" : outcome;
   } finally {
     signal.removeEventListener("abort", onStop);
+    stopWatch.abort();
+    await watching;
   }
 }
