@@ -163,7 +163,7 @@ export class LeaderElector {
     } catch (e) {
       if (signal.aborted) return false;
       if (freed.signal.aborted) {
-        log.debug("lease {lease} was freed: trying to take it now", this.#labels);
+        log.info("lease {lease} was released: trying to take it now", this.#labels);
         return true;
       }
       throw e;

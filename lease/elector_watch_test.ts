@@ -5,13 +5,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { ACQUIRE_JITTER_FACTOR } from "./elector.ts";
-import { advanceUntil, LEASE_MS, RETRY_MS, startCluster, waitFor } from "./fixtures.ts";
-
-/** A jitter source that counts its draws: a draw means the candidate is about to sleep for a retry. */
-function countingRandom(): { draws: number; random: () => number } {
-  const r = { draws: 0, random: () => (r.draws++, 0.5) };
-  return r;
-}
+import { advanceUntil, countingRandom, LEASE_MS, RETRY_MS, startCluster, waitFor } from "./fixtures.ts";
 
 Deno.test("LeaderElector.run() with a Lease watch takes a released Lease without waiting a retry period", async () => {
   await using cluster = await startCluster();

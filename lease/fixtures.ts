@@ -62,7 +62,7 @@ export function leaseApiFor(kubeconfigYaml: string, serverUrl?: string): KubeLea
 /** One call a `RecordingLeaseApi` passed on. */
 export interface LeaseCall {
   op: "get" | "create" | "replace";
-  /** `Date.now()` when the call started. */
+  /** `clock.monotonic()` of the candidate's clock when the call started. */
   at: number;
 }
 
@@ -71,7 +71,8 @@ export class RecordingLeaseApi implements LeaseApi {
   readonly calls: LeaseCall[] = [];
   gate: ((op: LeaseCall["op"]) => Promise<void>) | undefined;
   #stuck: PromiseWithResolvers<void> | undefined;
-  constructor(readonly inner: LeaseApi) {}
+  /** Passes calls to `inner`, stamping each with `clock.monotonic()`. */
+  constructor(readonly inner: LeaseApi, readonly clock: Pick<Clock, "monotonic"> = systemClock) {}
 
   /** From now on every call hangs, deaf to its abort signal, until `unstick()`: a loop stuck in a request. */
   stick(): void {
@@ -84,9 +85,27 @@ export class RecordingLeaseApi implements LeaseApi {
     this.#stuck = undefined;
   }
 
+  /** Calls started and not yet answered. */
+  inFlight = 0;
+
   async #record(op: LeaseCall["op"]): Promise<void> {
-    this.calls.push({ op, at: Date.now() });
+    this.calls.push({ op, at: this.clock.monotonic() });
     await this.#stuck?.promise;
+  }
+
+  /** Counts `call` in `inFlight` until it settles. */
+  async #track<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    try {
+      return await call();
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Writes (create and replace) that have been answered, and nothing in flight. */
+  settledWrites(n: number): boolean {
+    return this.inFlight === 0 && this.writes.length === n;
   }
 
   /** Start times of the writes (create and replace). */
@@ -94,25 +113,27 @@ export class RecordingLeaseApi implements LeaseApi {
     return this.calls.filter((c) => c.op !== "get").map((c) => c.at);
   }
 
-  async get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
-    await this.#record("get");
-    const result = await this.inner.get(key, options);
-    await this.gate?.("get");
-    return result;
+  get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
+    return this.#track(async () => {
+      await this.#record("get");
+      const result = await this.inner.get(key, options);
+      await this.gate?.("get");
+      return result;
+    });
   }
 
-  async create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
-    await this.#record("create");
-    return await this.inner.create(key, record, options);
+  create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    return this.#track(async () => {
+      await this.#record("create");
+      return await this.inner.create(key, record, options);
+    });
   }
 
-  async replace(
-    base: LeaseSnapshot,
-    record: LeaseRecord,
-    options?: LeaseCallOptions,
-  ): Promise<LeaseSnapshot> {
-    await this.#record("replace");
-    return await this.inner.replace(base, record, options);
+  replace(base: LeaseSnapshot, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    return this.#track(async () => {
+      await this.#record("replace");
+      return await this.inner.replace(base, record, options);
+    });
   }
 }
 
@@ -128,7 +149,7 @@ export class Candidate {
   #outcome: Promise<ElectionOutcome> | undefined;
 
   constructor(api: LeaseApi, readonly proxy?: TcpProxy, options: Partial<LeaderElectorDeps> = {}) {
-    this.api = new RecordingLeaseApi(api);
+    this.api = new RecordingLeaseApi(api, options.clock ?? systemClock);
     this.elector = new LeaderElector({
       api: this.api,
       clock: systemClock,
@@ -243,44 +264,15 @@ export async function startCluster(): Promise<Cluster> {
   };
 }
 
-/** Samples fences every 2 ms: the most that were ever leading at once, and when each last switched. */
-export function sampleFences(fences: readonly SwitchFence[]): Disposable & {
-  maxLeading(): number;
-  /** `Date.now()` of the first sample at which `fence` was seen off after having led. */
-  firstOffAfterLeading(fence: SwitchFence): number | undefined;
-} {
-  let max = 0;
-  const led = new Set<SwitchFence>();
-  const offAt = new Map<SwitchFence, number>();
-  const timer = setInterval(() => {
-    let leading = 0;
-    for (const f of fences) {
-      if (f.leading) {
-        leading++;
-        led.add(f);
-      } else if (led.has(f) && !offAt.has(f)) offAt.set(f, Date.now());
-    }
-    max = Math.max(max, leading);
-  }, 2);
-  return {
-    maxLeading: () => max,
-    firstOffAfterLeading: (f) => offAt.get(f),
-    [Symbol.dispose]: () => clearInterval(timer),
-  };
+/** The candidates whose fence is on now. */
+export function leaders(candidates: readonly Candidate[]): Candidate[] {
+  return candidates.filter((c) => c.fence.leading);
 }
 
-/** A clock that counts completed sleeps of `systemClock` by duration (timeouts that never fire are not counted). */
-export function countingClock(): Clock & { completedSleeps: number[] } {
-  const completedSleeps: number[] = [];
-  return {
-    completedSleeps,
-    now: () => systemClock.now(),
-    monotonic: () => systemClock.monotonic(),
-    async sleep(ms: number, signal?: AbortSignal) {
-      await systemClock.sleep(ms, signal);
-      completedSleeps.push(ms);
-    },
-  };
+/** A jitter source that counts its draws: a draw means the candidate failed an attempt and is about to sleep. */
+export function countingRandom(value = 0.5): { draws: number; random: () => number } {
+  const r = { draws: 0, random: () => (r.draws++, value) };
+  return r;
 }
 
 /**
