@@ -1,12 +1,13 @@
 /**
  * Composition root of the Linode cloud controller manager: config → logging → runCcm; signals and exit codes.
  * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error
- * (flags, environment, or a kubeconfig that cannot be loaded).
+ * (flags, environment, or a kubeconfig that cannot be loaded). `lint` as the first argument checks Service
+ * manifests instead (`lint/command.ts`: exit 0 valid, 1 invalid, 2 usage).
  */
 import { type CcmOutcome, runCcm } from "./ccm.ts";
 import { systemClock } from "./common/clock.ts";
 import { processSignals, stopOnSignals } from "./common/signals.ts";
-import { type Config, ConfigError, describeConfig, readConfig } from "./config/config.ts";
+import { type Config, ConfigError, describeConfig, readConfig, readLintConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
 import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
 import { Registry } from "./server/metrics.ts";
@@ -57,7 +58,27 @@ async function configure(): Promise<{ config: Config; cleanup?: () => Promise<vo
   return { config: parsed.resolve(world.env), cleanup: () => world.close() };
 }
 
+/** `lint [files…] [flags]`: checks Service manifests, prints findings; never starts the CCM. */
+async function lint(): Promise<number> {
+  let parsed;
+  try {
+    parsed = readLintConfig();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    writeOut(Deno.stderr, `${e.message}\nRun lint --help for usage.`);
+    return 2;
+  }
+  if (parsed.kind === "help") {
+    writeOut(Deno.stdout, parsed.text);
+    return 0;
+  }
+  // Loaded only here, like the emulators of --dev: a normal start does not pay for it.
+  const { denoLintIo, runLint } = await import("./lint/command.ts");
+  return await runLint(parsed.config, denoLintIo(writeAllSync));
+}
+
 async function main(): Promise<number> {
+  if (Deno.args[0] === "lint") return await lint();
   let setup;
   try {
     setup = await configure();

@@ -147,11 +147,15 @@ async function runOnce(
     );
     const released = lease.changes.find((c) => c.holder === "" && c.atMs >= sentAt);
     const taken = lease.changes.findLast((c) => c.holder === standby.identity);
-    const status = await leader.exited;
+    // A leader that never exits (it waits for a hung controller) is reported as -1, not waited for.
+    const exited = await Promise.race([
+      leader.exited.then((st) => st.code),
+      new Promise<number>((r) => setTimeout(() => r(-1), 20_000)),
+    ]);
     return {
       releaseMs: released ? released.atMs - sentAt : NaN,
       takeoverMs: (taken?.atMs ?? NaN) - sentAt,
-      exitCode: status.code,
+      exitCode: exited,
       deliveries: leader.lines.filter((l) => /^received/.test(String(l.message))).length,
     };
   } finally {
@@ -165,36 +169,37 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? NaN;
 }
 
+/** The figures of one scenario over its runs. */
+function summarise(scenario: Scenario, samples: readonly Sample[]) {
+  const sorted = (xs: number[]) => xs.filter(Number.isFinite).sort((x, y) => x - y);
+  const takeover = sorted(samples.map((s) => s.takeoverMs));
+  const release = sorted(samples.map((s) => s.releaseMs));
+  return {
+    scenario: scenario.name,
+    runs: samples.length,
+    takeoverP50Ms: Math.round(percentile(takeover, 0.5)),
+    takeoverMaxMs: Math.round(takeover.at(-1) ?? NaN),
+    released: release.length,
+    releaseP50Ms: Math.round(percentile(release, 0.5)),
+    releaseMaxMs: Math.round(release.at(-1) ?? NaN),
+    exitCodes: samples.map((s) => s.exitCode),
+    doubledSignals: samples.filter((s) => s.deliveries >= 2).length,
+  };
+}
+
 async function main(args: readonly string[]): Promise<void> {
   const runs = Number(args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);
-  const results = [];
   for (const scenario of SCENARIOS) {
-    const samples = [];
+    const samples: Sample[] = [];
     for (let i = 0; i < runs; i++) samples.push(await runOnce(scenario));
-    const takeover = samples.map((s) => s.takeoverMs).sort((x, y) => x - y);
-    const release = samples.map((s) => s.releaseMs).sort((x, y) => x - y);
-    results.push({
-      scenario: scenario.name,
-      runs,
-      takeoverP50Ms: Math.round(percentile(takeover, 0.5)),
-      takeoverMaxMs: Math.round(takeover.at(-1) ?? NaN),
-      releaseP50Ms: Math.round(percentile(release, 0.5)),
-      releaseMaxMs: Math.round(release.at(-1) ?? NaN),
-      exitCodes: [...new Set(samples.map((s) => s.exitCode))],
-      doubledSignals: samples.filter((s) => s.deliveries >= 2).length,
-    });
-  }
-  if (args.includes("--json")) writeAll(Deno.stdout, JSON.stringify(results, null, 2) + "\n");
-  else {
-    for (const r of results) {
-      writeAll(
-        Deno.stdout,
-        `${r.scenario}: take-over p50 ${r.takeoverP50Ms} ms, max ${r.takeoverMaxMs} ms; release p50 ` +
-          `${r.releaseP50Ms} ms, max ${r.releaseMaxMs} ms; leader exit codes ${
-            r.exitCodes.join(",")
-          } (${r.runs} runs)\n`,
-      );
-    }
+    const r = summarise(scenario, samples);
+    const text = args.includes("--json")
+      ? JSON.stringify(r)
+      : `${r.scenario}: take-over p50 ${r.takeoverP50Ms} ms, ` +
+        `max ${r.takeoverMaxMs} ms; Lease released in ${r.released} of ${r.runs} runs (p50 ${r.releaseP50Ms} ms, ` +
+        `max ${r.releaseMaxMs} ms); signal delivered twice in ${r.doubledSignals}; leader exit codes ` +
+        r.exitCodes.join(",");
+    writeAll(Deno.stdout, text + "\n");
   }
 }
 

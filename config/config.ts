@@ -8,8 +8,10 @@ import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
 import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
+import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
 export type { Env, KubeSource, TokenSource } from "./env.ts";
@@ -29,6 +31,7 @@ export type {
   VpcConfig,
 } from "./types.ts";
 export { describeConfig } from "./describe.ts";
+export type { LintConfig, LintDefaults, LintParse } from "./lint_args.ts";
 
 /** The command line or environment is unusable: exit 2 and print `message` (one line per problem). */
 export class ConfigError extends Error {
@@ -46,6 +49,8 @@ export class ConfigError extends Error {
 export interface ParseOptions {
   /** Checks `LINODE_API_TOKEN_FILE` at start (`readConfig` reads it once); skipped when absent. */
   checkTokenFile?: TokenFileCheck;
+  /** Checks that the kubeconfig and TLS files may be read (`readConfig` asks Deno); skipped when absent. */
+  checkRead?: ReadCheck;
 }
 
 /** Variables that the emulators replace in `--dev`, so a real token or cluster is never used there. */
@@ -79,6 +84,11 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const sections = parseFlagSections(flags, { problems: p, warnings });
   const linodeEnv = parseLinodeEnv(env, p, options.checkTokenFile);
   const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
+  if (options.checkRead) {
+    // The token file was checked while reading it (`checkTokenFile`).
+    const named = { kube, serve: sections.serve, linode: linodeEnv };
+    p.push(...unreadableFiles(named, options.checkRead, ["LINODE_API_TOKEN_FILE"]));
+  }
   if (p.length > 0) {
     const token = env["LINODE_API_TOKEN"]?.trim() ?? "";
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
@@ -117,9 +127,8 @@ export function checkTokenFile(path: string): string | undefined {
     return Deno.readTextFileSync(path).trim() === "" ? "it is empty" : undefined;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return "not found";
-    if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
-      return "no permission to read it";
-    }
+    if (e instanceof Deno.errors.NotCapable) return deniedReason();
+    if (e instanceof Deno.errors.PermissionDenied) return "no permission to read it (file mode or owner)";
     return "cannot read it";
   }
 }
@@ -139,5 +148,17 @@ function readEnv(): Env {
 
 /** Reads `Deno.args` and the variables in `ENV_VARS`, and parses them; throws `ConfigError`. */
 export function readConfig(): ParseResult {
-  return parseConfig(Deno.args, readEnv(), { checkTokenFile });
+  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead });
+}
+
+/** Parses the arguments after `lint`; throws `ConfigError` (exit 2) listing every usage problem. */
+export function parseLintConfig(args: readonly string[], env: Env): LintParse {
+  const parsed = parseLintArgs(args, env);
+  if (parsed.kind === "problems") throw new ConfigError(parsed.problems);
+  return parsed;
+}
+
+/** Reads `Deno.args` after the word `lint` and the variables in `ENV_VARS`; throws `ConfigError`. */
+export function readLintConfig(): LintParse {
+  return parseLintConfig(Deno.args.slice(1), readEnv());
 }

@@ -1,7 +1,7 @@
 /** Reads a `DemoSnapshot` out of the running emulators and CCM replicas. */
 import type { V1Node } from "@kubernetes/client-node";
 import type { RunningCcm } from "../ccm.ts";
-import type { DemoWorld } from "../sim/mod.ts";
+import type { KubeSim, LinodeSim } from "../sim/mod.ts";
 import type { LogRing } from "./log_ring.ts";
 import type {
   ApiStats,
@@ -10,6 +10,7 @@ import type {
   LeaderInfo,
   LoadBalancerInfo,
   NodeRow,
+  RouteInfo,
   StoryLine,
 } from "./snapshot.ts";
 
@@ -21,9 +22,17 @@ export interface Replica {
   readonly running: boolean;
 }
 
+/** The emulators a snapshot reads (any seeded world). */
+export interface DemoSims {
+  readonly linode: LinodeSim;
+  readonly kube: KubeSim;
+}
+
 /** Where a snapshot is read from. */
 export interface SnapshotSources {
-  readonly world: DemoWorld;
+  readonly world: DemoSims;
+  /** The story panel's text before the story starts. */
+  readonly preview?: string;
   readonly replicas: readonly Replica[];
   readonly logs: LogRing;
   readonly story: readonly StoryLine[];
@@ -59,10 +68,18 @@ function address(node: V1Node, type: string): string | undefined {
   return node.status?.addresses?.find((a) => a.type === type)?.address;
 }
 
+function routeOf(node: V1Node): NodeRow["route"] {
+  const c = node.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+  if (c?.reason === "RouteCreated") return "routed";
+  return c?.reason === "NoRouteCreated" ? "failed" : undefined;
+}
+
 /** Turns a Node into its view row. */
 export function nodeRow(node: V1Node): NodeRow {
   const taints = node.spec?.taints ?? [];
   const providerID = node.spec?.providerID || undefined;
+  const podCidrs = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
+  const route = routeOf(node);
   return {
     name: node.metadata?.name ?? "",
     ready: (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
@@ -73,7 +90,17 @@ export function nodeRow(node: V1Node): NodeRow {
     taints: taints.map((t) =>
       t.key.startsWith(CLOUD_TAINT_PREFIX) ? t.key.slice(CLOUD_TAINT_PREFIX.length) : t.key
     ),
+    ...(podCidrs.length > 0 ? { podCidr: podCidrs.join(",") } : {}),
+    ...(route ? { route } : {}),
   };
+}
+
+function routeInfo(world: DemoSims): RouteInfo {
+  const ranges = world.linode.world.listInstances().reduce(
+    (n, i) => n + world.linode.world.ipRanges(i.id).length,
+    0,
+  );
+  return { ranges };
 }
 
 function leaderInfo(src: SnapshotSources): LeaderInfo {
@@ -92,20 +119,31 @@ function leaderInfo(src: SnapshotSources): LeaderInfo {
   };
 }
 
-function loadBalancers(world: DemoWorld): LoadBalancerInfo {
+function loadBalancers(world: DemoSims): LoadBalancerInfo {
   const services = world.kube.store.list("services").filter((s) => at(s, "spec", "type") === "LoadBalancer");
+  const name = (s: (typeof services)[number]) =>
+    `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`;
   const pending = services.filter((s) => {
     const ingress = at(s, "status", "loadBalancer", "ingress");
     return !Array.isArray(ingress) || ingress.length === 0;
   });
-  return {
-    nodeBalancers: world.linode.world.nodeBalancers().length,
-    services: services.length,
-    pending: pending.map((s) => `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`),
-  };
+  const nodeBalancers = world.linode.world.nodeBalancers();
+  const rows = services.map((s) => {
+    const ip = str(at(s, "status", "loadBalancer", "ingress", "0", "ip"));
+    const hostname = str(at(s, "status", "loadBalancer", "ingress", "0", "hostname"));
+    // A hostname-only status (hostname-only-ingress) names its NodeBalancer by hostname.
+    const nb = nodeBalancers.find((n) => ip !== undefined ? n.ipv4 === ip : n.hostname === hostname);
+    return {
+      service: name(s),
+      ip: ip ?? nb?.ipv4,
+      nodeBalancerId: nb?.id,
+      backends: nb?.configs[0]?.nodes.length ?? 0,
+    };
+  });
+  return { nodeBalancers: nodeBalancers.length, services: services.length, pending: pending.map(name), rows };
 }
 
-function apiStats(world: DemoWorld, nowMs: number): ApiStats {
+function apiStats(world: DemoSims, nowMs: number): ApiStats {
   const { total, counts } = world.linode.calls.snapshot();
   const lastMinute = world.linode.calls.log.filter((c) => c.atMs > nowMs - 60_000).length;
   const top = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(
@@ -115,7 +153,7 @@ function apiStats(world: DemoWorld, nowMs: number): ApiStats {
   return { total, lastMinute, top };
 }
 
-function eventRows(world: DemoWorld): EventRow[] {
+function eventRows(world: DemoSims): EventRow[] {
   const rows = world.kube.store.list("events").map((e): EventRow => {
     const when = str(at(e, "lastTimestamp")) ?? str(at(e, "eventTime")) ?? e.metadata.creationTimestamp;
     return {
@@ -140,9 +178,11 @@ export function collectSnapshot(src: SnapshotSources, nowMs: number): DemoSnapsh
     leader: leaderInfo(src),
     nodes: nodes.map(nodeRow).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     loadBalancers: loadBalancers(src.world),
+    routes: routeInfo(src.world),
     api: apiStats(src.world, nowMs),
     events: eventRows(src.world),
     logs: src.logs.lines(),
     story: [...src.story],
+    preview: src.preview,
   };
 }

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import {
+  isOwnedBy,
+  isOwnedByCluster,
+  nodeBalancerLabel,
+  nodeBalancerTags,
+  ownershipTag,
+  parseOwnershipTag,
+} from "./ownership.ts";
+
+const UID = "0F1E2D3C-4B5A-4697-8877-665544332211";
+
+const TAGS: { cluster: string; want: string }[] = [
+  { cluster: "kubernetes", want: "ccm-owner:kubernetes/0f1e2d3c4b5a4697" },
+  { cluster: "", want: "ccm-owner:/0f1e2d3c4b5a4697" },
+  { cluster: "a".repeat(23), want: `ccm-owner:${"a".repeat(23)}/0f1e2d3c4b5a4697` },
+  { cluster: "production-cluster-eu-west-1", want: "ccm-owner:production-clu~f1dece4c/0f1e2d3c4b5a4697" },
+];
+
+for (const c of TAGS) {
+  Deno.test(`ownershipTag() for cluster ${JSON.stringify(c.cluster)} fits Linode's 50-character tags`, () => {
+    const tag = ownershipTag(c.cluster, UID);
+    assert.equal(tag, c.want);
+    assert.ok(tag.length <= 50);
+  });
+}
+
+Deno.test("ownershipTag() tells long cluster names with a shared start apart", () => {
+  const a = ownershipTag("production-cluster-eu-west-1", UID);
+  const b = ownershipTag("production-cluster-eu-west-2", UID);
+  assert.notEqual(a, b);
+});
+
+Deno.test("ownershipTag() refuses a UID without 16 hex digits", () => {
+  assert.throws(() => ownershipTag("k", "not-a-uid"), RangeError);
+});
+
+Deno.test("parseOwnershipTag() reads back the cluster part and UID digits, and ignores other tags", () => {
+  assert.deepEqual(parseOwnershipTag(ownershipTag("kubernetes", UID)), {
+    cluster: "kubernetes",
+    uidPrefix: "0f1e2d3c4b5a4697",
+  });
+  for (const tag of ["kubernetes", "ccm-owner:", "ccm-owner:x/123", "owner:x/0f1e2d3c4b5a4697"]) {
+    assert.equal(parseOwnershipTag(tag), undefined, tag);
+  }
+});
+
+Deno.test("isOwnedBy() and isOwnedByCluster() match the Service's and the cluster's tags only", () => {
+  const tags = ["kubernetes", ownershipTag("kubernetes", UID)];
+  assert.ok(isOwnedBy(tags, "kubernetes", UID));
+  assert.ok(!isOwnedBy(tags, "kubernetes", "11111111-2222-3333-4444-555555555555"));
+  assert.ok(!isOwnedBy(tags, "other", UID));
+  assert.ok(isOwnedByCluster(tags, "kubernetes"));
+  assert.ok(!isOwnedByCluster(["kubernetes"], "kubernetes"));
+});
+
+Deno.test("nodeBalancerLabel() is the prefix and 12 hex digits of the UID, at most 32 characters", () => {
+  assert.equal(nodeBalancerLabel("ccm", UID), "ccm-665544332211");
+  const label = nodeBalancerLabel("p".repeat(19), UID);
+  assert.equal(label.length, 32);
+  assert.match(label, /^[a-zA-Z0-9_-]{3,32}$/);
+});
+
+Deno.test("nodeBalancerTags() keeps the Go CCM's order and drops an empty cluster name", () => {
+  assert.deepEqual(nodeBalancerTags("", ["a-tag"], ["a-tag", "b-tag"], UID), [
+    "a-tag",
+    "b-tag",
+    "ccm-owner:/0f1e2d3c4b5a4697",
+  ]);
+});
