@@ -13,6 +13,8 @@ export const REPO_DIR: string = fileURLToPath(new URL("..", import.meta.url));
 /** The `ccm` permission set of `deno.json`. */
 export interface CcmPermissions {
   readonly net: boolean | readonly string[];
+  /** Hosts refused even though `net` allows every other one. */
+  readonly denyNet: readonly string[];
   readonly env: readonly string[];
   readonly read: readonly string[];
   readonly sys: readonly string[];
@@ -22,7 +24,15 @@ export interface CcmPermissions {
 export function ccmPermissions(): CcmPermissions {
   const ccm = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json")))?.permissions?.ccm;
   if (!ccm) throw new TypeError("deno.json has no ccm permission set");
-  return { net: ccm.net ?? false, env: ccm.env ?? [], read: ccm.read ?? [], sys: ccm.sys ?? [] };
+  // `"net": { "allow": ..., "deny": [...] }` or a plain allow value.
+  const net = typeof ccm.net === "object" && !Array.isArray(ccm.net) ? ccm.net : { allow: ccm.net, deny: [] };
+  return {
+    net: net.allow ?? false,
+    denyNet: net.deny ?? [],
+    env: ccm.env ?? [],
+    read: ccm.read ?? [],
+    sys: ccm.sys ?? [],
+  };
 }
 
 function allow(name: string, value: boolean | readonly string[]): string[] {
@@ -39,6 +49,7 @@ export function ccmPermissionFlags(extraRead: readonly string[] = []): string[] 
   const p = ccmPermissions();
   return [
     ...allow("net", p.net),
+    ...(p.denyNet.length ? [`--deny-net=${p.denyNet.join(",")}`] : []),
     ...allow("env", p.env),
     "--ignore-env",
     ...allow("read", [...p.read, ...extraRead]),

@@ -5,6 +5,7 @@
  * (where `ps` and shell history would keep it), and the output file is created readable by its owner only.
  *
  *   deno task manifest --region=us-east --token-file=token.txt [--image=REF] [--out=ccm-linode.yaml]
+ *   deno task manifest --rbac-only [--out=ccm-rbac.yaml]   (ServiceAccount and RBAC: for a CCM outside the cluster)
  */
 
 /** What goes into the manifest. */
@@ -17,6 +18,8 @@ export interface ManifestInput {
 
 /** Parsed command line. */
 export interface GenerateArgs {
+  /** Only the ServiceAccount and its RBAC (no Secret, no DaemonSet): for the systemd install. */
+  readonly rbacOnly: boolean;
   readonly region: string;
   readonly tokenFile?: string;
   readonly image?: string;
@@ -38,7 +41,17 @@ const TOKEN = /^[\x21-\x7e]+$/;
 
 /** Usage text. */
 export const USAGE = "deno task manifest --region=<linode region> [--token-file=<path>|-] [--image=<ref>] " +
-  "[--out=ccm-linode.yaml]\n  The token comes from --token-file (- for stdin) or LINODE_API_TOKEN.";
+  "[--out=ccm-linode.yaml]\n  The token comes from --token-file (- for stdin) or LINODE_API_TOKEN.\n" +
+  "deno task manifest --rbac-only [--out=ccm-rbac.yaml]";
+
+const RBAC_KINDS = new Set(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+
+/** The ServiceAccount and RBAC documents of the deploy/ccm.yaml text, comments kept. */
+export function rbacOnly(template: string): string {
+  const docs = template.split(/^---\n/m);
+  const kept = docs.filter((d) => RBAC_KINDS.has(/^kind: (\S+)$/m.exec(d)?.[1] ?? ""));
+  return kept.join("---\n");
+}
 
 function base64(text: string): string {
   return btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(""));
@@ -88,19 +101,25 @@ export function parseGenerateArgs(args: readonly string[]): GenerateArgs {
         `positional arguments are not accepted: the token never goes on the command line\n${USAGE}`,
       );
     }
+    if (arg === "--rbac-only") {
+      values.set("rbac-only", "true");
+      continue;
+    }
     const m = /^--(region|token-file|image|out)(?:=(.*))?$/.exec(arg);
     if (!m?.[1]) throw new UsageError(`unknown flag ${arg.split("=")[0]}\n${USAGE}`);
     const value = m[2] ?? args[++i];
     if (value === undefined) throw new UsageError(`--${m[1]} needs a value\n${USAGE}`);
     values.set(m[1], value);
   }
-  const region = values.get("region");
-  if (!region) throw new UsageError(`--region is required\n${USAGE}`);
+  const rbac = values.has("rbac-only");
+  const region = values.get("region") ?? "";
+  if (!region && !rbac) throw new UsageError(`--region is required\n${USAGE}`);
   return {
+    rbacOnly: rbac,
     region,
     tokenFile: values.get("token-file"),
     image: values.get("image"),
-    out: values.get("out") ?? "ccm-linode.yaml",
+    out: values.get("out") ?? (rbac ? "ccm-rbac.yaml" : "ccm-linode.yaml"),
   };
 }
 
@@ -133,6 +152,11 @@ export async function main(args: readonly string[]): Promise<number> {
     stream.writeSync(new TextEncoder().encode(text + "\n"));
   try {
     const parsed = parseGenerateArgs(args);
+    if (parsed.rbacOnly) {
+      await Deno.writeTextFile(parsed.out, rbacOnly(await Deno.readTextFile(TEMPLATE)));
+      say(Deno.stdout, `wrote ${parsed.out}: the ServiceAccount ccm-linode and its RBAC`);
+      return 0;
+    }
     const token = await readToken(parsed.tokenFile);
     const text = renderManifest(
       { token, region: parsed.region, image: parsed.image },

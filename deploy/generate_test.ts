@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
-import { parseGenerateArgs, renderManifest, secretYaml, UsageError } from "./generate.ts";
+import { parseGenerateArgs, rbacOnly, renderManifest, secretYaml, UsageError } from "./generate.ts";
 
 const TEMPLATE = Deno.readTextFileSync(new URL("./ccm.yaml", import.meta.url));
 const TOKEN = "f3c1a9e07b2d4c6e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f";
@@ -60,6 +60,7 @@ for (const c of BAD) {
 
 Deno.test("parseGenerateArgs() takes --name=value and --name value, and needs --region", () => {
   assert.deepEqual(parseGenerateArgs(["--region", "us-east", "--token-file=-"]), {
+    rbacOnly: false,
     region: "us-east",
     tokenFile: "-",
     image: undefined,
@@ -79,4 +80,16 @@ Deno.test("parseGenerateArgs() takes --name=value and --name value, and needs --
     );
     return true;
   });
+});
+
+Deno.test("rbacOnly() keeps the ServiceAccount and its RBAC, without the DaemonSet; --rbac-only needs no region", () => {
+  const docs = yaml.loadAll(rbacOnly(TEMPLATE)) as { kind: string }[];
+  assert.deepEqual(docs.map((d) => d.kind), [
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+  ]);
+  assert.deepEqual(parseGenerateArgs(["--rbac-only"]).out, "ccm-rbac.yaml");
 });

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseConfig } from "../config/config.ts";
+import { ccmPermissions } from "../deploy/artifacts.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import { freePort, waitFor } from "./process.ts";
@@ -32,11 +33,6 @@ const CREDENTIALS_DIR = "/run/credentials/linode-ccm.service";
 function kernelHasMdwe(): boolean {
   const [major = 0, minor = 0] = Deno.osRelease().split(/[.-]/).map(Number);
   return Deno.build.os === "linux" && (major > 6 || (major === 6 && minor >= 3));
-}
-
-function ccmPermissions(): { read: string[]; env: string[] } {
-  const ccm = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json"))).permissions.ccm;
-  return { read: ccm.read, env: ccm.env };
 }
 
 function envFile(path: string): Record<string, string> {
