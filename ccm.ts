@@ -1,42 +1,29 @@
 /**
- * Wires one CCM process from a validated Config: clients → cache → informers → lease → controllers → serve.
- * `main.ts` calls it with the real clock; the demo and end-to-end tests call it against the emulators.
+ * Runs one CCM process from a validated Config: builds its parts (`wiring/parts.ts`), starts the informers
+ * and the health server, and runs the controllers of `wiring/controllers.ts` while it leads. `main.ts` calls
+ * it with the real clock; the demo, the bench and the scenario tests call it against the emulators.
  */
-import type { KubeConfig, V1Node } from "@kubernetes/client-node";
-import { InstanceCache } from "./cache/instances.ts";
-import { VpcIpCache } from "./cache/vpc_ips.ts";
-import { VpcCache } from "./cache/vpcs.ts";
-import type { Clock } from "./common/clock.ts";
-import type { Config, ControllerName } from "./config/config.ts";
-import {
-  kubeNodeWriter,
-  type NodeControllersDeps,
-  startNodeControllers,
-} from "./controllers/node/cloud_node.ts";
-import { parseIpv4Cidr } from "./controllers/node/addresses.ts";
-import { type KubeClients, makeKubeClients, nodeSource } from "./kube/clients.ts";
-import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "./kube/config.ts";
-import { EventRecorder } from "./kube/events.ts";
-import { Informer } from "./kube/informer.ts";
+import type { Config } from "./config/config.ts";
 import { type ElectionOutcome, LeaderElector } from "./lease/elector.ts";
-import { ALWAYS_LEADING, type Fence, SwitchFence } from "./lease/fence.ts";
-import { KubeLeaseApi, newIdentity } from "./lease/lease.ts";
-import { LinodeClient } from "./linode/client.ts";
-import { fileToken, staticToken, type TokenSource } from "./linode/token.ts";
+import { SwitchFence } from "./lease/fence.ts";
+import { KubeLeaseApi } from "./lease/lease.ts";
+import type { LinodeClient } from "./linode/client.ts";
 import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
 import { componentLogger, type Logger } from "./common/log.ts";
-import type { Registry } from "./server/metrics.ts";
 import { type HealthCheck, type RunningServer, startServer } from "./server/serve.ts";
 import { readTlsFiles } from "./server/tls.ts";
+import { IMPLEMENTED, runControllers } from "./wiring/controllers.ts";
+import {
+  buildParts,
+  type CcmParts,
+  informersOf,
+  type PartsDeps,
+  runInformers,
+  waitForInformers,
+} from "./wiring/parts.ts";
 
 /** What the process provides: time, metrics, identity. */
-export interface CcmDeps {
-  clock: Clock;
-  metrics: Registry;
-  /** This machine's hostname: the first half of the Lease holder identity. */
-  hostname: string;
-  /** Service-account folder for in-cluster config (tests point it elsewhere). */
-  serviceAccountDir?: string;
+export interface CcmDeps extends PartsDeps {
   /** Period of `--enable-token-health-checker` (default 5 min, as the Go CCM; tests shorten it). */
   tokenHealthPeriodMs?: number;
   /** Receives the running process's parts once wired (demo view, tests). */
@@ -44,16 +31,8 @@ export interface CcmDeps {
 }
 
 /** The parts of a running CCM that the demo and tests look at. */
-export interface RunningCcm {
-  readonly identity: string;
-  readonly fence: Fence;
-  readonly linode: LinodeClient;
-  readonly kube: KubeClients;
-  readonly nodes: Informer<V1Node>;
-  readonly instances: InstanceCache;
+export interface RunningCcm extends CcmParts {
   readonly server: RunningServer | null;
-  /** The secrets redacted from Events, for the process's log sink: the Linode token, the kube credentials. */
-  readonly secrets: () => readonly string[];
 }
 
 /**
@@ -61,23 +40,6 @@ export interface RunningCcm {
  * `--enable-token-health-checker` (exit 1: the supervisor restarts the process, which re-reads the token).
  */
 export type CcmOutcome = "stopped" | "lost" | "token-invalid";
-
-/** Controllers this release implements; the others are accepted and reported as not yet available. */
-const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(["cloud-node", "cloud-node-lifecycle"]);
-
-function tokenSource(config: Config, clock: Clock): TokenSource {
-  const t = config.linode.token;
-  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
-}
-
-function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
-  const k = config.kube;
-  if (k.kind === "kubeconfig") return { kubeconfig: k.kubeconfig, master: k.master };
-  if (k.kind === "in-cluster") {
-    return { serviceHost: k.serviceHost, servicePort: k.servicePort, master: k.master, serviceAccountDir };
-  }
-  return { master: k.master, serviceAccountDir };
-}
 
 /** Where the token came from, for messages: the variable (and file), never the token. */
 function tokenOrigin(config: Config): string {
@@ -134,54 +96,33 @@ async function outcomeOf(
   return (await tokenRevoked) ? "token-invalid" : ended;
 }
 
-/**
- * The secrets to keep out of logs and Events: the Linode token as last read (from the variable or the file)
- * and the kubeconfig's credentials. Asked per line or Event, so rotated tokens are covered.
- */
-function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
-  return () => {
-    const token = tokens.current();
-    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
-  };
+/** `/readyz` checks: every informer synced, and watching (a re-connecting watch serves stale data). */
+function informerChecks(parts: CcmParts): HealthCheck[] {
+  const informers = informersOf(parts);
+  const names = () => informers.map((i) => i.resource).join(", ");
+  return [
+    { name: "informer-sync", check: () => informers.every((i) => i.synced) || `${names()} not synced yet` },
+    {
+      name: "informer-watch",
+      check: () => informers.every((i) => i.healthy || !i.synced) || `${names()} watch is re-connecting`,
+    },
+  ];
 }
 
-async function startHealthServer(
-  config: Config,
-  deps: CcmDeps,
-  nodes: Informer<V1Node>,
-  fence: Fence,
-): Promise<RunningServer | null> {
-  const s = config.serve;
+async function startHealthServer(parts: CcmParts): Promise<RunningServer | null> {
+  const s = parts.config.serve;
   const tls = s.tlsCertFile && s.tlsPrivateKeyFile
     ? await readTlsFiles(s.tlsCertFile, s.tlsPrivateKeyFile)
     : "self-signed" as const;
-  const synced: HealthCheck = { name: "informer-sync", check: () => nodes.synced || "nodes not synced yet" };
-  const watching: HealthCheck = {
-    name: "informer-watch",
-    check: () => nodes.healthy || !nodes.synced || "nodes watch is re-connecting",
-  };
   return await startServer({
     hostname: s.bindAddress,
     port: s.securePort,
     tls,
-    registry: deps.metrics,
-    checks: { healthz: [], readyz: [synced, watching] },
-    leading: () => fence.leading,
+    registry: parts.metrics,
+    checks: { healthz: [], readyz: informerChecks(parts) },
+    leading: () => parts.fence.leading,
     log: componentLogger("serve"),
   });
-}
-
-/** Runs the enabled controllers until `term` aborts (one leadership term). */
-async function runControllers(config: Config, deps: NodeControllersDeps, term: AbortSignal): Promise<void> {
-  const options = {
-    externalSubnet: config.linode.externalSubnet ? parseIpv4Cidr(config.linode.externalSubnet) : undefined,
-    statusUpdateFrequencyMs: config.nodes.statusUpdateFrequencyMs,
-    workers: config.nodes.concurrentSyncs,
-    monitorPeriodMs: config.nodes.monitorPeriodMs,
-  };
-  await startNodeControllers(deps, options, { enabled: config.controllers, logFor: componentLogger }).run(
-    term,
-  );
 }
 
 function reportConfig(config: Config, log: Logger): void {
@@ -200,22 +141,8 @@ function reportConfig(config: Config, log: Logger): void {
 export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSignal): Promise<CcmOutcome> {
   const log = componentLogger("ccm");
   reportConfig(config, log);
-  const { clock, metrics } = deps;
-  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
-  const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence });
-  const tokens = tokenSource(config, clock);
-  const secrets = secretsOf(tokens, kc);
-  const linode = new LinodeClient({
-    baseUrl: config.linode.url,
-    token: tokens,
-    timeoutMs: config.linode.requestTimeoutMs,
-    fence,
-    metrics,
-    log: componentLogger("linode"),
-    clock,
-    logRequests: config.linode.debug,
-  });
+  const parts = buildParts(config, deps);
+  const { clock, metrics, fence, linode, events } = parts;
   if (config.linode.tokenHealthCheck) await assertTokenAccepted(linode, config, stopSignal);
   // Ends this run: the caller's stop, or a revoked token.
   const run = new AbortController();
@@ -224,51 +151,17 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   if (stopSignal.aborted) forwardStop();
   stopSignal.addEventListener("abort", forwardStop, { once: true });
   const tokenRevoked = watchForRevokedToken({ linode, config, deps, log }, run);
-  const v = config.vpc;
-  const vpcs = new VpcCache(linode.vpcs, {
-    vpcNames: v.names,
-    vpcIds: v.ids,
-    subnetNames: v.subnetNames,
-    subnetIds: v.subnetIds,
-  }, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
-  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, { clock, metrics, ttlMs: config.linode.routesCacheTtlMs });
-  const instances = new InstanceCache(linode.instances, {
-    clock,
-    metrics,
-    region: config.linode.region,
-    tagFilter: config.linode.tagFilter ?? undefined,
-    ttlMs: config.linode.instanceCacheTtlMs,
-    vpcIps: vpcs.configured ? vpcIps : undefined,
-  });
-  const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
-  const events = new EventRecorder(kube.core, {
-    log: componentLogger("events"),
-    clock,
-    host: deps.hostname,
-    secrets,
-  });
-  const identity = newIdentity(deps.hostname);
   const stopInformers = new AbortController();
-  const informerRun = nodes.start(stopInformers.signal);
-  const controllers: NodeControllersDeps = {
-    nodes,
-    instances,
-    linode: linode.instances,
-    writer: kubeNodeWriter(kube.core),
-    events,
-    log,
-    metrics,
-    clock,
-  };
+  const informerRun = runInformers(parts, stopInformers.signal);
   const onStartedLeading = async (term: AbortSignal) => {
-    await nodes.waitForSync(term).catch(() => {});
-    if (!term.aborted) await runControllers(config, controllers, term);
+    await waitForInformers(parts, term).catch(() => {});
+    if (!term.aborted) await runControllers(parts, term);
   };
   let server: RunningServer | null = null;
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
   try {
-    server = await startHealthServer(config, deps, nodes, fence);
-    deps.onStarted?.({ identity, fence, linode, kube, nodes, instances, server, secrets });
+    server = await startHealthServer(parts);
+    deps.onStarted?.({ ...parts, server });
     if (!(fence instanceof SwitchFence)) {
       log.info("leader election disabled: controllers start now");
       await onStartedLeading(signal);
@@ -276,11 +169,11 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     }
     const le = config.leaderElection;
     const elector = new LeaderElector({
-      api: new KubeLeaseApi(kube.coordination),
+      api: new KubeLeaseApi(parts.kube.coordination),
       clock,
       log: componentLogger("lease"),
       metrics,
-      identity,
+      identity: parts.identity,
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: le.leaseDurationMs,

@@ -25,6 +25,8 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         "Node initialisation latency",
         "Linode API cost in steady state",
         "Memory (Deno.memoryUsage()",
+        "Route latency",
+        "Whole-CCM Linode API cost in steady state with the route controller",
       ]
     ) assert.ok(text.includes(title), `missing table "${title}"`);
     for (
@@ -44,11 +46,14 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         /^ +6 +no .* 12 +\S/m,
         /^ +6 +yes .* 1,440 +\S/m,
         /^6-node steady state, CCM running +\d+/m,
+        /^one at a time +5 .* 5 +0 +5$/m,
+        /^burst +5 .* 5 +0 +5$/m,
+        /^ +20 +\S+ +\S+ +0 +0 +1\.2 +\S/m,
       ]
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
   } finally {
@@ -69,6 +74,11 @@ const ARG_CASES: { name: string; args: string[]; want: Record<string, unknown> }
     name: "sizes override --quick",
     args: ["--quick", "--nodes=1000", "--cost-nodes=6,100,1000"],
     want: { nodes: 1000, costNodes: [6, 100, 1000] },
+  },
+  {
+    name: "--route-nodes and --route-cost-nodes size the route benchmarks",
+    args: ["--route-nodes=7", "--route-cost-nodes=100,1000"],
+    want: { routeNodes: 7, routeCostNodes: [100, 1000] },
   },
 ];
 

@@ -1,6 +1,7 @@
 /**
  * `deno task bench`: what this CCM costs and how fast it is, as plain-text tables (and JSON with `--json`).
- * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory.
+ * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory,
+ * 5 route latency and the whole CCM's cost with routes.
  * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses.
  */
 import { writeAll } from "../demo/terminal.ts";
@@ -9,6 +10,7 @@ import { benchApiCost } from "./api_cost.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchInitLatency } from "./init_latency.ts";
 import { type BenchOptions, parseBenchArgs, USAGE } from "./options.ts";
+import { benchRoutes } from "./routes.ts";
 import { renderTable, type Table } from "./table.ts";
 
 /** Everything one run produced; `--json` writes this. */
@@ -59,6 +61,10 @@ async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<
     const cost = await benchApiCost({ sizes, periodSec: o.periodSec, windowSec: o.windowSec, atLargest });
     if (o.only.has("cost")) done(cost);
     if (o.only.has("memory")) done(memoryTable(memory, largest));
+  }
+  if (o.only.has("routes")) {
+    const route = { latencyNodes: o.routeNodes, sizes: o.routeCostNodes, periodSec: o.periodSec };
+    for (const t of await benchRoutes({ ...route, windowSec: o.windowSec })) done(t);
   }
   return tables;
 }

@@ -1,7 +1,7 @@
 /** Command line of `deno task bench`: sizes, `--quick`, `--json`, scenario selection. */
 
-/** The four benchmarks, in the order they run. */
-export type Scenario = "capacity" | "init" | "cost" | "memory";
+/** The benchmarks, in the order they run. */
+export type Scenario = "capacity" | "init" | "cost" | "memory" | "routes";
 
 /** Every benchmark setting, defaults filled in. */
 export interface BenchOptions {
@@ -25,6 +25,10 @@ export interface BenchOptions {
   periodSec: number;
   /** API cost: steady-state window per size and mode, seconds (`--window`). */
   windowSec: number;
+  /** Routes: Nodes per latency case (`--route-nodes`). */
+  routeNodes: number;
+  /** Routes: whole-CCM cost sizes (`--route-cost-nodes=100,1000`). */
+  routeCostNodes: readonly number[];
   /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
   jsonPath: string | null;
   /** Print the CCM's warning lines on stderr (`--verbose`); otherwise they are only counted. */
@@ -34,7 +38,7 @@ export interface BenchOptions {
 /** Default `--json` path. */
 export const DEFAULT_JSON_PATH = new URL("./results.json", import.meta.url).pathname;
 
-const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory"];
+const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes"];
 
 const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose"> = {
   nodes: 5000,
@@ -46,6 +50,8 @@ const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose"> = {
   costNodes: [6, 100, 1000],
   periodSec: 1,
   windowSec: 10,
+  routeNodes: 50,
+  routeCostNodes: [100, 1000],
 };
 
 const QUICK: typeof FULL = {
@@ -58,6 +64,8 @@ const QUICK: typeof FULL = {
   costNodes: [6],
   periodSec: 1,
   windowSec: 1,
+  routeNodes: 5,
+  routeCostNodes: [20],
 };
 
 const NUMBER_FLAGS = {
@@ -69,12 +77,13 @@ const NUMBER_FLAGS = {
   "new-nodes": "newNodes",
   period: "periodSec",
   window: "windowSec",
+  "route-nodes": "routeNodes",
 } as const;
 
 /** Usage text for `--help`. */
 export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--only=capacity,init,cost,memory] [--verbose]
   [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
-  [--cost-nodes=6,100,1000] [--period=1] [--window=10]`;
+  [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]`;
 
 function positiveInt(name: string, text: string): number {
   const n = Number(text);
@@ -114,7 +123,9 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions {
     else if (value === true) throw new RangeError(`--${name}: needs a value\n${USAGE}`);
     else if (name === "only") o.only = parseOnly(value);
     else if (name === "cost-nodes") o.costNodes = value.split(",").map((v) => positiveInt(name, v.trim()));
-    else if (name in NUMBER_FLAGS) {
+    else if (name === "route-cost-nodes") {
+      o.routeCostNodes = value.split(",").map((v) => positiveInt(name, v.trim()));
+    } else if (name in NUMBER_FLAGS) {
       o[NUMBER_FLAGS[name as keyof typeof NUMBER_FLAGS]] = positiveInt(name, value);
     } else throw new RangeError(`Unknown flag --${name}\n${USAGE}`);
   }

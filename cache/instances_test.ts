@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
 import { InstanceCache, type InstanceSource } from "./instances.ts";
-import { VpcIpCache, withIpRanges } from "./vpc_ips.ts";
+import { VpcIpCache } from "./vpc_ips.ts";
 import { selectVpcs, VpcCache } from "./vpcs.ts";
 import type { LinodeInstance, Vpc, VpcIp } from "./types.ts";
 
@@ -145,16 +145,4 @@ Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is c
   const ips = new VpcIpCache(ipSource, vpcs, opts);
   assert.equal((await ips.get()).data.length, 2);
   assert.deepEqual(listed, [1, 2]);
-});
-
-Deno.test("withIpRanges() replaces one Linode's ranges and keeps its address", () => {
-  const before = [vpcIp(1, "10.0.0.1"), vpcIp(1, null, "10.2.0.0/24"), vpcIp(2, "10.0.0.2")];
-  const after = withIpRanges(before, 5, 1, ["10.2.1.0/24"]);
-  assert.deepEqual(after.map((ip) => ip.address ?? ip.address_range), [
-    "10.0.0.1",
-    "10.0.0.2",
-    "10.2.1.0/24",
-  ]);
-  assert.equal(after[2]?.interface_id, 8);
-  assert.deepEqual(withIpRanges(before, 5, 3, ["10.9.0.0/24"]).length, 3, "no interface, nothing recorded");
 });

@@ -1,17 +1,22 @@
 /**
  * The account's NodeBalancers in our region, for the service controller: listed lazily (no call until a
  * controller asks), at most once per TTL with single-flight, and kept current by write-through so a
- * controller never re-reads what it just wrote.
+ * controller never re-reads what it just wrote. Each NodeBalancer's configs, nodes and firewalls are in
+ * `details` (read once, then written through).
  */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { DEFAULT_INSTANCE_TTL_MS } from "./instances.ts";
+import { NodeBalancerDetailCache, type NodeBalancerDetailSource } from "./nodebalancer_details.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { NodeBalancerSummary, Snapshot } from "./types.ts";
 
-/** Lists NodeBalancers matching an X-Filter, all pages. `LinodeClient.nodeBalancers` implements it. */
-export interface NodeBalancerSource {
+/**
+ * Lists NodeBalancers matching an X-Filter (all pages), and reads their details. `LinodeClient.nodeBalancers`
+ * implements it.
+ */
+export interface NodeBalancerSource extends NodeBalancerDetailSource {
   list(filter?: Record<string, unknown>): Promise<readonly NodeBalancerSummary[]>;
 }
 
@@ -29,8 +34,11 @@ export interface NodeBalancerCacheOptions {
 /** Cached NodeBalancers with lookups by id and label. */
 export class NodeBalancerCache {
   readonly #cell: TtlCell<readonly NodeBalancerSummary[]>;
+  /** Configs with nodes, and attached firewalls, per NodeBalancer. */
+  readonly details: NodeBalancerDetailCache;
 
   constructor(source: NodeBalancerSource, options: NodeBalancerCacheOptions) {
+    this.details = new NodeBalancerDetailCache(source, options.metrics);
     const filter = options.region ? { region: options.region } : undefined;
     this.#cell = new TtlCell({
       name: "nodebalancers",
@@ -63,9 +71,15 @@ export class NodeBalancerCache {
     this.#cell.write((list) => [...list.filter((nb) => nb.id !== nodeBalancer.id), nodeBalancer]);
   }
 
-  /** Write-through after this CCM deleted a NodeBalancer (or a GET answered 404). */
+  /** Write-through after this CCM deleted a NodeBalancer (or a GET answered 404); its details go too. */
   forget(id: number): void {
     this.#cell.write((list) => list.filter((nb) => nb.id !== id));
+    this.details.forget(id);
+  }
+
+  /** The NodeBalancer as last listed or written, without any refresh. */
+  peek(id: number): NodeBalancerSummary | undefined {
+    return this.#cell.peek()?.data.find((nb) => nb.id === id);
   }
 
   /** True when loaded within `maxAgeMs` and the last refresh neither failed nor looked suspicious. */

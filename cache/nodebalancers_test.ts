@@ -65,3 +65,30 @@ Deno.test("NodeBalancerCache keeps the last good list, marked stale, when a refr
   assert.equal(snap.data.length, 2);
   assert.equal(cache.isFreshEnough(60_000), false);
 });
+
+Deno.test("NodeBalancerCache.details lists configs and nodes once, then serves write-throughs without a call", async () => {
+  const { sim, client, cache } = await world();
+  await using _ = sim;
+  const nb = await client.nodeBalancers.create({
+    label: "ccm-detail",
+    region: "us-east",
+    configs: [{ port: 80, protocol: "tcp", nodes: [{ address: "192.168.0.1:30080", label: "node-1" }] }],
+  });
+  sim.calls.reset();
+  const [first, second] = await Promise.all([cache.details.configs(nb.id), cache.details.configs(nb.id)]);
+  assert.equal(first, second, "one load for concurrent readers");
+  assert.equal(first.length, 1);
+  assert.deepEqual(first[0]?.nodes.map((n) => n.address), ["192.168.0.1:30080"]);
+  assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs"), 1);
+  assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs/{id}/nodes"), 1);
+  const config = first[0];
+  assert.ok(config);
+  cache.details.recordConfig(nb.id, { ...config, nodes: [] });
+  assert.deepEqual((await cache.details.configs(nb.id))[0]?.nodes, []);
+  cache.details.forgetConfig(nb.id, config.id);
+  assert.deepEqual(await cache.details.configs(nb.id), []);
+  assert.equal(sim.calls.total(), 2, "write-throughs read nothing");
+  cache.forget(nb.id);
+  assert.equal((await cache.details.configs(nb.id)).length, 1, "forgotten: read again");
+  assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs"), 2);
+});

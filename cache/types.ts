@@ -2,6 +2,7 @@
  * The Linode objects the cache holds, as the subset of the API's wire shape that the CCM reads.
  * `linode/client.ts` returns the full objects; they satisfy these structurally.
  */
+import type { Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigNode } from "@linode/api-v4";
 
 /** A Linode instance (`GET /linode/instances`). */
 export interface LinodeInstance {
@@ -66,4 +67,22 @@ export interface NodeBalancerSummary {
   readonly ipv4: string;
   readonly ipv6: string | null;
   readonly tags: readonly string[];
+  /** Connections per second per client IP (0: off). */
+  readonly client_conn_throttle?: number;
+  /** `common`, `premium`, `premium_40gb`. */
+  readonly type?: NodeBalancer["type"];
+  /** `public`, or `vpc` for a NodeBalancer whose frontend address is in a VPC subnet. */
+  readonly frontend_address_type?: NodeBalancer["frontend_address_type"];
+  readonly frontend_vpc_subnet_id?: number | null;
 }
+
+/** A backend node of a NodeBalancer config (`GET /nodebalancers/{id}/configs/{id}/nodes`). */
+export type NodeBalancerNodeState = Readonly<NodeBalancerConfigNode>;
+
+/** A NodeBalancer config (one port) with its backend nodes, as the detail cache holds it. */
+export type NodeBalancerConfigState = Readonly<Omit<NodeBalancerConfig, "nodes">> & {
+  readonly nodes: readonly NodeBalancerNodeState[];
+};
+
+/** A Cloud Firewall attached to a NodeBalancer (`GET /nodebalancers/{id}/firewalls`), rules included. */
+export type FirewallState = Readonly<Firewall>;

@@ -1,4 +1,8 @@
-/** Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips`), refreshed once per TTL. */
+/**
+ * Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips`, one paged listing per VPC),
+ * refreshed once per TTL for every reader (node addresses and routes alike). A listing that fails in any
+ * VPC fails the refresh: the last good data stays, marked stale.
+ */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
@@ -27,17 +31,29 @@ export interface VpcIpCacheOptions {
   retry?: BackoffOptions;
 }
 
-/** Replaces the routed ranges of one Linode in one VPC, keeping its addresses. Pure. */
+/** One VPC interface: the VPC it is in, its Linode and its id (config or Linode interface alike). */
+export interface VpcInterfaceRef {
+  readonly vpcId: number;
+  readonly linodeId: number;
+  readonly interfaceId: number;
+}
+
+/**
+ * Replaces the routed ranges of one VPC interface, keeping its addresses and every other interface's
+ * entries. Works for both interface generations: the new entries copy the interface's address entry
+ * (`config_id` included, null for a Linode interface). Nothing is recorded when the interface has no
+ * address entry (not in this listing). Pure.
+ */
 export function withIpRanges(
   ips: readonly VpcIp[],
-  vpcId: number,
-  linodeId: number,
+  target: VpcInterfaceRef,
   ranges: readonly string[],
 ): VpcIp[] {
-  const mine = (ip: VpcIp) => ip.vpc_id === vpcId && ip.linode_id === linodeId;
+  const mine = (ip: VpcIp) =>
+    ip.vpc_id === target.vpcId && ip.linode_id === target.linodeId && ip.interface_id === target.interfaceId;
   const template = ips.find((ip) => mine(ip) && ip.address);
+  if (!template) return [...ips];
   const kept = ips.filter((ip) => !(mine(ip) && ip.address_range));
-  if (!template) return kept;
   const added = ranges.map((range): VpcIp => ({
     ...template,
     address: null,
@@ -88,9 +104,9 @@ export class VpcIpCache {
     return this.#cell.peek();
   }
 
-  /** Write-through after this CCM set a Linode's `ip_ranges` on its VPC interface. */
-  recordIpRanges(vpcId: number, linodeId: number, ranges: readonly string[]): void {
-    this.#cell.write((ips) => withIpRanges(ips, vpcId, linodeId, ranges));
+  /** Write-through after this CCM replaced the routed ranges of a VPC interface (either generation). */
+  recordIpRanges(target: VpcInterfaceRef, ranges: readonly string[]): void {
+    this.#cell.write((ips) => withIpRanges(ips, target, ranges));
   }
 
   /** Calls `listener` whenever the addresses change; returns the unsubscribe. */

@@ -3,7 +3,8 @@ import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/test_support.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
-import { VpcIpCache } from "./vpc_ips.ts";
+import type { VpcIp } from "./types.ts";
+import { VpcIpCache, withIpRanges } from "./vpc_ips.ts";
 import { VpcCache } from "./vpcs.ts";
 
 Deno.test("VpcIpCache reuses the resolved VPC list: one GET /vpcs for any number of address refreshes", async () => {
@@ -46,3 +47,87 @@ Deno.test("VpcIpCache resolves the VPC names again when a resolved VPC answers 4
   assert.deepEqual(after.data.map((ip) => [ip.vpc_id, ip.address]), [[replaced.id, "10.0.0.2"]]);
   assert.equal(sim.calls.count("GET /v4/vpcs"), 2);
 });
+
+/** A VPC IP entry: an address when `address` is given, else a routed range. */
+function entry(
+  at: { vpc: number; linode: number; iface: number; config: number | null },
+  address: string | null,
+  range: string | null = null,
+): VpcIp {
+  return {
+    address,
+    address_range: range,
+    linode_id: at.linode,
+    vpc_id: at.vpc,
+    subnet_id: 100 + at.vpc,
+    config_id: at.config,
+    interface_id: at.iface,
+    active: true,
+    nat_1_1: address ? "192.0.2.1" : null,
+  };
+}
+
+const LEGACY = { vpc: 5, linode: 1, iface: 8, config: 3 };
+const OTHER_VPC = { vpc: 6, linode: 1, iface: 9, config: 3 };
+const LINODE_IFACE = { vpc: 5, linode: 2, iface: 20, config: null };
+
+const RANGE_CASES: {
+  name: string;
+  target: { vpcId: number; linodeId: number; interfaceId: number };
+  ranges: string[];
+  want: string[];
+}[] = [
+  {
+    name: "replaces the ranges of a config interface and keeps its address and other interfaces",
+    target: { vpcId: 5, linodeId: 1, interfaceId: 8 },
+    ranges: ["10.192.1.0/24"],
+    want: ["1/8 10.0.0.2", "1/9 10.1.0.2", "1/9 10.9.0.0/24", "2/20 10.0.0.3", "1/8 10.192.1.0/24"],
+  },
+  {
+    name: "removes the last range with []",
+    target: { vpcId: 5, linodeId: 1, interfaceId: 8 },
+    ranges: [],
+    want: ["1/8 10.0.0.2", "1/9 10.1.0.2", "1/9 10.9.0.0/24", "2/20 10.0.0.3"],
+  },
+  {
+    name: "adds to a Linode interface, whose entries have no config_id",
+    target: { vpcId: 5, linodeId: 2, interfaceId: 20 },
+    ranges: ["10.192.2.0/24"],
+    want: [
+      "1/8 10.0.0.2",
+      "1/8 10.192.0.0/24",
+      "1/9 10.1.0.2",
+      "1/9 10.9.0.0/24",
+      "2/20 10.0.0.3",
+      "2/20 10.192.2.0/24",
+    ],
+  },
+  {
+    name: "records nothing for an interface missing from the listing",
+    target: { vpcId: 5, linodeId: 3, interfaceId: 30 },
+    ranges: ["10.192.3.0/24"],
+    want: ["1/8 10.0.0.2", "1/8 10.192.0.0/24", "1/9 10.1.0.2", "1/9 10.9.0.0/24", "2/20 10.0.0.3"],
+  },
+];
+
+for (const c of RANGE_CASES) {
+  Deno.test(`withIpRanges() ${c.name}`, () => {
+    const before = [
+      entry(LEGACY, "10.0.0.2"),
+      entry(LEGACY, null, "10.192.0.0/24"),
+      entry(OTHER_VPC, "10.1.0.2"),
+      entry(OTHER_VPC, null, "10.9.0.0/24"),
+      entry(LINODE_IFACE, "10.0.0.3"),
+    ];
+    const after = withIpRanges(before, c.target, c.ranges);
+    assert.deepEqual(
+      after.map((ip) => `${ip.linode_id}/${ip.interface_id} ${ip.address ?? ip.address_range}`),
+      c.want,
+    );
+    for (const ip of after.filter((ip) => ip.address_range)) {
+      const template = before.find((b) => b.interface_id === ip.interface_id && b.address);
+      assert.equal(ip.config_id, template?.config_id, "a range carries its interface's config_id");
+      assert.equal(ip.nat_1_1, null);
+    }
+  });
+}

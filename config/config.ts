@@ -8,6 +8,7 @@ import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
 import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
 
@@ -46,6 +47,8 @@ export class ConfigError extends Error {
 export interface ParseOptions {
   /** Checks `LINODE_API_TOKEN_FILE` at start (`readConfig` reads it once); skipped when absent. */
   checkTokenFile?: TokenFileCheck;
+  /** Checks that the kubeconfig and TLS files may be read (`readConfig` asks Deno); skipped when absent. */
+  checkRead?: ReadCheck;
 }
 
 /** Variables that the emulators replace in `--dev`, so a real token or cluster is never used there. */
@@ -79,6 +82,11 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const sections = parseFlagSections(flags, { problems: p, warnings });
   const linodeEnv = parseLinodeEnv(env, p, options.checkTokenFile);
   const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
+  if (options.checkRead) {
+    // The token file was checked while reading it (`checkTokenFile`).
+    const named = { kube, serve: sections.serve, linode: linodeEnv };
+    p.push(...unreadableFiles(named, options.checkRead, ["LINODE_API_TOKEN_FILE"]));
+  }
   if (p.length > 0) {
     const token = env["LINODE_API_TOKEN"]?.trim() ?? "";
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
@@ -117,9 +125,8 @@ export function checkTokenFile(path: string): string | undefined {
     return Deno.readTextFileSync(path).trim() === "" ? "it is empty" : undefined;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return "not found";
-    if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
-      return "no permission to read it";
-    }
+    if (e instanceof Deno.errors.NotCapable) return deniedReason();
+    if (e instanceof Deno.errors.PermissionDenied) return "no permission to read it (file mode or owner)";
     return "cannot read it";
   }
 }
@@ -139,5 +146,5 @@ function readEnv(): Env {
 
 /** Reads `Deno.args` and the variables in `ENV_VARS`, and parses them; throws `ConfigError`. */
 export function readConfig(): ParseResult {
-  return parseConfig(Deno.args, readEnv(), { checkTokenFile });
+  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead });
 }

@@ -411,10 +411,15 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "VPC names and IDs together",
     ["--vpc-names=a", "--vpc-ids=1", "--subnet-ids=2"],
     ENV,
-    "--vpc-ids, --vpc-names: both are set (use one of them)",
+    "--vpc-ids, --vpc-names: cannot have both vpc-ids and vpc-names set",
   ],
-  ["VPC IDs without subnet IDs", ["--vpc-ids=1"], ENV, "--vpc-ids: needs --subnet-ids"],
-  ["subnet IDs without VPC IDs", ["--subnet-ids=1"], ENV, "--subnet-ids: needs --vpc-ids"],
+  ["VPC IDs without subnet IDs", ["--vpc-ids=1"], ENV, "--vpc-ids: vpc-ids cannot be set without subnet-ids"],
+  [
+    "subnet IDs without VPC IDs",
+    ["--subnet-ids=1"],
+    ENV,
+    "--subnet-ids: subnet-ids cannot be set without vpc-ids",
+  ],
   [
     "a non-numeric VPC ID",
     ["--vpc-ids=1,abc"],
@@ -437,7 +442,13 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "routes without a VPC",
     ["--enable-route-controller", "--cluster-cidr=10.0.0.0/8"],
     ENV,
-    "--enable-route-controller: needs --vpc-names or --vpc-ids",
+    "--enable-route-controller: cannot enable route controller as vpc-names is empty (set --vpc-names or --vpc-ids)",
+  ],
+  [
+    "routes with subnet names but no VPC",
+    ["--enable-route-controller", "--subnet-names=s", "--cluster-cidr=10.0.0.0/8"],
+    ENV,
+    "--subnet-names: subnet-names cannot be set without vpc-names",
   ],
   [
     "routes without a cluster CIDR",

@@ -138,12 +138,22 @@ function vpc(flags: FlagReader, p: string[], warnings: string[]): VpcConfig {
   for (const [flag, list] of [["vpc-ids", ids], ["subnet-ids", subnetIds]] as const) {
     for (const id of list) if (id <= 0) p.push(`--${flag}: invalid ID ${id} (use positive integers)`);
   }
-  // The Go CCM's validateVPCSubnetFlags, in its order.
-  if (ids.length > 0 && names.length > 0) p.push("--vpc-ids, --vpc-names: both are set (use one of them)");
-  if (ids.length > 0 && subnetIds.length === 0) p.push("--vpc-ids: needs --subnet-ids");
-  if (subnetIds.length > 0 && ids.length === 0) p.push("--subnet-ids: needs --vpc-ids");
-  if (flags.bool("enable-route-controller") && names.length === 0 && ids.length === 0) {
-    p.push("--enable-route-controller: needs --vpc-names or --vpc-ids");
+  // The Go CCM's validateVPCSubnetFlags, in its order and with its texts (operators search for them).
+  if (ids.length > 0 && names.length > 0) {
+    p.push("--vpc-ids, --vpc-names: cannot have both vpc-ids and vpc-names set");
+  }
+  if (ids.length > 0 && subnetIds.length === 0) p.push("--vpc-ids: vpc-ids cannot be set without subnet-ids");
+  if (subnetIds.length > 0 && ids.length === 0) {
+    p.push("--subnet-ids: subnet-ids cannot be set without vpc-ids");
+  }
+  const routes = flags.bool("enable-route-controller");
+  if (routes && names.length === 0 && ids.length === 0) {
+    // Go says the first when --subnet-names is given, the second (newRoutes) otherwise.
+    p.push(
+      flags.given("subnet-names")
+        ? "--subnet-names: subnet-names cannot be set without vpc-names"
+        : "--enable-route-controller: cannot enable route controller as vpc-names is empty (set --vpc-names or --vpc-ids)",
+    );
   }
   if (subnetIds.length > 0 && flags.given("subnet-names")) {
     warnings.push("--subnet-names is ignored: --subnet-ids wins");

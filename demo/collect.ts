@@ -10,6 +10,7 @@ import type {
   LeaderInfo,
   LoadBalancerInfo,
   NodeRow,
+  RouteInfo,
   StoryLine,
 } from "./snapshot.ts";
 
@@ -59,10 +60,18 @@ function address(node: V1Node, type: string): string | undefined {
   return node.status?.addresses?.find((a) => a.type === type)?.address;
 }
 
+function routeOf(node: V1Node): NodeRow["route"] {
+  const c = node.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+  if (c?.reason === "RouteCreated") return "routed";
+  return c?.reason === "NoRouteCreated" ? "failed" : undefined;
+}
+
 /** Turns a Node into its view row. */
 export function nodeRow(node: V1Node): NodeRow {
   const taints = node.spec?.taints ?? [];
   const providerID = node.spec?.providerID || undefined;
+  const podCidrs = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
+  const route = routeOf(node);
   return {
     name: node.metadata?.name ?? "",
     ready: (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
@@ -73,7 +82,17 @@ export function nodeRow(node: V1Node): NodeRow {
     taints: taints.map((t) =>
       t.key.startsWith(CLOUD_TAINT_PREFIX) ? t.key.slice(CLOUD_TAINT_PREFIX.length) : t.key
     ),
+    ...(podCidrs.length > 0 ? { podCidr: podCidrs.join(",") } : {}),
+    ...(route ? { route } : {}),
   };
+}
+
+function routeInfo(world: DemoWorld): RouteInfo {
+  const ranges = world.linode.world.listInstances().reduce(
+    (n, i) => n + world.linode.world.ipRanges(i.id).length,
+    0,
+  );
+  return { ranges };
 }
 
 function leaderInfo(src: SnapshotSources): LeaderInfo {
@@ -94,15 +113,19 @@ function leaderInfo(src: SnapshotSources): LeaderInfo {
 
 function loadBalancers(world: DemoWorld): LoadBalancerInfo {
   const services = world.kube.store.list("services").filter((s) => at(s, "spec", "type") === "LoadBalancer");
+  const name = (s: (typeof services)[number]) =>
+    `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`;
   const pending = services.filter((s) => {
     const ingress = at(s, "status", "loadBalancer", "ingress");
     return !Array.isArray(ingress) || ingress.length === 0;
   });
-  return {
-    nodeBalancers: world.linode.world.nodeBalancers().length,
-    services: services.length,
-    pending: pending.map((s) => `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`),
-  };
+  const nodeBalancers = world.linode.world.nodeBalancers();
+  const rows = services.map((s) => {
+    const ip = str(at(s, "status", "loadBalancer", "ingress", "0", "ip"));
+    const nb = ip === undefined ? undefined : nodeBalancers.find((n) => n.ipv4 === ip);
+    return { service: name(s), ip, nodeBalancerId: nb?.id, backends: nb?.configs[0]?.nodes.length ?? 0 };
+  });
+  return { nodeBalancers: nodeBalancers.length, services: services.length, pending: pending.map(name), rows };
 }
 
 function apiStats(world: DemoWorld, nowMs: number): ApiStats {
@@ -140,6 +163,7 @@ export function collectSnapshot(src: SnapshotSources, nowMs: number): DemoSnapsh
     leader: leaderInfo(src),
     nodes: nodes.map(nodeRow).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     loadBalancers: loadBalancers(src.world),
+    routes: routeInfo(src.world),
     api: apiStats(src.world, nowMs),
     events: eventRows(src.world),
     logs: src.logs.lines(),

@@ -34,6 +34,8 @@ function demoConfig(world: DemoWorld, fast: boolean): Config {
     "--secure-port=0",
     `--node-monitor-period=${fast ? 1 : 2}s`,
     `--vpc-names=${world.vpcLabel}`,
+    "--enable-route-controller",
+    `--cluster-cidr=${world.clusterCidr}`,
   ];
   const parsed = parseConfig(args, {
     ...world.env,

@@ -11,6 +11,10 @@ export interface NodeRow {
   readonly externalIp: string | undefined;
   /** Taint keys without the `node.cloudprovider.kubernetes.io/` prefix (`shutdown`, `uninitialized`). */
   readonly taints: readonly string[];
+  /** `spec.podCIDRs`, comma-separated. */
+  readonly podCidr?: string;
+  /** What `NetworkUnavailable` says: the route controller programmed (`routed`) or failed (`failed`) it. */
+  readonly route?: "routed" | "failed";
 }
 
 /** Where a replica stands in the election. */
@@ -67,12 +71,29 @@ export interface StoryLine {
   readonly text: string;
 }
 
+/** One LoadBalancer Service and the NodeBalancer at its status address. */
+export interface ServiceLbRow {
+  /** `namespace/name`. */
+  readonly service: string;
+  readonly ip: string | undefined;
+  readonly nodeBalancerId: number | undefined;
+  /** Backends of the NodeBalancer's first config. */
+  readonly backends: number;
+}
+
 /** LoadBalancer Services and NodeBalancers. */
 export interface LoadBalancerInfo {
   readonly nodeBalancers: number;
   readonly services: number;
   /** `namespace/name` of LoadBalancer Services without an ingress yet. */
   readonly pending: readonly string[];
+  /** Each LoadBalancer Service with its NodeBalancer. */
+  readonly rows?: readonly ServiceLbRow[];
+}
+
+/** The VPC routes in the Linode emulator: every `ip_ranges` entry of every Linode. */
+export interface RouteInfo {
+  readonly ranges: number;
 }
 
 /** Everything the view draws. */
@@ -83,6 +104,7 @@ export interface DemoSnapshot {
   readonly leader: LeaderInfo;
   readonly nodes: readonly NodeRow[];
   readonly loadBalancers: LoadBalancerInfo;
+  readonly routes?: RouteInfo;
   readonly api: ApiStats;
   /** The most recent Events, oldest first. */
   readonly events: readonly EventRow[];

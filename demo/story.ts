@@ -62,7 +62,17 @@ function setPower(world: DemoWorld, name: string, on: boolean): number {
   return id;
 }
 
-/** The four scenes of the issue, on a world that started with `nodes` Nodes (`demo-node-1..n`). */
+/** A LoadBalancer Service `name` on `port`, as `kubectl expose --type=LoadBalancer` makes it. */
+function exposeService(world: DemoWorld, name: string, port: number): void {
+  world.kube.store.create("services", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", labels: { app: name } },
+    spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", port, protocol: "TCP" }] },
+  });
+}
+
+/** The scenes of the issues, on a world that started with `nodes` Nodes (`demo-node-1..n`). */
 export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
   const joining = `demo-node-${nodes + 1}`;
   const sleeper = `demo-node-${Math.min(3, nodes)}`;
@@ -79,6 +89,12 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
           const n = row(s, joining);
           return n?.initialised
             ? `CCM initialised ${joining}: ${n.providerID}, InternalIP ${n.internalIp}`
+            : undefined;
+        },
+        (s) => {
+          const n = row(s, joining);
+          return n?.route === "routed"
+            ? `CCM routed pod CIDR ${n.podCidr} to ${n.providerID}'s VPC interface (NetworkUnavailable=False)`
             : undefined;
         },
       ],
@@ -112,6 +128,19 @@ export function demoScenes(world: DemoWorld, nodes: number): Scene[] {
       outcomes: [
         (s) => row(s, doomed) ? undefined : `CCM deleted Node ${doomed} after the Linode API confirmed 404`,
       ],
+    },
+    {
+      atMs: 50_000,
+      act: () => {
+        exposeService(world, "shop", 443);
+        return "Service default/shop of type LoadBalancer is created";
+      },
+      outcomes: [(s) => {
+        const lb = s.loadBalancers.rows?.find((r) => r.service === "default/shop");
+        return lb?.ip
+          ? `CCM gave shop NodeBalancer ${lb.nodeBalancerId} at ${lb.ip} with ${lb.backends} backends`
+          : undefined;
+      }],
     },
   ];
 }

@@ -1,5 +1,11 @@
 /** Renders a `DemoSnapshot` as terminal lines. Pure: no I/O, no clock, no ANSI (the screen adds that). */
-import { countInitialised, type DemoSnapshot, type LeaderInfo, type NodeRow } from "./snapshot.ts";
+import {
+  countInitialised,
+  type DemoSnapshot,
+  type LeaderInfo,
+  type NodeRow,
+  type ServiceLbRow,
+} from "./snapshot.ts";
 
 /** Size of the area to draw in. */
 export interface ViewSize {
@@ -63,12 +69,35 @@ function nodeTable(nodes: readonly NodeRow[]): string[] {
     n.providerID ?? "-",
     n.internalIp ?? "-",
     n.externalIp ?? "-",
+    n.podCidr ? `${n.podCidr}${n.route === "routed" ? " ✓" : n.route === "failed" ? " ✗" : ""}` : "-",
     n.taints.length > 0 ? n.taints.join(",") : "-",
   ]);
-  const header = ["NAME", "STATUS", "PROVIDER-ID", "INTERNAL-IP", "EXTERNAL-IP", "TAINTS"];
+  const header = ["NAME", "STATUS", "PROVIDER-ID", "INTERNAL-IP", "EXTERNAL-IP", "POD-CIDR", "TAINTS"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   return [line(header), ...rows.map(line)];
+}
+
+/** "4/6 pod CIDRs routed · 4 VPC ip_ranges": Nodes with NetworkUnavailable=False/RouteCreated. */
+function routesText(s: DemoSnapshot): string {
+  const withCidr = s.nodes.filter((n) => n.podCidr);
+  const routed = withCidr.filter((n) => n.route === "routed").length;
+  const failed = withCidr.filter((n) => n.route === "failed").map((n) => n.name);
+  const ranges = s.routes ? `${DOT}${s.routes.ranges} VPC ip_ranges in the Linode API` : "";
+  return `${routed}/${withCidr.length} pod CIDRs routed${ranges}${
+    failed.length ? `${DOT}failed: ${failed.join(", ")}` : ""
+  }`;
+}
+
+/** One line per LoadBalancer Service: its address and the NodeBalancer behind it. */
+function serviceLines(rows: readonly ServiceLbRow[]): string[] {
+  const width = Math.max(0, ...rows.map((r) => r.service.length));
+  return rows.map((r) => {
+    const where = r.ip === undefined
+      ? "pending"
+      : `${r.ip.padEnd(15)}  NodeBalancer ${r.nodeBalancerId ?? "?"}, ${r.backends} backends`;
+    return `  ${r.service.padEnd(width)}  ${where}`;
+  });
 }
 
 /** "· by replica: A 12, B 0": the standby's count shows it makes no Linode calls. */
@@ -91,11 +120,12 @@ export function renderSummary(s: DemoSnapshot): string[] {
     section("LEADER", leaderText(s.leader, s)),
     section("NODES", `${done}/${total} initialised${DOT}${ready} Ready`),
     ...nodeTable(s.nodes),
-    section("ROUTES", "route controller: next release (pod CIDRs are not yet programmed into VPC ip_ranges)"),
+    section("ROUTES", routesText(s)),
     section(
       "NODEBAL.",
       `${lb.nodeBalancers} NodeBalancers${DOT}${lb.services} LoadBalancer Services, ${lb.pending.length} pending${pending}`,
     ),
+    ...serviceLines(lb.rows ?? []),
     section("LINODE API", `${s.api.total} calls${DOT}${s.api.lastMinute} in the last minute${byReplica(s)}`),
     ...(top ? [" ".repeat(LABEL_WIDTH) + "top: " + top] : []),
   ];
@@ -103,7 +133,9 @@ export function renderSummary(s: DemoSnapshot): string[] {
 
 function storyLines(s: DemoSnapshot): string[] {
   if (s.story.length === 0) {
-    return ["  (from 00:10: a node joins, one shuts down and boots again, one is deleted)"];
+    return [
+      "  (from 00:10: a node joins, one shuts down and boots again, one is deleted, a Service gets a NodeBalancer)",
+    ];
   }
   return s.story.map((l) => `  ${formatElapsed(l.atMs - s.startedAtMs)}  ${l.text}`);
 }

@@ -105,11 +105,17 @@ Deno.test("leaderText() says when nobody holds the Lease and which replicas stop
 });
 
 Deno.test("renderSummary() shows nodes, taints, routes, NodeBalancers and API cost", () => {
-  const text = renderSummary(snapshot()).join("\n");
+  const nodes = [
+    node("demo-node-1", { podCidr: "10.192.1.0/24", route: "routed" }),
+    node("demo-node-2", { podCidr: "10.192.2.0/24", route: "failed" }),
+    node("demo-node-3", { taints: ["shutdown"], ready: false }),
+  ];
+  const text = renderSummary(snapshot({ nodes, routes: { ranges: 3 } })).join("\n");
   assert.match(text, /kubectl --kubeconfig \.demo\/kubeconfig get nodes -o wide/);
   assert.match(text, /NODES +3\/3 initialised · 2 Ready/);
-  assert.match(text, /demo-node-3 +NotReady +linode:\/\/51000003 +10\.0\.0\.4 +45\.79\.1\.4 +shutdown/);
-  assert.match(text, /route controller: next release/);
+  assert.match(text, /demo-node-3 +NotReady +linode:\/\/51000003 +10\.0\.0\.4 +45\.79\.1\.4 +- +shutdown/);
+  assert.match(text, /1\/2 pod CIDRs routed · 3 VPC ip_ranges in the Linode API · failed: demo-node-2/);
+  assert.match(text, /10\.192\.1\.0\/24 ✓/);
   assert.match(text, /0 NodeBalancers · 2 LoadBalancer Services, 2 pending: default\/api, default\/web/);
   assert.match(text, /LINODE API +12 calls · 7 in the last minute · by replica: A 12, B 0$/m);
   assert.match(text, /top: GET \/v4\/linode\/instances 9 · GET \/v4\/vpcs 3/);
@@ -179,6 +185,8 @@ Deno.test("nodeRow() reads providerID, addresses and cloud taints of a Node", ()
       conditions: [{ type: "Ready", status: "True" }],
     },
   };
+  n.spec = { ...n.spec, podCIDR: "10.192.1.0/24", podCIDRs: ["10.192.1.0/24"] };
+  n.status?.conditions?.push({ type: "NetworkUnavailable", status: "False", reason: "RouteCreated" });
   assert.deepEqual(nodeRow(n), {
     name: "n1",
     ready: true,
@@ -187,6 +195,8 @@ Deno.test("nodeRow() reads providerID, addresses and cloud taints of a Node", ()
     internalIp: "10.0.0.2",
     externalIp: "45.79.1.2",
     taints: ["shutdown", "dedicated"],
+    podCidr: "10.192.1.0/24",
+    route: "routed",
   });
   const fresh = nodeRow({
     metadata: { name: "n2" },

@@ -9,6 +9,7 @@ import {
   ServerConfiguration,
   setHeaderMiddleware,
   type V1Node,
+  type V1Secret,
   type V1Service,
 } from "@kubernetes/client-node";
 import type { Fence } from "../lease/fence.ts";
@@ -113,5 +114,19 @@ export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
     apiVersion: "v1",
     kind: "Service",
     list: (selectors) => core.listServiceForAllNamespaces(selectors),
+  };
+}
+
+/**
+ * Lists and watches Secrets in every namespace, for the TLS certificates of HTTPS NodeBalancer ports: a
+ * rotated certificate reaches the NodeBalancer from the watch event, with no polling.
+ */
+export function secretSource(core: CoreV1Api): ResourceSource<V1Secret> {
+  return {
+    resource: "secrets",
+    path: "/api/v1/secrets",
+    apiVersion: "v1",
+    kind: "Secret",
+    list: (selectors) => core.listSecretForAllNamespaces(selectors),
   };
 }

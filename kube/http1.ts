@@ -23,8 +23,18 @@ function poolKey(cluster: Cluster | null, connect: unknown): string {
 
 /** Makes `kc` use pooled, HTTP/1.1-only dispatchers for every request and watch; returns `kc`. */
 export function useHttp1(kc: KubeConfig): KubeConfig {
-  // `createDispatcher` is private in the typings; `createDispatcherOptions` is its public, tested half.
-  const target = kc as unknown as { createDispatcher: CreateDispatcher };
+  // Why a private method: client-node offers no public way to give its API clients and watches a dispatcher.
+  // Both get one from `KubeConfig.applySecurityAuthentication`, which calls the private `createDispatcher`
+  // for every request; replacing it on this instance is the one place where pooling and the HTTP/1.1 pin
+  // reach every request. `createDispatcherOptions` is its public half and builds the TLS options we pool by.
+  // http1_test.ts fails, naming this file, when an upgrade renames the method or stops calling it.
+  const target = kc as unknown as { createDispatcher?: CreateDispatcher };
+  if (typeof target.createDispatcher !== "function") {
+    throw new TypeError(
+      "Cannot pin Kubernetes connections to HTTP/1.1: @kubernetes/client-node no longer has the private " +
+        "KubeConfig.createDispatcher that kube/http1.ts replaces (written for 2.0.1)",
+    );
+  }
   const original = target.createDispatcher.bind(kc);
   const pools = new Map<string, Agent>();
   target.createDispatcher = (cluster, agentOptions) => {

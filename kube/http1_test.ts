@@ -1,10 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, Watch } from "@kubernetes/client-node";
 import { generateCertificates } from "../sim/kube/tls.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { startProxy } from "../sim/proxy.ts";
 import { loadKubeConfig } from "./config.ts";
+import { useHttp1 } from "./http1.ts";
+
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !condition();) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 /** A TLS listener that offers h2 and http/1.1 and records what each client chose, then hangs up. */
 async function alpnRecorder() {
@@ -75,10 +83,24 @@ Deno.test("loadKubeConfig() clients keep working while the HTTPS apiserver shuts
     await sim.writeKubeconfig(kubeconfig);
     const core = loadKubeConfig({ kubeconfig }).makeApiClient(CoreV1Api);
     await core.listNode();
-    // Requests in flight while the server closes: over HTTP/2 this GOAWAY aborted the process.
-    const inFlight = Array.from({ length: 20 }, () => core.listNode().catch(() => "failed"));
+    // Requests the server has received and holds while it shuts down: over HTTP/2, its GOAWAY with these
+    // streams open aborted the whole process. The hold is far longer than the few ms until close() below.
+    sim.faults.add({ method: "GET", route: "/api/v1/nodes", latencyMs: 2_000 });
+    let settled = 0;
+    const inFlight = Array.from({ length: 20 }, () =>
+      core.listNode().then(
+        (list) => `answered with ${list.items.length} nodes`,
+        (e: unknown) => `failed: ${e instanceof Error ? e.message : String(e)}`,
+      ).finally(() => settled++));
+    await waitFor(() => sim.calls.count("GET /api/v1/nodes") === 21, "every request received");
+    assert.equal(settled, 0, "still in flight when the server starts shutting down");
     await sim.close();
-    await Promise.all(inFlight);
+    // A graceful shutdown (as kube-apiserver's) answers what it received; nothing fails or hangs.
+    assert.deepEqual(await Promise.all(inFlight), Array(20).fill("answered with 0 nodes"));
+    // Once it is gone, a new request fails at once with connection refused rather than hanging.
+    const after = await core.listNode().then(() => undefined, (e: unknown) => e);
+    assert.ok(after instanceof TypeError, String(after));
+    assert.equal((after.cause as { code?: string } | undefined)?.code, "ECONNREFUSED");
   } finally {
     await sim.close();
     await Deno.remove(dir, { recursive: true });
@@ -103,4 +125,35 @@ Deno.test("loadKubeConfig() clients reuse one TLS connection for sequential requ
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+// http1.ts replaces a private method of client-node: an upgrade that renames it or stops calling it must fail here.
+Deno.test("useHttp1() replaces client-node's private KubeConfig.createDispatcher, which every request and watch still calls", async () => {
+  const upgrade =
+    "@kubernetes/client-node changed: kube/http1.ts no longer pools connections or pins HTTP/1.1";
+  const proto = KubeConfig.prototype as unknown as Record<string, unknown>;
+  assert.equal(typeof proto.createDispatcher, "function", `${upgrade} (KubeConfig.createDispatcher is gone)`);
+  await using sim = await startKubeSim({ tls: true });
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  useHttp1(kc);
+  const target = kc as unknown as { createDispatcher: (...args: unknown[]) => unknown };
+  const ours = target.createDispatcher;
+  const handed: unknown[] = [];
+  target.createDispatcher = (...args) => {
+    const dispatcher = ours(...args);
+    handed.push(dispatcher);
+    return dispatcher;
+  };
+  await kc.makeApiClient(CoreV1Api).listNode();
+  const watching = await new Watch(kc).watch("/api/v1/nodes", {}, () => {}, () => {});
+  watching.abort();
+  assert.equal(handed.length, 2, `${upgrade} (requests no longer ask KubeConfig.createDispatcher)`);
+  assert.ok(handed[0] !== undefined && handed[0] === handed[1], "one pooled dispatcher for both");
+});
+
+Deno.test("useHttp1() says what changed when client-node has no createDispatcher to replace", () => {
+  const kc = new KubeConfig();
+  Object.defineProperty(kc, "createDispatcher", { value: undefined });
+  assert.throws(() => useHttp1(kc), /no longer has the private KubeConfig\.createDispatcher/);
 });

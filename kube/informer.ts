@@ -3,11 +3,12 @@
  * error but 410; this one re-lists with backoff after every failure, reports `healthy`, and after a re-list
  * delivers what changed while it was disconnected as synthetic add/update/delete events.
  */
-import { type KubeConfig, loadYaml } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackoffOptions } from "../common/backoff.ts";
 import { type Clock, isAbort, systemClock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Gauge, Registry } from "../server/metrics.ts";
+import { fromWire } from "./decode.ts";
 import { RestartPolicy } from "./informer_restart.ts";
 import { InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";
@@ -95,6 +96,11 @@ export class Informer<T extends KubeObject> {
       apply: (type, raw) => this.#apply(type, raw),
       opened: () => this.#setHealthy(true),
     });
+  }
+
+  /** The resource it caches (`nodes`), for messages. */
+  get resource(): string {
+    return this.#source.resource;
   }
 
   /** True once the first full list has been stored. */
@@ -208,8 +214,7 @@ export class Informer<T extends KubeObject> {
 
   /** Watch events carry wire JSON; list results are client-node models (Dates and all): make them alike. */
   #deserialize(raw: unknown): T {
-    const { apiVersion, kind } = this.#source;
-    return loadYaml<T>(JSON.stringify({ ...(raw as object), apiVersion, kind }));
+    return fromWire<T>(raw, this.#source.apiVersion, this.#source.kind);
   }
 
   #emit(kind: ChangeKind, obj: T, old?: T): void {

@@ -49,6 +49,15 @@ export function strategicPatchNode(
   return core.patchNode({ name, body: patch }, STRATEGIC());
 }
 
+/** Strategic merge patch of a Node's status: conditions merge by `type`, so only the given ones change. */
+export function strategicPatchNodeStatus(
+  core: CoreV1Api,
+  name: string,
+  patch: PatchBody,
+): Promise<V1Node> {
+  return core.patchNodeStatus({ name, body: patch }, STRATEGIC());
+}
+
 /** JSON merge patch of a Service (annotations, finalizers, spec). */
 export function mergePatchService(
   core: CoreV1Api,
@@ -65,6 +74,22 @@ export function mergePatchServiceStatus(
   patch: PatchBody,
 ): Promise<V1Service> {
   return core.patchNamespacedServiceStatus({ ...svc, body: patch }, MERGE());
+}
+
+/**
+ * Replaces a Service's finalizers through the status subresource, as the upstream service controller does:
+ * the Go CCM's RBAC grants `services/status` patch but not `services` patch. With `resourceVersion`, a
+ * Service changed since it was read answers 409 instead of losing another writer's finalizer.
+ */
+export function patchServiceFinalizers(
+  core: CoreV1Api,
+  svc: NamespacedName,
+  finalizers: readonly string[],
+  resourceVersion?: string,
+): Promise<V1Service> {
+  const metadata: PatchBody = { finalizers: finalizers.length ? [...finalizers] : null };
+  if (resourceVersion) metadata.resourceVersion = resourceVersion;
+  return core.patchNamespacedServiceStatus({ ...svc, body: { metadata } }, MERGE());
 }
 
 /** Options of `deleteNode`: the exact Node version that was judged gone. */

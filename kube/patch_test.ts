@@ -7,6 +7,7 @@ import {
   mergePatchNodeStatus,
   mergePatchService,
   mergePatchServiceStatus,
+  patchServiceFinalizers,
   strategicPatchNode,
 } from "./patch.ts";
 import { isConflict, isNotFound, KubeApiError } from "./requests.ts";
@@ -112,4 +113,32 @@ Deno.test("mergePatchNode() and deleteNode() over fenced clients never reach the
   assert.equal(f.kube.calls.total(), 0);
   assert.equal(callsStartingWith(f.kube, "PATCH"), 0);
   assert.ok(f.kube.store.get("nodes", "n1"));
+});
+
+Deno.test("patchServiceFinalizers() sets and clears finalizers through the status subresource, guarded by resourceVersion", async () => {
+  await using f = await startFixture();
+  f.kube.store.create("services", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web", namespace: "default" },
+    spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
+  });
+  const svc = { namespace: "default", name: "web" };
+  const rv = f.kube.store.get("services", "web", "default")?.metadata.resourceVersion;
+  const out = await patchServiceFinalizers(f.clients.core, svc, [
+    "service.kubernetes.io/load-balancer-cleanup",
+  ], rv);
+  assert.deepEqual(out.metadata?.finalizers, ["service.kubernetes.io/load-balancer-cleanup"]);
+  assert.equal(
+    f.metrics.counter("ccm_kube_requests_total", "").get({
+      verb: "patch",
+      resource: "services/status",
+      code: "200",
+    }),
+    1,
+    "sent to services/status",
+  );
+  await assert.rejects(patchServiceFinalizers(f.clients.core, svc, [], rv), (e: unknown) => isConflict(e));
+  await patchServiceFinalizers(f.clients.core, svc, []);
+  assert.equal(f.kube.store.get("services", "web", "default")?.metadata.finalizers, undefined);
 });

@@ -16,6 +16,7 @@ import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
 import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
+import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
 import type { TokenSource } from "./token.ts";
 import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
 
@@ -43,6 +44,8 @@ export interface CallerOptions {
   maxRetrySleepMs?: number;
   /** `--linodego-debug`: log every request sent (method, route, status, duration; never headers or bodies). */
   logRequests?: boolean;
+  /** Shared rate-limit state (default: one per caller, built from `metrics`, `clock` and `log`). */
+  rateLimiter?: RateLimiter;
 }
 
 /** One call as `LinodeClient` describes it. */
@@ -122,11 +125,14 @@ export class ApiCaller {
   readonly #retries: Counter;
   readonly #duration: Histogram;
   readonly #counts = new Map<string, number>();
+  readonly #limiter: RateLimiter;
 
   constructor(options: CallerOptions) {
     this.#o = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, "") };
     this.#slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     const m = options.metrics;
+    this.#limiter = options.rateLimiter ??
+      new RateLimiter({ clock: options.clock, metrics: m, log: options.log });
     this.#requests = m.counter(
       "ccm_linode_requests_total",
       "Linode API requests sent, by method, route template and status",
@@ -138,6 +144,11 @@ export class ApiCaller {
       "Linode API request duration",
       ["method", "route"],
     );
+  }
+
+  /** The rate-limit state every request of this caller shares. */
+  get rateLimiter(): RateLimiter {
+    return this.#limiter;
   }
 
   /** Requests sent by this caller, keyed `"GET /linode/instances"` (every attempt counts). */
@@ -181,6 +192,9 @@ export class ApiCaller {
         if (!(e instanceof LinodeApiError)) throw e;
         if (onGone && ambiguous && isNotFound(e)) return onGone();
         const delayMs = this.#retryDelayMs(spec, e, attempt, maxRetries);
+        // One worker's 429 holds every request of every worker, this one's retry included (its next
+        // attempt waits in the limiter).
+        if (e.kind === "rate_limited") this.#limiter.pause(delayMs ?? e.retryAfterMs);
         if (delayMs === undefined) throw e;
         ambiguous ||= e.kind !== "rate_limited";
         this.#retries.inc({ method: spec.method, route: spec.route });
@@ -192,7 +206,7 @@ export class ApiCaller {
           status: e.status,
           attempt: attempt + 1,
         });
-        await this.#o.clock.sleep(delayMs, spec.signal);
+        if (e.kind !== "rate_limited") await this.#o.clock.sleep(delayMs, spec.signal);
       }
     }
   }
@@ -212,6 +226,9 @@ export class ApiCaller {
   async #attempt<T>(spec: CallSpec, send: () => Promise<T>): Promise<T> {
     await this.#slots.acquire(spec.signal);
     try {
+      // Within the slot: at most `concurrency` requests are admitted before the first response reports
+      // the budget.
+      await this.#limiter.acquire(rateLimitBucket(spec.method, spec.route), spec.signal);
       const token = await this.#token(spec);
       if (spec.method !== "GET") (this.#o.fence ?? ALWAYS_LEADING).assertLeading();
       return await this.#send(spec, token, send);
@@ -262,6 +279,11 @@ export class ApiCaller {
     } finally {
       clearTimeout(timer);
       if (ctx.sent) this.#record(spec, status, started);
+      const read = ctx.responseHeader;
+      if (read) {
+        const headers = parseRateLimitHeaders(read, this.#o.clock.now());
+        this.#limiter.observe(rateLimitBucket(spec.method, spec.route), headers);
+      }
     }
   }
 

@@ -8,11 +8,14 @@ import type { Profile } from "@linode/api-v4";
 import { ApiCaller, type CallerOptions, type CallOptions, callSpec as spec } from "./caller.ts";
 import { FirewallApi } from "./firewalls.ts";
 import { InstanceApi } from "./instances.ts";
+import { LinodeInterfaceApi } from "./interfaces.ts";
 import { NodeBalancerApi } from "./nodebalancers.ts";
+import { ReservedIpApi } from "./reserved_ips.ts";
 import { VpcApi } from "./vpcs.ts";
 
 export type { CallOptions, Filter };
 export type { IpRangesUpdate } from "./instances.ts";
+export type { VpcRangesUpdate } from "./interfaces.ts";
 
 /** Options of `LinodeClient` (see `CallerOptions`). */
 export type LinodeClientOptions = CallerOptions;
@@ -25,19 +28,25 @@ export class LinodeClient {
   readonly #caller: ApiCaller;
   /** `/linode/instances`. */
   readonly instances: InstanceApi;
+  /** `/linode/instances/{id}/interfaces`: Linode interfaces (`interface_generation: "linode"`). */
+  readonly interfaces: LinodeInterfaceApi;
   /** `/vpcs`. */
   readonly vpcs: VpcApi;
   /** `/nodebalancers`. */
   readonly nodeBalancers: NodeBalancerApi;
   /** `/networking/firewalls`. */
   readonly firewalls: FirewallApi;
+  /** `/networking/reserved/ips`. */
+  readonly reservedIps: ReservedIpApi;
 
   constructor(options: LinodeClientOptions) {
     this.#caller = new ApiCaller(options);
     this.instances = new InstanceApi(this.#caller);
+    this.interfaces = new LinodeInterfaceApi(this.#caller);
     this.vpcs = new VpcApi(this.#caller);
     this.nodeBalancers = new NodeBalancerApi(this.#caller);
     this.firewalls = new FirewallApi(this.#caller);
+    this.reservedIps = new ReservedIpApi(this.#caller);
   }
 
   /** Requests sent by this client, keyed `"GET /linode/instances"`; every attempt counts. */

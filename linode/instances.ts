@@ -1,7 +1,8 @@
 /** Linode instance calls: listing, one instance, its configuration profiles and their VPC `ip_ranges`. */
-import { type Filter, getLinode, getLinodeConfigs, getLinodes, updateConfigInterface } from "@linode/api-v4";
+import { type Filter, getLinode, getLinodeConfigs, getLinodes } from "@linode/api-v4";
 import type { Config, Interface, Linode } from "@linode/api-v4";
 import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts";
+import { rawRequest } from "./transport.ts";
 
 /** The `ip_ranges` write of the route controller on a legacy configuration-profile interface. */
 export interface IpRangesUpdate {
@@ -34,7 +35,10 @@ export class InstanceApi {
     return this.#caller.list(s, (p) => getLinodeConfigs(linodeId, p));
   }
 
-  /** Replaces the routed `ip_ranges` of a VPC interface (idempotent, so retried). */
+  /**
+   * Replaces the routed `ip_ranges` of a VPC interface (the whole list; idempotent, so retried). Sent without
+   * api-v4's schema, which allows at most one range per interface; the API takes a list of them.
+   */
   updateConfigInterface(
     linodeId: number,
     configId: number,
@@ -44,6 +48,7 @@ export class InstanceApi {
   ): Promise<Interface> {
     const route = "/linode/instances/{id}/configs/{id}/interfaces/{id}";
     const s = spec("PUT", route, `update ip_ranges on linode ${linodeId}`, options);
-    return this.#caller.run(s, () => updateConfigInterface(linodeId, configId, interfaceId, body));
+    const path = `/linode/instances/${linodeId}/configs/${configId}/interfaces/${interfaceId}`;
+    return this.#caller.run(s, () => rawRequest<Interface>("PUT", path, { data: body }));
   }
 }

@@ -25,6 +25,13 @@ import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts"
 import { PAGE_SIZE } from "./paging.ts";
 import { rawRequest } from "./transport.ts";
 
+/** A create body: api-v4's payload plus the fields it does not type yet (plan type, reserved IPv4, frontend VPCs). */
+export type CreateNodeBalancerRequest = CreateNodeBalancerPayload & {
+  type?: string;
+  ipv4?: string;
+  frontend_vpcs?: CreateNodeBalancerPayload["vpcs"];
+};
+
 /** A rebuild body: config settings plus the full node list, existing nodes identified by `id`. */
 export type RebuildConfigBody = CreateNodeBalancerConfig & {
   nodes: Array<CreateNodeBalancerConfigNode & { id?: number }>;
@@ -55,7 +62,7 @@ export class NodeBalancerApi {
   }
 
   /** Creates a NodeBalancer (sent as is: api-v4 would reject zero-node configs). Not retried after a timeout. */
-  create(body: CreateNodeBalancerPayload, options?: CallOptions): Promise<NodeBalancer> {
+  create(body: CreateNodeBalancerRequest, options?: CallOptions): Promise<NodeBalancer> {
     const s = spec("POST", "/nodebalancers", "create nodebalancer", options);
     return this.#caller.run(s, () => rawRequest<NodeBalancer>("POST", "/nodebalancers", { data: body }));
   }

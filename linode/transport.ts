@@ -21,6 +21,8 @@ export interface RequestContext {
   readonly token: string;
   readonly signal: AbortSignal;
   sent: boolean;
+  /** Reads a header of the response, once one arrived (success or HTTP error). */
+  responseHeader?: (name: string) => unknown;
 }
 
 // api-v4 writes both /v4 and /v4beta; the configured version (LINODE_URL's last segment) wins, like
@@ -47,6 +49,15 @@ function routeRequest(config: AxiosConfig): AxiosConfig {
 }
 
 const INSTALLED = Symbol.for("linode-ccm.transport");
+const INSTALLED_RESPONSE = Symbol.for("linode-ccm.transport.response");
+
+/** Keeps the response headers (for `X-RateLimit-*`) where the caller can read them; bodies stay with api-v4. */
+function noteHeaders(response: unknown): void {
+  const ctx = contexts.getStore();
+  if (!ctx || !isRecord(response)) return;
+  const headers = response.headers;
+  ctx.responseHeader = (name) => header(headers, name);
+}
 
 function installInterceptor(): void {
   // Marked on the shared instance, so even a second copy of this module installs nothing more.
@@ -57,7 +68,20 @@ function installInterceptor(): void {
   baseRequest.interceptors.request.use(routeRequest);
 }
 
+function installResponseInterceptor(): void {
+  if (Object.hasOwn(baseRequest, INSTALLED_RESPONSE)) return;
+  Object.defineProperty(baseRequest, INSTALLED_RESPONSE, { value: true });
+  baseRequest.interceptors.response.use((response) => {
+    noteHeaders(response);
+    return response;
+  }, (error: unknown) => {
+    if (isRecord(error)) noteHeaders(error.response);
+    return Promise.reject(error);
+  });
+}
+
 installInterceptor();
+installResponseInterceptor();
 
 /** Runs `send` (an api-v4 call or `rawRequest`) with the context its requests will use. */
 export function withRequestContext<T>(ctx: RequestContext, send: () => Promise<T>): Promise<T> {

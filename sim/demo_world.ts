@@ -1,11 +1,16 @@
 /**
  * A small realistic world on both emulators: a VPC, Linodes registered as Nodes with pod CIDRs, and
  * LoadBalancer Services. Used by `deno task demo`, `deno task dev`, `deno task bench` and the end-to-end tests.
+ * The address plan is the one Cluster API Provider Linode (CAPL) uses: one VPC subnet 10.0.0.0/8, Linodes
+ * numbered from 10.0.0.2 up, pod CIDRs /24s of 10.192.0.0/10 inside the subnet and inside the cluster CIDR
+ * 10.0.0.0/8, never overlapping a Linode's VPC address. The emulator accepts these as routed ranges on
+ * either interface generation.
  */
 import { join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import { type KubeSim, startKubeSim } from "./kube/server.ts";
 import * as kubelet from "./kubelet.ts";
+import type { InterfaceGeneration } from "./linode/instance_shape.ts";
 import { type LinodeSim, startLinodeSim } from "./linode/server.ts";
 
 /** Options of `startDemoWorld`. */
@@ -23,8 +28,13 @@ export interface DemoWorldOptions {
   tls?: boolean;
   /** Label of the VPC (default `demo-vpc`). */
   vpcLabel?: string;
-  /** IPv4 range of the VPC's one subnet (default `10.0.0.0/24`, room for 254 Linodes). */
+  /**
+   * IPv4 range of the VPC's one subnet (default `10.0.0.0/8`). A smaller subnet leaves the pod CIDRs outside
+   * it: config profile interfaces still route them, Linode interfaces refuse them (the API's rule).
+   */
   subnet?: string;
+  /** How the Linodes' interfaces are defined (default `legacy_config`, config profile interfaces). */
+  interfaceGeneration?: InterfaceGeneration;
 }
 
 /** Both emulators, seeded, plus the environment that points a CCM at them. */
@@ -34,6 +44,8 @@ export interface DemoWorld extends AsyncDisposable {
   readonly kubeconfigPath: string;
   readonly region: string;
   readonly vpcLabel: string;
+  /** The cluster CIDR around every pod CIDR (`--cluster-cidr`): 10.0.0.0/8. */
+  readonly clusterCidr: string;
   /** `LINODE_URL`, `LINODE_API_TOKEN`, `LINODE_REGION`, `KUBECONFIG` for the CCM's config. */
   readonly env: Readonly<Record<string, string>>;
   /** Creates a Linode in the VPC and registers it as an uninitialised Node; returns the Linode id. */
@@ -46,10 +58,12 @@ export interface DemoWorld extends AsyncDisposable {
 }
 
 const VPC_LABEL = "demo-vpc";
-const SUBNET = "10.0.0.0/24";
+const SUBNET = "10.0.0.0/8";
+const CLUSTER_CIDR = "10.0.0.0/8";
 
-/** The `block`-th /24 of 10.192.0.0/10, the pod CIDR of the `block`-th registered Node. */
+/** The `block`-th /24 of 10.192.0.0/10 (16,384 of them), the pod CIDR of the `block`-th registered Node. */
 function podCidr(block: number): string {
+  if (block >= 16_384) throw new RangeError("10.192.0.0/10 holds 16,384 pod CIDRs of /24");
   return `10.${192 + (block >> 8)}.${block & 255}.0/24`;
 }
 
@@ -86,6 +100,7 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
       region,
       type: "g6-standard-2",
       privateIp: true,
+      interfaceGeneration: options.interfaceGeneration,
       vpc: { vpcId: vpc.id, subnetId },
     }).id;
   const registerNode = (name: string): void => {
@@ -115,6 +130,7 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
     kubeconfigPath,
     region,
     vpcLabel,
+    clusterCidr: CLUSTER_CIDR,
     env: {
       LINODE_URL: linode.url,
       LINODE_API_TOKEN: linode.token,

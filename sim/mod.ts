@@ -1,5 +1,8 @@
 /** The emulators' public entry: a Linode API v4 and a Kubernetes API on 127.0.0.1, plus kubelet's part. */
 export { type LinodeSim, type LinodeSimOptions, startLinodeSim } from "./linode/server.ts";
+export { DOCUMENTED_RATE_LIMITS, GENEROUS_RATE_LIMITS, type RateLimitRule } from "./linode/rate_limit.ts";
+export { type GoCcmBackend, goCcmCreateBody, type GoCcmService } from "./linode/seed_nodebalancers.ts";
+export type { NbNodeStatus, NodeBalancerSnapshot } from "./linode/nb_records.ts";
 export { KubeSim, type KubeSimOptions, startKubeSim } from "./kube/server.ts";
 export {
   kubeletNode,

@@ -7,6 +7,9 @@ import { runCcmToExit } from "./process.ts";
 /** A token no code path would print by accident. */
 const TOKEN = "tok-e2e-3f9a7c1d5b8e2f40a6c9d1e7b3f5a8c2";
 
+/** A kubeconfig in the readable test folder that is not YAML. */
+const BROKEN = "broken-kubeconfig";
+
 /** A Deno or V8 stack frame, or an uncaught error report. */
 const STACK = /^\s+at \S|error: Uncaught/m;
 
@@ -42,13 +45,19 @@ const CASES: Case[] = [
     stderr: /--leader-elect-retry-period[^\n]*\n(.*\n)*.*--concurrent-node-syncs/,
   },
   {
-    name: "exits 2 when the kubeconfig cannot be loaded and names the file",
+    name: "exits 2 when the kubeconfig is outside the readable folders, and says how to allow it",
     args: [],
     env: (env) => ({ ...env, KUBECONFIG: "/nonexistent/kubeconfig" }),
     code: 2,
-    // Outside the `ccm` permission set's read paths.
     stderr:
-      /Cannot load kubeconfig \/nonexistent\/kubeconfig: no permission to read \/nonexistent\/kubeconfig/,
+      /KUBECONFIG: cannot read \/nonexistent\/kubeconfig: this process may not read it \(.*\/etc\/kubernetes, .*\): move it under one of those folders, or add its folder to permissions\.ccm\.read in deno\.json/,
+  },
+  {
+    name: "exits 2 when a readable kubeconfig cannot be loaded and names the file",
+    args: [],
+    env: (env) => ({ ...env, KUBECONFIG: env.KUBECONFIG?.replace(/kubeconfig$/, BROKEN) ?? "" }),
+    code: 2,
+    stderr: /Cannot load kubeconfig [^\n]*broken-kubeconfig/,
     late: true,
   },
   {
@@ -68,6 +77,7 @@ const CASES: Case[] = [
 Deno.test("main() config errors, --help and --version: exit codes, messages, no stack, no token", async () => {
   await using world = await startDemoWorld({ nodes: 0, services: 0, linodeToken: TOKEN });
   const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
+  await Deno.writeTextFile(`${dir}/${BROKEN}`, "{ not: [yaml");
   // Independent short-lived processes: run them side by side.
   const results = await Promise.all(CASES.map(async (c) => {
     const env = c.env ? c.env({ ...world.env }) : world.env;
@@ -86,4 +96,36 @@ Deno.test("main() config errors, --help and --version: exit codes, messages, no 
   // None of them got as far as talking to Linode or Kubernetes.
   assert.equal(world.linode.calls.total(), 0);
   assert.equal(world.kube.calls.total(), 0);
+});
+
+Deno.test("main() exits 2 naming every kubeconfig, token or TLS file it may not read, before starting anything", async () => {
+  await using world = await startDemoWorld({ nodes: 0, services: 0, linodeToken: TOKEN });
+  const readable = world.kubeconfigPath.replace(/\/[^/]+$/, "");
+  // Not granted to the child: outside the ccm set's folders and not in readDirs.
+  const outside = await Deno.makeTempDir({ prefix: "ccm-unreadable-" });
+  try {
+    for (const f of ["kubeconfig", "token", "tls.crt"]) await Deno.writeTextFile(`${outside}/${f}`, "x");
+    const { LINODE_API_TOKEN: _, ...withoutToken } = world.env;
+    const result = await runCcmToExit([
+      `--kubeconfig=${outside}/kubeconfig`,
+      `--tls-cert-file=${outside}/tls.crt`,
+      `--tls-private-key-file=${readable}/absent.key`,
+    ], { env: { ...withoutToken, LINODE_API_TOKEN_FILE: `${outside}/token` }, readDirs: [readable] });
+    assert.equal(result.code, 2, result.stderr);
+    const denied = "this process may not read it \\(the ccm permission set";
+    for (
+      const line of [
+        `--kubeconfig: cannot read ${outside}/kubeconfig: ${denied}`,
+        `LINODE_API_TOKEN_FILE: cannot use ${outside}/token: ${denied}`,
+        `--tls-cert-file: cannot read ${outside}/tls.crt: ${denied}`,
+        `--tls-private-key-file: cannot read ${readable}/absent.key: not found`,
+      ]
+    ) assert.match(result.stderr, new RegExp(line), result.stderr);
+    assert.match(result.stderr, /Run with --help/);
+    assert.doesNotMatch(result.stderr, STACK);
+    assert.equal(world.linode.calls.total(), 0);
+    assert.equal(world.kube.calls.total(), 0);
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
 });

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { addNodes, kubeletNode, type NodeWorld, startNodeWorld, waitFor } from "./node_fixture.ts";
+import { addNodes, type CcmWorld, kubeletNode, REGION, startWorld } from "./ccm_fixture.ts";
 
 const SHUTDOWN_KEY = "node.cloudprovider.kubernetes.io/shutdown";
 const hasShutdownTaint = (n: V1Node | undefined) =>
   (n?.spec?.taints ?? []).some((t) => t.key === SHUTDOWN_KEY);
 
 /** Adds one initialised Node per Linode (label = name), Ready or not. */
-function cluster(world: NodeWorld, count: number, ready = true): number[] {
-  const linodes = world.linode.world.addInstances(count, (i) => ({ label: `w-${i}`, region: "us-east" }));
+function cluster(world: CcmWorld, count: number, ready = true): number[] {
+  const linodes = world.linode.world.addInstances(count, (i) => ({ label: `w-${i}`, region: REGION }));
   addNodes(
     world,
     ...linodes.map((l) => kubeletNode(l.label, { providerID: `linode://${l.id}`, taints: [], ready })),
@@ -16,72 +16,83 @@ function cluster(world: NodeWorld, count: number, ready = true): number[] {
   return linodes.map((l) => l.id);
 }
 
-function setReady(world: NodeWorld, name: string, ready: boolean): void {
+function setReady(world: CcmWorld, name: string, ready: boolean): void {
   const status = { conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: "Test" }] };
   world.kube.store.patch("nodes", name, { status }, { type: "merge", subresource: "status" });
 }
 
-/** Lets the controllers run for `ms` (several lifecycle periods of 50 ms). */
-function settle(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/** Lets the controllers run for `passes` lifecycle periods of fake time. */
+async function runPasses(world: CcmWorld, passes: number): Promise<void> {
+  const periodMs = world.config.nodes.monitorPeriodMs;
+  await world.tick(passes * periodMs, periodMs);
 }
 
-Deno.test("startNodeControllers() taints a shut-down Linode's node and untaints it when it runs again", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+/** Advances fake time a second at a time until `condition` holds. */
+function advanceUntil(world: CcmWorld, condition: () => boolean, what: string): Promise<number> {
+  return world.advanceUntil(condition, { what, stepMs: 1_000 });
+}
+
+Deno.test("cloud-node-lifecycle taints a shut-down Linode's node and untaints it when it runs again", async () => {
+  await using world = await startWorld();
   const [id] = cluster(world, 2);
   await world.start();
   world.linode.world.setStatus(id ?? 0, "offline");
   setReady(world, "w-0", false);
-  await waitFor(() => hasShutdownTaint(world.node("w-0")), { what: "shutdown taint" });
+  // Seen at the first pass after the instance cache's TTL.
+  await advanceUntil(world, () => hasShutdownTaint(world.node("w-0")), "shutdown taint");
   assert.equal(hasShutdownTaint(world.node("w-1")), false);
   world.linode.world.setStatus(id ?? 0, "running");
-  await waitFor(() => !hasShutdownTaint(world.node("w-0")), { what: "shutdown taint removed" });
+  await advanceUntil(world, () => !hasShutdownTaint(world.node("w-0")), "shutdown taint removed");
   assert.ok(world.node("w-0"), "never deleted");
 });
 
-Deno.test("startNodeControllers() runs only the controllers --controllers enables", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50, enabled: new Set(["cloud-node"]) });
+Deno.test("cloud-node-lifecycle runs only when --controllers enables it", async () => {
+  await using world = await startWorld({ flags: ["--controllers=cloud-node"] });
   const [id] = cluster(world, 2);
   await world.start();
   world.linode.world.setStatus(id ?? 0, "offline");
   setReady(world, "w-0", false);
+  await world.tick(1_000);
+  world.linode.world.addInstance({ label: "w-2", region: REGION });
   addNodes(world, kubeletNode("w-2"));
-  world.linode.world.addInstance({ label: "w-2", region: "us-east" });
   // cloud-node still initialises (after its forced refresh); cloud-node-lifecycle never taints.
-  await waitFor(() => (world.node("w-2")?.spec?.taints ?? []).length === 0, { what: "w-2 initialised" });
-  await new Promise((r) => setTimeout(r, 300));
+  await world.waitFor(() => (world.node("w-2")?.spec?.taints ?? []).length === 0, {
+    what: "w-2 initialised",
+  });
+  await runPasses(world, 6);
   assert.equal(hasShutdownTaint(world.node("w-0")), false);
   assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0);
 });
 
-Deno.test("startNodeControllers() untaints a Ready node without reading Linode", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
-  const [l] = world.linode.world.addInstances(1, { label: "r-0", region: "us-east" });
+Deno.test("cloud-node-lifecycle untaints a Ready node without reading Linode", async () => {
+  await using world = await startWorld();
+  const [l] = world.linode.world.addInstances(1, { label: "r-0", region: REGION });
   const taints = [{ key: SHUTDOWN_KEY, effect: "NoSchedule" }, { key: "keep", effect: "NoSchedule" }];
   addNodes(world, kubeletNode("r-0", { providerID: `linode://${l?.id}`, taints }));
   await world.start();
-  await waitFor(() => !hasShutdownTaint(world.node("r-0")), { what: "shutdown taint removed" });
+  await world.waitFor(() => !hasShutdownTaint(world.node("r-0")), { what: "shutdown taint removed" });
   assert.deepEqual(world.node("r-0")?.spec?.taints, [{ key: "keep", effect: "NoSchedule" }]);
-  // Only the node controller's start-up sync listed: with a 50 ms TTL each lifecycle pass that read would list.
+  // Only the node controller's start-up sync listed; passes past the TTL that read the cache would list.
+  await world.settle();
   world.linode.calls.reset();
-  await settle(300);
+  await runPasses(world, 6);
   assert.equal(world.linode.calls.total(), 0, "no Linode read by the lifecycle while every Node is Ready");
 });
 
-Deno.test("startNodeControllers() deletes a NotReady node only after GET of its Linode answers 404", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+Deno.test("cloud-node-lifecycle deletes a NotReady node only after GET of its Linode answers 404", async () => {
+  await using world = await startWorld();
   const [gone] = cluster(world, 3);
   await world.start();
   world.linode.world.deleteInstance(gone ?? 0);
   setReady(world, "w-0", false);
-  await waitFor(() => world.node("w-0") === undefined, { what: "w-0 deleted" });
+  await advanceUntil(world, () => world.node("w-0") === undefined, "w-0 deleted");
   assert.ok(world.calls("GET /v4/linode/instances/{id}") >= 1);
   assert.ok(world.node("w-1") && world.node("w-2"));
-  await waitFor(() => world.events("DeletingNode").length === 1, { what: "DeletingNode event" });
+  await world.waitFor(() => world.events("DeletingNode").length === 1, { what: "DeletingNode event" });
 });
 
-Deno.test("startNodeControllers() keeps a NotReady node whose Linode only left the listing", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+Deno.test("cloud-node-lifecycle keeps a NotReady node whose Linode only left the listing", async () => {
+  await using world = await startWorld();
   const [moved] = cluster(world, 3);
   await world.start();
   // The Linode still exists (GET answers 200) but no longer matches the region filter.
@@ -91,39 +102,42 @@ Deno.test("startNodeControllers() keeps a NotReady node whose Linode only left t
   const back = world.linode.world.addInstance({ label: "w-0-elsewhere", region: "us-west" });
   world.kube.store.patch("nodes", "w-0", { spec: { providerID: `linode://${back.id}` } }, { type: "merge" });
   setReady(world, "w-0", false);
-  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 1, { what: "confirmation GET" });
-  await settle(200);
+  await advanceUntil(world, () => world.calls("GET /v4/linode/instances/{id}") >= 1, "confirmation GET");
+  await runPasses(world, 4);
   assert.ok(world.node("w-0"), "not deleted");
   assert.equal(world.events("DeletingNode").length, 0);
 });
 
 // Faults on the listing only: the confirming GET still works, so only the stale-cache rule prevents harm.
 const LISTING = { route: "/linode/instances" };
-const OUTAGES: { name: string; inject: (world: NodeWorld) => void }[] = [
+const OUTAGES: { name: string; inject: (world: CcmWorld) => void }[] = [
   { name: "5xx", inject: (w) => w.linode.faults.error(503, LISTING) },
   { name: "429", inject: (w) => w.linode.faults.rateLimit(0, LISTING) },
   { name: "hang", inject: (w) => w.linode.faults.hang(LISTING) },
 ];
 
 for (const outage of OUTAGES) {
-  Deno.test(`startNodeControllers() deletes and taints nothing during a Linode ${outage.name} outage`, async () => {
-    await using world = await startNodeWorld({ ttlMs: 50 });
+  Deno.test(`cloud-node-lifecycle deletes and taints nothing during a Linode ${outage.name} outage`, async () => {
+    // A hung listing ends after the per-request timeout (real time: it is the HTTP client's).
+    await using world = await startWorld({ env: { LINODE_REQUEST_TIMEOUT_SECONDS: "1" } });
     const [gone, off] = cluster(world, 4);
     await world.start();
     // The last good listing already shows w-0 gone and w-1 offline; then the listing starts failing.
     world.linode.world.deleteInstance(gone ?? 0);
     world.linode.world.setStatus(off ?? 0, "offline");
-    await world.cache.view({ maxAgeMs: 0 });
+    await world.ccm.instances.view({ maxAgeMs: 0 });
     outage.inject(world);
-    await settle(60);
+    // Past the TTL: the next pass that needs Linode state must refresh, and fails.
+    await world.tick(world.config.linode.instanceCacheTtlMs + 1_000);
     setReady(world, "w-0", false);
     setReady(world, "w-1", false);
-    const failed = () => world.metrics.counter("ccm_cache_refreshes_total", "", ["cache", "result"]);
-    await waitFor(
-      () => failed().get({ cache: "instances", result: "error" }) >= 1,
-      { what: "a failed refresh", timeoutMs: 5_000 },
+    const refreshes = world.metrics.counter("ccm_cache_refreshes_total", "", ["cache", "result"]);
+    await advanceUntil(
+      world,
+      () => refreshes.get({ cache: "instances", result: "error" }) >= 1,
+      "a failed refresh",
     );
-    await settle(200);
+    await runPasses(world, 4);
     assert.ok(world.node("w-0"), "not deleted");
     assert.equal(hasShutdownTaint(world.node("w-1")), false);
     assert.equal(world.events("DeletingNode").length, 0);
@@ -132,42 +146,44 @@ for (const outage of OUTAGES) {
   });
 }
 
-Deno.test("startNodeControllers() does not delete when the confirming GET fails", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+Deno.test("cloud-node-lifecycle does not delete when the confirming GET fails", async () => {
+  await using world = await startWorld();
   const [gone] = cluster(world, 3);
   await world.start();
   world.linode.faults.error(500, { route: "/linode/instances/{id}" });
   world.linode.world.deleteInstance(gone ?? 0);
   setReady(world, "w-0", false);
-  await waitFor(() => world.calls("GET /v4/linode/instances/{id}") >= 2, { what: "confirmation attempts" });
-  await settle(100);
+  await advanceUntil(world, () => world.calls("GET /v4/linode/instances/{id}") >= 2, "confirmation attempts");
+  await runPasses(world, 4);
   assert.ok(world.node("w-0"), "not deleted");
   world.linode.faults.clear();
 });
 
-Deno.test("startNodeControllers() blocks a mass deletion and reports it", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+Deno.test("cloud-node-lifecycle blocks a mass deletion and reports it", async () => {
+  await using world = await startWorld();
   const ids = cluster(world, 4);
   await world.start();
   for (const id of ids.slice(0, 3)) world.linode.world.deleteInstance(id);
   for (const name of ["w-0", "w-1", "w-2"]) setReady(world, name, false);
-  await waitFor(() => world.events("NodeDeletionBlocked").length === 1, {
-    what: "NodeDeletionBlocked event",
-  });
-  await settle(200);
+  await advanceUntil(
+    world,
+    () => world.events("NodeDeletionBlocked").length === 1,
+    "NodeDeletionBlocked event",
+  );
+  await runPasses(world, 4);
   assert.equal(world.kube.store.list("nodes").length, 4);
   assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0);
-  assert.ok(world.metrics.counter("ccm_node_deletions_blocked_total", "").get() >= 2);
+  assert.ok(world.metrics.counter("ccm_node_deletions_blocked_total", "").get() >= 4);
   assert.equal(world.events("NodeDeletionBlocked").length, 1, "reported once while unchanged");
 });
 
-Deno.test("startNodeControllers() never touches nodes of another provider", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50 });
+Deno.test("cloud-node-lifecycle never touches nodes of another provider", async () => {
+  await using world = await startWorld();
   cluster(world, 2);
   const taints = [{ key: SHUTDOWN_KEY, effect: "NoSchedule" }];
   addNodes(world, kubeletNode("aws-1", { providerID: "aws:///us-east-1a/i-1", taints, ready: false }));
   await world.start();
-  await settle(200);
+  await runPasses(world, 4);
   const n = world.node("aws-1");
   assert.deepEqual(n?.spec?.taints, taints);
   assert.equal(n?.metadata?.labels?.["topology.kubernetes.io/region"], undefined);

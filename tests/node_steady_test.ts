@@ -1,70 +1,116 @@
 import assert from "node:assert/strict";
-import { addNodes, kubeletNode, type NodeWorld, startNodeWorld, waitFor } from "./node_fixture.ts";
+import type { V1Node } from "@kubernetes/client-node";
+import { addNodes, type CcmWorld, isInitialised, kubeletNode, REGION, startWorld } from "./ccm_fixture.ts";
 
-const REGION = "topology.kubernetes.io/region";
+const REGION_LABEL = "topology.kubernetes.io/region";
+const HOST_UUID = "node.k8s.linode.com/host-uuid";
 
-/** `count` initialised Nodes on Linodes in the VPC `cluster` (used when the world selects it). */
-async function initialisedCluster(world: NodeWorld, count: number): Promise<void> {
+/** Starts the CCM with `count` Nodes on Linodes in the VPC `cluster`, and waits until all are initialised. */
+async function initialisedCluster(world: CcmWorld, count: number): Promise<void> {
   const { id: vpcId, subnets } = world.linode.world.createVpc({
     label: "cluster",
-    region: "us-east",
+    region: REGION,
     subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
   });
   const vpc = { vpcId, subnetId: subnets[0]?.id ?? 0 };
-  world.linode.world.addInstances(count, (i) => ({ label: `s-${i}`, region: "us-east", vpc }));
+  world.linode.world.addInstances(count, (i) => ({ label: `s-${i}`, region: REGION, vpc }));
   addNodes(world, ...Array.from({ length: count }, (_, i) => kubeletNode(`s-${i}`)));
   await world.start();
-  await waitFor(
-    () => Array.from({ length: count }, (_, i) => world.node(`s-${i}`)).every((n) => n?.spec?.providerID),
-    { what: "cluster initialised" },
-  );
+  const initialised = world.metrics.counter("ccm_nodes_initialised_total", "");
+  await world.waitFor(() => initialised.get() >= count, { what: "cluster initialised" });
+  assert.ok(Array.from({ length: count }, (_, i) => world.node(`s-${i}`)).every(isInitialised));
+  await world.settle();
 }
 
-Deno.test("startNodeControllers() in steady state makes one instance listing per status update period", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50, controllers: { statusUpdateFrequencyMs: 300 } });
+Deno.test("cloud-node in steady state makes one instance listing per status update period", async () => {
+  await using world = await startWorld({ flags: ["--concurrent-node-syncs=10"] });
   await initialisedCluster(world, 50);
   world.linode.calls.reset();
-  await new Promise((r) => setTimeout(r, 1_000));
-  const lists = world.calls("GET /v4/linode/instances");
-  assert.ok(lists >= 2 && lists <= 4, `about one listing per 300 ms, got ${lists}`);
-  assert.equal(
-    world.linode.calls.total(),
-    lists,
-    "no other Linode call: none per node, none by the lifecycle",
-  );
+  const periodMs = world.config.nodes.statusUpdateFrequencyMs;
+  for (let period = 1; period <= 4; period++) {
+    await world.tick(periodMs);
+    await world.waitFor(() => world.calls("GET /v4/linode/instances") >= period, {
+      what: `listing ${period}`,
+    });
+  }
+  await world.settle();
+  assert.equal(world.calls("GET /v4/linode/instances"), 4, "one listing per period");
+  assert.equal(world.linode.calls.total(), 4, "no other Linode call: none per node, none by the lifecycle");
 });
 
-Deno.test("startNodeControllers() restores an owned label from the cache without a Linode call", async () => {
-  // Caches older than their TTLs: a Node event must not refresh them (only the status update period does).
-  await using world = await startNodeWorld({ ttlMs: 50, vpc: { vpcNames: ["cluster"] }, vpcTtlMs: 50 });
+Deno.test("cloud-node restores an owned label from the cache without a Linode call", async () => {
+  await using world = await startWorld({ flags: ["--vpc-names=cluster"] });
   await initialisedCluster(world, 3);
+  // Both caches older than their TTLs: a Node event must not refresh them (only the status update period does).
+  await world.tick(world.config.linode.routesCacheTtlMs + 1_000);
   world.linode.calls.reset();
-  await new Promise((r) => setTimeout(r, 100));
-  world.kube.store.patch("nodes", "s-1", { metadata: { labels: { [REGION]: null } } }, { type: "merge" });
-  await waitFor(() => world.node("s-1")?.metadata?.labels?.[REGION] === "us-east", {
+  world.kube.store.patch("nodes", "s-1", { metadata: { labels: { [REGION_LABEL]: null } } }, {
+    type: "merge",
+  });
+  await world.waitFor(() => world.node("s-1")?.metadata?.labels?.[REGION_LABEL] === REGION, {
     what: "region label restored",
   });
+  await world.settle();
   assert.equal(world.linode.calls.total(), 0);
 });
 
-Deno.test("startNodeControllers() updates addresses when the cache shows a changed Linode", async () => {
-  await using world = await startNodeWorld({ ttlMs: 50, controllers: { statusUpdateFrequencyMs: 100 } });
+Deno.test("cloud-node updates a changed Linode's Node at the next status update period, writing each part once", async () => {
+  await using world = await startWorld();
   await initialisedCluster(world, 2);
   const [first] = world.linode.world.listInstances();
   assert.ok(first);
-  // The Linode's label changes (a rename): the Hostname address follows at the next refresh.
+  // The Linode is replaced (a rename): the Hostname address follows at the next refresh.
   world.linode.world.deleteInstance(first.id);
   const renamed = world.linode.world.addInstance({
     label: "s-0-renamed",
-    region: "us-east",
+    region: REGION,
     ipv4: ["45.79.99.1"],
   });
   world.kube.store.patch("nodes", "s-0", { spec: { providerID: `linode://${renamed.id}` } }, {
     type: "merge",
   });
-  await waitFor(
-    () => world.node("s-0")?.status?.addresses?.some((a) => a.address === "45.79.99.1") ?? false,
-    { what: "new address" },
+  // The watch shows the label write late: the address write before it comes back first and enqueues the Node
+  // while the informer still shows the old labels.
+  const isRelabelled = (labels: Record<string, string> | undefined) =>
+    labels?.[HOST_UUID] === renamed.host_uuid;
+  world.kube.faults.lagWatchEvents(
+    300,
+    (obj) => obj.metadata.name === "s-0" && isRelabelled(obj.metadata.labels),
   );
+  const writesBefore = world.nodeWrites("s-0");
+  const tookMs = await world.advanceUntil(
+    () => world.node("s-0")?.status?.addresses?.some((a) => a.address === "45.79.99.1") ?? false,
+    { what: "new address", stepMs: 30_000 },
+  );
+  assert.equal(tookMs, world.config.nodes.statusUpdateFrequencyMs);
   assert.equal(world.node("s-0")?.status?.addresses?.[0]?.address, "s-0-renamed");
+  await world.waitFor(() => isRelabelled(world.ccm.nodes.get("s-0")?.metadata?.labels), {
+    what: "the new labels in the informer",
+  });
+  await world.settle();
+  assert.equal(world.nodeWrites("s-0") - writesBefore, 2, "one PATCH of the addresses, one of the labels");
+});
+
+Deno.test("cloud-node makes no listing for its own writes coming back after the cache's TTL", async () => {
+  // The extra listing of a busy machine: a Node just initialised came back through the watch while the
+  // informer still showed it tainted, was looked up as a new Node, and the cache, by then past its TTL, listed.
+  await using world = await startWorld({ flags: ["--concurrent-node-syncs=3"] });
+  const names = Array.from({ length: 6 }, (_, i) => `n-${i}`);
+  for (const label of names) world.linode.world.addInstance({ label, region: REGION });
+  // Every event that shows the CCM's writes comes 2 s late (real time), after the clock has moved on below.
+  const written = (obj: unknown) => ((obj as V1Node).status?.addresses ?? []).length > 2;
+  world.kube.faults.lagWatchEvents(2_000, (obj) => names.includes(obj.metadata.name ?? "") && written(obj));
+  addNodes(world, ...names.map((name) => kubeletNode(name)));
+  await world.start();
+  await world.waitFor(() => names.every((name) => isInitialised(world.node(name))), {
+    what: "every Node written",
+  });
+  assert.equal(world.calls("GET /v4/linode/instances"), 1);
+  await world.tick(world.config.linode.instanceCacheTtlMs + 1_000);
+  await world.waitFor(() => names.every((name) => isInitialised(world.ccm.nodes.get(name))), {
+    what: "the informer showing every write",
+  });
+  await world.settle();
+  assert.equal(world.calls("GET /v4/linode/instances"), 1, "no listing for a Node seen again");
+  for (const name of names) assert.equal(world.nodeWrites(name), 2, name);
 });

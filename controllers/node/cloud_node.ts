@@ -18,13 +18,14 @@ import {
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
 } from "./addresses.ts";
-import { type LifecycleDeps, type LifecycleOptions, startNodeLifecycleController } from "./lifecycle.ts";
+import type { LifecycleDeps } from "./lifecycle.ts";
 import { classifyProviderId, parseProviderId } from "../provider_id.ts";
 import { InvalidInputError, runWorkers } from "../loop/run_queue.ts";
 import { lookupNewNode, type NodeInstances, RefreshPacer } from "./lookup.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
 import { isConflict } from "../../kube/requests.ts";
+import { OwnWrites } from "../loop/own_writes.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -39,9 +40,9 @@ export interface NodeWriter {
   /** A fresh read from the apiserver (after a 409). */
   getNode(name: string): Promise<V1Node>;
   /** Merge patch of metadata and spec; `metadata.resourceVersion` in the patch makes a race a 409. */
-  patchNode(name: string, patch: NodePatch): Promise<unknown>;
+  patchNode(name: string, patch: NodePatch): Promise<V1Node>;
   /** Merge patch of the status subresource (a list in it replaces the whole list). */
-  patchNodeStatus(name: string, patch: { status: { addresses: NodeAddress[] } }): Promise<unknown>;
+  patchNodeStatus(name: string, patch: { status: { addresses: NodeAddress[] } }): Promise<V1Node>;
 }
 
 /** What the node controller needs. */
@@ -74,40 +75,86 @@ export interface NodeControllerOptions {
 export const DEFAULT_STATUS_UPDATE_FREQUENCY_MS = 300_000;
 const MAX_CONFLICT_RETRIES = 3;
 
+/** What a cloud-node controller remembers between reconciles of its Nodes. */
+export interface NodeMemory {
+  /** First sightings of uninitialised Nodes and the refreshes they forced. */
+  pacer: RefreshPacer;
+  /** This controller's writes the informer has not shown yet. */
+  written: OwnWrites<V1Node>;
+}
+
+/** What `applyPlan` did: the Node as the apiserver last showed it, and the versions it had before. */
+interface Applied {
+  latest: V1Node;
+  older: string[];
+  /** Something was written. */
+  changed: boolean;
+  /** A written patch removed the uninitialised taint (this reconcile initialised the Node). */
+  untainted: boolean;
+}
+
+/**
+ * Writes what `planNodeUpdate` asks for: the addresses first (a Node is never untainted without them), then
+ * metadata and spec, planned again from the status write's answer so that its resourceVersion precondition
+ * holds (planned from the older copy it could only meet a 409). A 409 re-reads the Node and plans again.
+ */
 async function applyPlan(
   deps: NodeControllerDeps,
   node: V1Node,
-  found: LinodeInstance,
-  vpcIpv4: readonly string[],
+  target: { instance: LinodeInstance; vpcIpv4: readonly string[] },
   options: NodeControllerOptions,
-): Promise<boolean> {
+): Promise<Applied> {
   const name = node.metadata?.name ?? "";
-  let current = node;
+  const applied: Applied = { latest: node, older: [], changed: false, untainted: false };
+  const advance = (next: V1Node) => {
+    applied.older.push(applied.latest.metadata?.resourceVersion ?? "");
+    applied.latest = next;
+  };
   for (let attempt = 0;; attempt++) {
-    const plan = planNodeUpdate(current, found, vpcIpv4, options);
     try {
-      if (plan.addresses) await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } });
-      if (plan.patch) await deps.writer.patchNode(name, plan.patch);
-      return plan.addresses !== undefined || plan.patch !== undefined;
+      let plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+      if (plan.addresses) {
+        advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
+        applied.changed = true;
+        plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+      }
+      if (plan.patch) {
+        advance(await deps.writer.patchNode(name, plan.patch));
+        applied.changed = true;
+        applied.untainted ||= plan.patch.spec?.taints !== undefined;
+      }
+      return applied;
     } catch (error) {
       if (!isConflict(error) || attempt >= MAX_CONFLICT_RETRIES) throw error;
       deps.log.debug("node {node} changed while updating it, re-planning", { node: name });
-      current = await deps.writer.getNode(name);
+      advance(await deps.writer.getNode(name));
     }
   }
 }
 
-/** Brings one Node in line with its Linode. Throws to be retried with backoff. */
+/** The Linode of `node`: a new Node's lookup may force a refresh; an initialised one reads the cache as it is. */
+async function linodeOf(deps: NodeControllerDeps, memory: NodeMemory, node: V1Node, initialising: boolean) {
+  if (initialising) return await lookupNewNode(deps.instances, memory.pacer, node);
+  // Initialised Nodes are kept in sync from whatever the cache holds (instances and VPC addresses alike):
+  // no Linode call per Node event; the status update period refreshes both.
+  const s = await deps.instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
+  return { found: findInstance(node, s.data), index: s.data };
+}
+
+/**
+ * Brings one Node in line with its Linode. Throws to be retried with backoff. Reads the Node from the
+ * informer, or from its own last write while the informer has not shown it yet (see `OwnWrites`).
+ */
 export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
-  options: NodeControllerOptions = {},
-  pacer: RefreshPacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
+  context: { memory: NodeMemory; options?: NodeControllerOptions },
 ): Promise<void> {
-  const node = deps.nodes.get(name);
+  const { memory, options = {} } = context;
+  const node = memory.written.latest(name, deps.nodes.get(name));
   const kind = classifyProviderId(node?.spec?.providerID);
   const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
-  if (!initialising) pacer.forget(name);
+  if (!initialising) memory.pacer.forget(name);
   if (!node || kind === "foreign") return;
   if (kind === "invalid") {
     if (!initialising) return;
@@ -116,14 +163,7 @@ export async function reconcileNode(
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
     throw new InvalidInputError(`Cannot initialise node ${name}: invalid providerID`);
   }
-  // Initialised Nodes are kept in sync from whatever the cache holds (instances and VPC addresses alike):
-  // no Linode call per Node event; the status update period refreshes both.
-  const { found, index } = initialising
-    ? await lookupNewNode(deps.instances, pacer, node)
-    : await deps.instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity }).then((s) => ({
-      found: findInstance(node, s.data),
-      index: s.data,
-    }));
+  const { found, index } = await linodeOf(deps, memory, node, initialising);
   if (!found) {
     if (!initialising) {
       deps.log.debug("no linode for node {node} in the cache", { node: name });
@@ -139,9 +179,15 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const changed = await applyPlan(deps, node, found.instance, index.vpcIpv4(linodeId), options);
-  if (initialising) {
-    pacer.forget(name);
+  const applied = await applyPlan(
+    deps,
+    node,
+    { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) },
+    options,
+  );
+  if (applied.latest !== node) memory.written.record(name, applied.latest, applied.older);
+  if (applied.untainted) {
+    memory.pacer.forget(name);
     deps.log.info("initialised node {node} as linode {linodeId} (found by {via})", {
       node: name,
       linodeId,
@@ -149,7 +195,7 @@ export async function reconcileNode(
     });
     deps.metrics.counter("ccm_nodes_initialised_total", "Nodes initialised by the cloud-node controller")
       .inc();
-  } else if (changed) {
+  } else if (applied.changed) {
     deps.log.info("updated node {node} from linode {linodeId}", { node: name, linodeId });
   }
 }
@@ -196,12 +242,18 @@ export function startNodeController(
         baseDelayMs: options.retryBaseMs,
         maxDelayMs: options.retryMaxMs,
       });
-      const pacer = new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs);
+      const memory: NodeMemory = {
+        pacer: new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
+        written: new OwnWrites<V1Node>(),
+      };
       const offNodes = deps.nodes.onChange((kind, node) => {
         const name = node.metadata?.name ?? "";
         // A Node registered again under this name is new: it must not inherit the old one's first sighting.
-        if (kind === "delete") pacer.forget(name);
-        else queue.add(name);
+        if (kind !== "delete") queue.add(name);
+        else {
+          memory.pacer.forget(name);
+          memory.written.forget(name);
+        }
       });
       const offCache = deps.instances.onChange((ids) => {
         for (const name of nodesOfLinodes(deps.nodes.list(), ids)) queue.add(name);
@@ -216,7 +268,7 @@ export function startNodeController(
             log: deps.log,
             metrics: deps.metrics,
             clock: deps.clock,
-            handle: (name) => reconcileNode(deps, name, options, pacer),
+            handle: (name) => reconcileNode(deps, name, { memory, options }),
           }),
           resyncLoop(deps, queue, periodMs, signal),
         ]);
@@ -225,46 +277,6 @@ export function startNodeController(
         offCache();
         queue.shutDown();
       }
-    },
-  };
-}
-
-/** Everything both node controllers need; one informer, one cache, one writer serve both. */
-export type NodeControllersDeps = NodeControllerDeps & LifecycleDeps & {
-  nodes: NodeLister;
-  instances: NodeInstances & LifecycleDeps["instances"];
-  writer: NodeWriter & LifecycleDeps["writer"];
-};
-
-/** The node controllers by their `--controllers` names. */
-export const NODE_CONTROLLERS: ReadonlySet<string> = new Set(["cloud-node", "cloud-node-lifecycle"]);
-
-/** Which node controllers run (`--controllers`), and each one's logger (its `component`). */
-export interface NodeControllerSelection {
-  /** Default: both. Names outside `NODE_CONTROLLERS` are ignored. */
-  enabled?: ReadonlySet<string>;
-  /** Default: `deps.log` for both. */
-  logFor?: (controller: string) => Logger;
-}
-
-/** Runs `cloud-node` and `cloud-node-lifecycle` together until the signal aborts. */
-export function startNodeControllers(
-  deps: NodeControllersDeps,
-  options: NodeControllerOptions & LifecycleOptions = {},
-  select: NodeControllerSelection = {},
-): { run(signal: AbortSignal): Promise<void> } {
-  const enabled = select.enabled ?? NODE_CONTROLLERS;
-  const logFor = select.logFor ?? (() => deps.log);
-  const runs: { run(signal: AbortSignal): Promise<void> }[] = [];
-  if (enabled.has("cloud-node")) {
-    runs.push(startNodeController({ ...deps, log: logFor("cloud-node") }, options));
-  }
-  if (enabled.has("cloud-node-lifecycle")) {
-    runs.push(startNodeLifecycleController({ ...deps, log: logFor("cloud-node-lifecycle") }, options));
-  }
-  return {
-    async run(signal: AbortSignal): Promise<void> {
-      await Promise.all(runs.map((r) => r.run(signal)));
     },
   };
 }

@@ -1,5 +1,6 @@
 /** Fault injection and request counters for the Kubernetes emulator. */
 import { globToRegExp } from "../glob.ts";
+import type { KubeObject } from "./resources.ts";
 
 /** One programmed fault: matching requests get a delay, a failure status, or both. */
 export interface FaultRule {
@@ -27,6 +28,8 @@ interface ActiveRule {
 /** What the fault controls act on: provided by the server. */
 export interface FaultTargets {
   closeWatches(reset: boolean): number;
+  /** Holds live watch events back (see `Faults.lagWatchEvents`); `undefined` sends them at once again. */
+  lagWatches(lag: { ms: number; match: (obj: KubeObject) => boolean } | undefined): void;
   refuse(ms: number): Promise<void>;
   whenListening(): Promise<void>;
 }
@@ -54,9 +57,10 @@ export class Faults {
     };
   }
 
-  /** Removes every rule. */
+  /** Removes every rule and ends a watch lag. */
   clear(): void {
     this.#rules = [];
+    this.#targets.lagWatches(undefined);
   }
 
   /** The rules still active (for the admin endpoint). */
@@ -80,6 +84,17 @@ export class Faults {
   /** Ends every open watch (cleanly by default; `reset: true` errors the stream); returns how many. */
   dropWatches(options: { reset?: boolean } = {}): number {
     return this.#targets.closeWatches(options.reset ?? false);
+  }
+
+  /**
+   * Makes every open and future watch lag behind the store, as an apiserver's watch cache can: from the first
+   * live event whose object `match` accepts, events reach watchers `ms` late, in order (the ones after it queue
+   * behind it). Writes are not delayed, so a client sees its own write answered before its watch shows it.
+   * Returns a function that ends the lag for new events.
+   */
+  lagWatchEvents(ms: number, match: (obj: KubeObject) => boolean = () => true): () => void {
+    this.#targets.lagWatches({ ms, match });
+    return () => this.#targets.lagWatches(undefined);
   }
 
   /** Closes the listener so connections are refused; re-listens on the same port after `ms`. */

@@ -74,6 +74,7 @@ export class KubeSim {
     this.calls = new Calls();
     this.faults = new Faults({
       closeWatches: (reset) => this.#watches.closeAll(reset),
+      lagWatches: (lag) => (this.#watches.lag = lag),
       refuse: (ms) => this.#listener.refuse(ms, () => this.#watches.closeAll(false)),
       whenListening: () => this.#listener.whenListening(),
     });

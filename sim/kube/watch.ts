@@ -25,6 +25,12 @@ export interface WatchSettings {
   bookmarkIntervalMs: number;
 }
 
+/** Watch events held back: from the first event `match` accepts on, each is sent `ms` after it happened. */
+export interface WatchLag {
+  ms: number;
+  match: (obj: KubeObject) => boolean;
+}
+
 /** A watcher whose client fell this far behind (queued chunks) is dropped, as the apiserver drops slow watchers. */
 const MAX_QUEUED_CHUNKS = 10_000;
 
@@ -37,6 +43,9 @@ class Watcher {
   #timers: ReturnType<typeof setTimeout>[] = [];
   #unsubscribe: (() => void) | undefined;
   #closed = false;
+  /** Lines held back by a lag, oldest first, each with the time it is due; later lines queue behind them. */
+  #held: { line: string; dueAt: number }[] = [];
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
   readonly stream: ReadableStream<Uint8Array>;
 
   constructor(hub: WatchHub, req: WatchRequest) {
@@ -76,11 +85,11 @@ class Watcher {
     if (lines.length > 0) this.#write(lines.join(""));
     this.#unsubscribe = store.subscribe((ev) => {
       const line = this.#translate(ev);
-      if (line) this.#write(line);
+      if (line) this.#send(line, ev.object);
     });
     if (req.allowBookmarks) {
       this.#timers.push(
-        setInterval(() => this.#write(this.#bookmark(store, false)), settings.bookmarkIntervalMs),
+        setInterval(() => this.#send(this.#bookmark(store, false)), settings.bookmarkIntervalMs),
       );
     }
     const lifetime = req.timeoutMs ?? settings.maxMs * (0.5 + Math.random() / 2);
@@ -123,6 +132,29 @@ class Watcher {
     return `${JSON.stringify({ type: "BOOKMARK", object })}\n`;
   }
 
+  /** Sends a live line, after the lines held back before it; holds it too when the hub's lag matches `obj`. */
+  #send(line: string, obj?: KubeObject): void {
+    const lag = this.#hub.lag;
+    const lagged = lag !== undefined && obj !== undefined && lag.match(obj);
+    if (this.#held.length === 0 && !lagged) {
+      this.#write(line);
+      return;
+    }
+    const last = this.#held[this.#held.length - 1]?.dueAt ?? 0;
+    this.#held.push({ line, dueAt: Math.max(last, Date.now() + (lagged ? lag.ms : 0)) });
+    this.#armFlush();
+  }
+
+  #armFlush(): void {
+    const first = this.#held[0];
+    if (this.#flushTimer !== undefined || first === undefined) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      while ((this.#held[0]?.dueAt ?? Infinity) <= Date.now()) this.#write(this.#held.shift()!.line);
+      this.#armFlush();
+    }, Math.max(0, first.dueAt - Date.now()));
+  }
+
   #write(text: string): void {
     if (this.#closed || !this.#controller) return;
     if ((this.#controller.desiredSize ?? 0) < -MAX_QUEUED_CHUNKS) {
@@ -149,6 +181,9 @@ class Watcher {
     this.#closed = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers = [];
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    this.#held = [];
     this.#unsubscribe?.();
     this.#hub.forget(this);
   }
@@ -160,6 +195,8 @@ export class WatchHub {
   readonly #settings: WatchSettings;
   readonly #watchers = new Set<Watcher>();
   readonly #json = new WeakMap<KubeObject, string>();
+  /** Set by `Faults.lagWatchEvents`: how live events are held back. */
+  lag: WatchLag | undefined;
 
   constructor(store: KubeStore, settings: WatchSettings) {
     this.#store = store;

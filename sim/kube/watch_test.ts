@@ -162,3 +162,22 @@ Deno.test("startKubeSim() serves legacy /watch/ paths as WATCH on the namespaced
   await reader.cancel();
   assert.equal(kube.calls.count("WATCH /api/v1/namespaces/{namespace}/services"), 1);
 });
+
+Deno.test("faults.lagWatchEvents() holds back events from the first matching one on, in order, but not writes", async () => {
+  await using kube = await startKubeSim();
+  const w = await watchNodes(kube, { resourceVersion: kube.store.resourceVersion });
+  const { core } = clientsFor(kube);
+  const endLag = kube.faults.lagWatchEvents(2_000, (obj) => obj.metadata.name === "b");
+  await core.createNode({ body: node({ name: "a" }) });
+  await waitFor(() => w.seen.length === 1, { what: "a, not lagged" });
+  await core.createNode({ body: node({ name: "b" }) });
+  endLag();
+  // Created after the lag ended, yet queued behind b: a watch never reorders.
+  await core.createNode({ body: node({ name: "c" }) });
+  // Both writes were answered; the watch has shown neither (each is due 2 s after b).
+  await core.readNode({ name: "c" });
+  assert.deepEqual(w.seen.map((e) => e.name), ["a"]);
+  await waitFor(() => w.seen.length === 3, { what: "b and c after the lag", timeoutMs: 10_000 });
+  assert.deepEqual(w.seen.map((e) => `${e.type} ${e.name}`), ["ADDED a", "ADDED b", "ADDED c"]);
+  w.stop();
+});

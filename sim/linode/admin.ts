@@ -1,11 +1,13 @@
 /** The `/__admin/` endpoint (no token): calls, faults and world shaping over HTTP. */
-import { parseFaultRule, parseInstanceInput } from "./admin_input.ts";
+import { parseFaultRule, parseInstanceInput, parseRateLimitRules } from "./admin_input.ts";
 import type { CallCounter } from "./calls.ts";
 import type { Faults } from "./faults.ts";
-import { ApiError, type Body, fieldError, json, notFound, optEnum, readBody } from "./http.ts";
+import { ApiError, type Body, fieldError, json, notFound, optEnum, optString, readBody } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
+import { optNodeStatus } from "./nb_node_input.ts";
+import { DOCUMENTED_RATE_LIMITS, GENEROUS_RATE_LIMITS, type RateLimiter } from "./rate_limit.ts";
 import { param, type Route, Router } from "./router.ts";
-import { parseVpcInput } from "./store_vpcs.ts";
+import { parseVpcInput } from "./vpc_input.ts";
 import type { World } from "./world.ts";
 
 /** What admin handlers reach. */
@@ -15,6 +17,7 @@ export interface AdminContext {
   world: World;
   faults: Faults;
   calls: CallCounter;
+  rateLimits: RateLimiter;
   /** Rotates the accepted API token. */
   setToken(token: string): void;
 }
@@ -38,6 +41,22 @@ function addFault(ctx: AdminContext, body: Body): Response {
   }
 }
 
+function setRateLimits(ctx: AdminContext, body: Body): Response {
+  const preset = optEnum(body, "preset", ["documented", "generous"]);
+  const rules = preset === "documented"
+    ? DOCUMENTED_RATE_LIMITS
+    : preset === "generous"
+    ? GENEROUS_RATE_LIMITS
+    : parseRateLimitRules(body.rules);
+  try {
+    ctx.rateLimits.configure(rules);
+  } catch (e) {
+    if (e instanceof RangeError) throw new ApiError(400, [{ reason: e.message }]);
+    throw e;
+  }
+  return json({ data: ctx.rateLimits.rules() });
+}
+
 const ROUTES: readonly Route<AdminContext>[] = [
   { method: "GET", path: "calls", handle: (ctx) => json({ ...ctx.calls.snapshot(), log: ctx.calls.log }) },
   { method: "DELETE", path: "calls", handle: (ctx) => (ctx.calls.reset(), json({})) },
@@ -53,6 +72,8 @@ const ROUTES: readonly Route<AdminContext>[] = [
     },
   },
   { method: "POST", path: "world/reset", handle: (ctx) => (ctx.world.reset(), json({})) },
+  { method: "GET", path: "rate-limits", handle: (ctx) => json({ data: ctx.rateLimits.rules() }) },
+  { method: "PUT", path: "rate-limits", handle: async (ctx) => setRateLimits(ctx, await readBody(ctx.req)) },
   {
     method: "POST",
     path: "world/vpcs",
@@ -109,6 +130,24 @@ const ROUTES: readonly Route<AdminContext>[] = [
     },
   },
   { method: "GET", path: "world/nodebalancers", handle: (ctx) => json({ data: ctx.world.nodeBalancers() }) },
+  {
+    method: "POST",
+    path: "world/nodebalancers",
+    handle: async (ctx) => {
+      const body = await readBody(ctx.req);
+      const ipv4 = optString(body, "seedIpv4");
+      return json(ctx.world.addNodeBalancer(body, ipv4 === undefined ? {} : { ipv4 }));
+    },
+  },
+  {
+    method: "PUT",
+    path: "world/nodebalancers/:id/configs/:id/nodes/:id/status",
+    handle: async (ctx) => {
+      const status = optNodeStatus(await readBody(ctx.req));
+      if (status === undefined) throw fieldError("status", "status is required");
+      return json(ctx.world.setNodeStatus(param(ctx, 0), param(ctx, 1), param(ctx, 2), status));
+    },
+  },
   { method: "GET", path: "world/firewalls", handle: (ctx) => json({ data: ctx.world.firewalls() }) },
 ];
 

@@ -2,6 +2,7 @@
 import type { FaultRule } from "./faults.ts";
 import { type Body, fieldError, isRecord, optBool, optEnum, optInt, optString, optStrings } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
+import type { RateLimitRule } from "./rate_limit.ts";
 import type { AddInstanceInput } from "./store_instances.ts";
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -18,6 +19,7 @@ export function parseInstanceInput(body: Body): AddInstanceInput {
     group: optString(body, "group"),
     privateIp: optBool(body, "privateIp"),
     lkeClusterId: optInt(body, "lkeClusterId", 1, MAX_ID),
+    interfaceGeneration: optEnum(body, "interfaceGeneration", ["legacy_config", "linode"] as const),
   };
   if (body.ipv6 === null) input.ipv6 = null;
   else if (body.ipv6 !== undefined) input.ipv6 = optString(body, "ipv6");
@@ -76,4 +78,29 @@ export function parseFaultRule(body: Body): FaultRule {
     default:
       throw fieldError("kind", `kind must be one of ${KINDS.join(", ")}`);
   }
+}
+
+/** `PUT /__admin/rate-limits` `rules` → rate limit rules (further checked by `RateLimiter.configure`). */
+export function parseRateLimitRules(value: unknown): RateLimitRule[] {
+  if (!Array.isArray(value)) throw fieldError("rules", "rules (or preset) is required");
+  return value.map((raw, i) => {
+    const prefix = `rules[${i}].`;
+    if (!isRecord(raw)) throw fieldError(`rules[${i}]`, "Must be an object");
+    const rule: RateLimitRule = {
+      name: optString(raw, "name", prefix) ?? `rule${i}`,
+      limit: optInt(raw, "limit", 1, MAX_ID, prefix) ?? 0,
+      windowMs: optInt(raw, "windowMs", 1, MAX_ID, prefix) ?? 0,
+    };
+    const method = optString(raw, "method", prefix);
+    const route = optString(raw, "route", prefix);
+    const list = optBool(raw, "list", prefix);
+    const per = optEnum(raw, "per", ["route", "all"] as const, prefix);
+    return {
+      ...rule,
+      ...(method ? { method } : {}),
+      ...(route ? { route } : {}),
+      ...(list ? { list } : {}),
+      ...(per ? { per } : {}),
+    };
+  });
 }

@@ -29,6 +29,14 @@ Deno.test("/__admin/world shapes the world without a token", async () => {
   assert.equal(one.status, 200);
   assert.equal((await withSim(sim, () => getLinode(one.body.id))).label, "adm-1");
   assert.equal((await withSim(sim, () => getVPC(vpc.body.id))).subnets[0]?.linodes[0]?.id, one.body.id);
+  const modern = await admin(sim.origin, "POST", "world/instances", {
+    label: "adm-2",
+    interfaceGeneration: "linode",
+    vpc: { vpcId: vpc.body.id, subnetId, ipRanges: ["10.2.0.128/28"] },
+  });
+  assert.equal(modern.body.interface_generation, "linode");
+  assert.deepEqual(sim.world.ipRanges(modern.body.id), ["10.2.0.128/28"]);
+  sim.world.deleteInstance(modern.body.id);
   const bulk = await admin(sim.origin, "POST", "world/instances", {
     count: 30,
     label: "bulk",
@@ -65,6 +73,22 @@ Deno.test("/__admin/world rejects bad input with field errors", async () => {
   assert.deepEqual(badVpc.body.errors, [{ field: "vpc", reason: "vpcId and subnetId are required" }]);
   const wrongSubnet = await admin(sim.origin, "POST", "world/instances", { vpc: { vpcId: 1, subnetId: 2 } });
   assert.equal(wrongSubnet.status, 400);
+  const badGeneration = await admin(sim.origin, "POST", "world/instances", { interfaceGeneration: "v2" });
+  assert.equal(badGeneration.body.errors[0].field, "interfaceGeneration");
+  const vpc = sim.world.createVpc({
+    label: "x",
+    region: "us-east",
+    subnets: [{ label: "s", ipv4: "10.3.0.0/24" }],
+  });
+  const outside = await admin(sim.origin, "POST", "world/instances", {
+    interfaceGeneration: "linode",
+    vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id, ipRanges: ["10.200.0.0/24"] },
+  });
+  assert.equal(outside.body.errors[0].field, "vpc.ipRanges[0]");
+  assert.deepEqual(sim.world.listInstances(), [], "a refused seed leaves nothing behind");
+  const next = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 } });
+  assert.deepEqual(sim.world.vpcs.ips(vpc.id).map((e) => e.address), ["10.3.0.2"], "its address was freed");
+  sim.world.deleteInstance(next.id);
   const badCidr = await admin(sim.origin, "POST", "world/vpcs", {
     label: "v",
     region: "r",

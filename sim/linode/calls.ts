@@ -16,9 +16,12 @@ export interface CallSnapshot {
   counts: Record<string, number>;
 }
 
-/** Turns a request path into its route template: every numeric segment becomes `{id}`. */
+/** Turns a request path into its route template: numeric segments become `{id}`, IP addresses `{address}`. */
 function routeTemplate(method: string, path: string): string {
-  return `${method.toUpperCase()} ${path.replace(/\/\d+(?=\/|$)/g, "/{id}")}`;
+  const template = path
+    .replace(/\/(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F.%]*:[0-9a-fA-F:.%]*)(?=\/|$)/g, "/{address}")
+    .replace(/\/\d+(?=\/|$)/g, "/{id}");
+  return `${method.toUpperCase()} ${template}`;
 }
 
 /** Counts every request received, including failed and faulted ones. */

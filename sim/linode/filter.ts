@@ -10,8 +10,9 @@ export interface CompiledFilter {
 
 type Test = (item: unknown) => boolean;
 
+/** A refused filter: the API names the header as the field ("Cannot filter on foo", linodego's fixtures). */
 function invalid(reason: string): ApiError {
-  return new ApiError(400, [{ reason }]);
+  return new ApiError(400, [{ reason, field: "X-Filter" }]);
 }
 
 /** Reads a dotted path ("specs.vcpus") from an object. */
@@ -27,6 +28,11 @@ function valueAt(item: unknown, path: string): unknown {
 function equals(actual: unknown, expected: unknown): boolean {
   // Array fields (tags, ipv4) match when any element is equal, as the API does.
   if (Array.isArray(actual)) return actual.some((a) => a === expected);
+  // An id given as a string of digits matches the number: the Go CCM filters VPC IPs with
+  // `{"subnet_id":"123"}`. Anything else (such as "1,2") matches nothing; the docs leave it open.
+  if (typeof actual === "number" && typeof expected === "string" && /^\d+$/.test(expected)) {
+    return actual === Number(expected);
+  }
   return actual === expected;
 }
 

@@ -10,6 +10,7 @@ export type IdKind =
   | "nodebalancer"
   | "nbConfig"
   | "nbNode"
+  | "nbVpcConfig"
   | "firewall"
   | "firewallDevice";
 
@@ -22,6 +23,7 @@ const STARTS: Record<IdKind, number> = {
   nodebalancer: 300_001,
   nbConfig: 600_001,
   nbNode: 900_000_001,
+  nbVpcConfig: 14_001,
   firewall: 40_001,
   firewallDevice: 80_001,
 };

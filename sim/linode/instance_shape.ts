@@ -1,5 +1,5 @@
 /** Wire shapes of a Linode and its boot config, built with the API's defaults. */
-import type { Config, Interface, Linode, LinodeSpecs } from "@linode/api-v4";
+import type { Config, ConfigInterfaceIPv4, Interface, Linode, LinodeSpecs } from "@linode/api-v4";
 
 /** Every status the API reports for an instance. */
 export const LINODE_STATUSES = [
@@ -21,8 +21,68 @@ export const LINODE_STATUSES = [
 /** An instance status (the API's list, which is wider than api-v4's type). */
 export type SimLinodeStatus = typeof LINODE_STATUSES[number];
 
+/** How a Linode's network interfaces are defined: on its config profiles, or on the Linode itself. */
+export type InterfaceGeneration = "legacy_config" | "linode";
+
 /** A Linode as the API returns it (api-v4's type lacks some statuses and `host_uuid`). */
-export type SimLinode = Omit<Linode, "status"> & { status: SimLinodeStatus; host_uuid: string };
+export type SimLinode = Omit<Linode, "status" | "interface_generation"> & {
+  status: SimLinodeStatus;
+  host_uuid: string;
+  interface_generation: InterfaceGeneration;
+};
+
+/**
+ * A config profile interface as the API sends it (linodego's recorded fixtures): every key present,
+ * `ipv4`/`ip_ranges` null on public and VLAN interfaces, `ipv6` null without VPC IPv6.
+ */
+export type SimInterface = Omit<Interface, "ipv4" | "ip_ranges" | "ipv6"> & {
+  ipv4: ConfigInterfaceIPv4 | null;
+  ip_ranges: string[] | null;
+  ipv6: null;
+};
+
+/** A config profile whose interfaces are `SimInterface`s. */
+export type SimConfig = Omit<Config, "interfaces"> & { interfaces: SimInterface[] };
+
+/** The `vpc` part of a Linode interface (`interface_generation: "linode"`). */
+export interface SimVpcInterfaceData {
+  vpc_id: number;
+  subnet_id: number;
+  ipv4: {
+    addresses: { address: string; primary: boolean; nat_1_1_address: string | null }[];
+    ranges: { range: string }[];
+  };
+}
+
+/** The `public` part of a Linode interface. */
+export interface SimPublicInterfaceData {
+  ipv4: {
+    addresses: { address: string; primary: boolean }[];
+    shared: { address: string; linode_id: number }[];
+  };
+  ipv6: {
+    ranges: { range: string; route_target: string | null }[];
+    shared: { range: string; route_target: string | null }[];
+    slaac: { address: string; prefix: number }[];
+  };
+}
+
+/**
+ * A Linode interface as `GET /linode/instances/{id}/interfaces/{interfaceId}` returns it (spec examples and
+ * linode_api4-python's fixtures): exactly one of `public`, `vpc`, `vlan` is set; `default_route` lists only
+ * the roles the interface holds.
+ */
+export interface SimLinodeInterface {
+  id: number;
+  mac_address: string;
+  created: string;
+  updated: string;
+  version: number;
+  default_route: { ipv4?: boolean; ipv6?: boolean };
+  public: SimPublicInterfaceData | null;
+  vpc: SimVpcInterfaceData | null;
+  vlan: { vlan_label: string; ipam_address: string | null } | null;
+}
 
 const SPECS: Record<string, [vcpus: number, memory: number, disk: number, transfer: number]> = {
   "g6-nanode-1": [1, 1024, 25600, 1000],
@@ -53,6 +113,7 @@ export interface LinodeShapeInput {
   group: string;
   image: string | null;
   lkeClusterId: number | null;
+  interfaceGeneration: InterfaceGeneration;
   now: string;
 }
 
@@ -85,12 +146,12 @@ export function linodeShape(input: LinodeShapeInput): SimLinode {
     locks: [],
     maintenance_policy: null,
     site_type: "core",
-    interface_generation: "legacy_config",
+    interface_generation: input.interfaceGeneration,
   };
 }
 
 /** The boot config profile every instance gets, with the given interfaces. */
-export function configShape(id: number, diskId: number, interfaces: Interface[], now: string): Config {
+export function configShape(id: number, diskId: number, interfaces: SimInterface[], now: string): SimConfig {
   return {
     id,
     label: "My Boot Config",

@@ -64,8 +64,30 @@ const PRIVATE_BLOCKS: readonly Cidr[] = [
   { base: 0xc0a80000, prefix: 16 },
 ];
 
+/** True when a whole block lies in one RFC 1918 block. */
+export function isPrivateCidr(cidr: Cidr): boolean {
+  return PRIVATE_BLOCKS.some((block) => cidrWithin(block, cidr));
+}
+
 /** True for RFC 1918 addresses (what Linode accepts as NodeBalancer backends). */
 export function isPrivateIpv4(text: string): boolean {
   const ip = parseIpv4(text);
   return ip !== undefined && PRIVATE_BLOCKS.some((block) => cidrContains(block, ip));
+}
+
+/** Formats a block as "a.b.c.d/n". */
+export function formatCidr(cidr: Cidr): string {
+  return `${formatIpv4(cidr.base)}/${cidr.prefix}`;
+}
+
+/** True when `inner` lies entirely inside `outer`. */
+export function cidrWithin(outer: Cidr, inner: Cidr): boolean {
+  return inner.prefix >= outer.prefix && cidrContains(outer, inner.base);
+}
+
+/** True when `block` holds one of a subnet's first two or last two addresses (network, gateway, ...). */
+export function holdsReservedAddress(subnet: Cidr, block: Cidr): boolean {
+  const last = subnet.base + sizeOf(subnet) - 1;
+  const reserved = [subnet.base, subnet.base + 1, last - 1, last];
+  return reserved.some((ip) => cidrContains(block, ip));
 }

@@ -1,21 +1,12 @@
 import assert from "node:assert/strict";
 import {
   createNodeBalancer,
-  createNodeBalancerConfig,
-  createNodeBalancerConfigNode,
   deleteNodeBalancer,
-  deleteNodeBalancerConfig,
-  deleteNodeBalancerConfigNode,
   getNodeBalancer,
-  getNodeBalancerConfig,
-  getNodeBalancerConfigNode,
   getNodeBalancerConfigNodes,
   getNodeBalancerConfigs,
   getNodeBalancers,
-  rebuildNodeBalancerConfig,
   updateNodeBalancer,
-  updateNodeBalancerConfig,
-  updateNodeBalancerConfigNode,
 } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
@@ -38,217 +29,192 @@ async function createOne(sim: LinodeSim) {
           port: 80,
           protocol: "tcp",
           algorithm: "roundrobin",
-          nodes: [node("n-1", "192.168.128.2"), node("n-2", "10.0.0.3")],
+          nodes: [node("n-1", "192.168.128.2"), node("n-2", "192.168.130.3")],
         },
         { port: 443, protocol: "tcp", nodes: [node("n-1", "192.168.128.2", 30443)] },
       ],
     }));
 }
 
-Deno.test("createNodeBalancer() creates configs and nodes inline with generated fields", async () => {
+/** POSTs a raw create body and returns the failure (the call must fail). */
+function refused(sim: LinodeSim, body: unknown) {
+  return failure(withSim(sim, () => rawCall("POST", "/nodebalancers", body)));
+}
+
+function created(sim: LinodeSim, body: unknown) {
+  return withSim(sim, () => rawCall("POST", "/nodebalancers", body)) as Promise<
+    { id: number; [k: string]: unknown }
+  >;
+}
+
+Deno.test("createNodeBalancer() creates configs and nodes inline with the fields the API derives", async () => {
   await using sim = await startLinodeSim();
   const nb = await createOne(sim);
   assert.equal(nb.label, "svc-web");
-  assert.equal(nb.region, "us-east");
   assert.match(nb.ipv4, /^172\.232\.\d+\.\d+$/);
-  assert.match(nb.hostname, /^nb-172-232-\d+-\d+\.newark\.nodebalancer\.linode\.com$/);
-  assert.match(nb.ipv6 ?? "", /^2600:3c03:1::/);
-  assert.deepEqual(nb.transfer, { in: 0, out: 0, total: 0 });
-  assert.equal(nb.client_conn_throttle, 5);
+  assert.equal(nb.hostname, `nb-${nb.ipv4.replaceAll(".", "-")}.newark.nodebalancer.linode.com`);
+  const [a = 0, b = 0, c = 0, d = 0] = nb.ipv4.split(".").map(Number);
+  assert.equal(nb.ipv6, `2600:3c03:1::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`);
+  assert.deepEqual([nb.type, nb.client_conn_throttle, nb.client_udp_sess_throttle], ["common", 5, 0]);
   assert.deepEqual(nb.tags, ["kubernetes"]);
-  assert.equal(nb.type, "common");
-  assert.ok(nb.created && nb.updated);
+  assert.deepEqual([nb.frontend_address_type, nb.frontend_vpc_subnet_id, nb.lke_cluster], [
+    "public",
+    null,
+    null,
+  ]);
   const configs = await withSim(sim, () => getNodeBalancerConfigs(nb.id));
   assert.deepEqual(configs.data.map((c) => c.port), [80, 443]);
-  assert.deepEqual(configs.data[0]?.nodes_status, { up: 2, down: 0 });
-  const nodes = await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, configs.data[0]?.id ?? 0));
-  assert.deepEqual(nodes.data.map((n) => [n.label, n.address, n.mode, n.weight]), [
-    ["n-1", "192.168.128.2:30080", "accept", 100],
-    ["n-2", "10.0.0.3:30080", "accept", 100],
+  const first = configs.data[0];
+  assert.ok(first);
+  assert.deepEqual(
+    [first.stickiness, first.check, first.check_interval, first.check_timeout, first.check_attempts],
+    ["none", "none", 31, 30, 3],
+  );
+  assert.deepEqual([first.ssl_cert, first.ssl_key, first.cipher_suite], [null, null, "recommended"]);
+  assert.deepEqual(first.nodes_status, { up: 0, down: 0 }, "new nodes are neither up nor down");
+  const nodes = await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, first.id));
+  assert.deepEqual(nodes.data.map((n) => [n.label, n.address, n.mode, n.weight, n.status, n.vpc_config_id]), [
+    ["n-1", "192.168.128.2:30080", "accept", 100, "Unknown", null],
+    ["n-2", "192.168.130.3:30080", "accept", 100, "Unknown", null],
   ]);
-  assert.equal(nodes.data[0]?.nodebalancer_id, nb.id);
-  const snap = sim.world.nodeBalancers();
-  assert.equal(snap.length, 1);
-  assert.equal(snap[0]?.configs[1]?.nodes[0]?.address, "192.168.128.2:30443");
+  assert.equal(sim.world.nodeBalancers()[0]?.configs[1]?.nodes[0]?.address, "192.168.128.2:30443");
+});
+
+Deno.test("createNodeBalancer() names hosts by IP in regions opened after the original eleven", async () => {
+  await using sim = await startLinodeSim();
+  const nb = await created(sim, { label: "svc-ord", region: "us-ord" });
+  assert.equal(nb.hostname, `${String(nb.ipv4).replaceAll(".", "-")}.ip.linodeusercontent.com`);
+  assert.equal(nb.label, "svc-ord");
+  const unnamed = await created(sim, { region: "us-ord" });
+  assert.equal(unnamed.label, `nodebalancer${unnamed.id}`);
+});
+
+Deno.test("createNodeBalancer() refuses labels, regions, throttles, tags and types the API refuses", async () => {
+  await using sim = await startLinodeSim();
+  await created(sim, { label: "svc_ok-1", region: "us-east" });
+  const cases: [unknown, string, string][] = [
+    [{ label: "ab", region: "us-east" }, "label", "Label must be between 3 and 32 characters"],
+    [{ label: "a".repeat(33), region: "us-east" }, "label", "Label must be between 3 and 32 characters"],
+    [
+      { label: "svc.web", region: "us-east" },
+      "label",
+      "Label may only contain letters, numbers, dashes and underscores",
+    ],
+    [
+      { label: "svc web", region: "us-east" },
+      "label",
+      "Label may only contain letters, numbers, dashes and underscores",
+    ],
+    [{ label: "svc_ok-1", region: "us-east" }, "label", "Label must be unique"],
+    [{ label: "svc-x" }, "region", "region is required"],
+    [{ label: "svc-x", region: "moon-1" }, "region", "region is not valid"],
+    [
+      { label: "svc-x", region: "us-east", client_conn_throttle: 21 },
+      "client_conn_throttle",
+      "Must be an integer between 0 and 20",
+    ],
+    [
+      { label: "svc-x", region: "us-east", client_conn_throttle: -1 },
+      "client_conn_throttle",
+      "Must be an integer between 0 and 20",
+    ],
+    [
+      { label: "svc-x", region: "us-east", client_udp_sess_throttle: 30 },
+      "client_udp_sess_throttle",
+      "Must be an integer between 0 and 20",
+    ],
+    [
+      { label: "svc-x", region: "us-east", tags: ["ok-tag", "x"] },
+      "tags[1]",
+      "Tags must be between 3 and 50 characters",
+    ],
+    [{ label: "svc-x", region: "us-east", tags: "k8s" }, "tags", "tags must be an array of strings"],
+    [
+      { label: "svc-x", region: "us-east", type: "huge" },
+      "type",
+      "Must be one of common, premium, premium_40gb",
+    ],
+  ];
+  for (const [body, field, reason] of cases) {
+    assert.deepEqual(
+      await refused(sim, body),
+      { status: 400, errors: [{ field, reason }] },
+      JSON.stringify(body),
+    );
+  }
+  const premium = await created(sim, {
+    label: "svc-p",
+    region: "us-east",
+    type: "premium",
+    client_conn_throttle: 20,
+    client_udp_sess_throttle: 20,
+    tags: ["a".repeat(50)],
+  });
+  assert.deepEqual([premium.type, premium.client_conn_throttle, premium.client_udp_sess_throttle], [
+    "premium",
+    20,
+    20,
+  ]);
+  assert.equal(sim.world.nodeBalancers().length, 2, "refused creates leave nothing behind");
+});
+
+Deno.test("createNodeBalancer() checks inline configs and their nodes, refusing the whole body on any error", async () => {
+  await using sim = await startLinodeSim();
+  const base = { label: "svc-c", region: "us-east" };
+  const dupPort = await refused(sim, { ...base, configs: [{ port: 80 }, { port: 80, protocol: "tcp" }] });
+  assert.deepEqual(dupPort.errors, [{ field: "configs[1].port", reason: "Port 80 is already configured" }]);
+  const badNode = await refused(sim, {
+    ...base,
+    configs: [{ port: 80, nodes: [{ label: "node-1", address: "45.79.1.2:80" }] }],
+  });
+  assert.deepEqual(badNode.errors, [{
+    field: "configs[0].nodes[0].address",
+    reason: "Must be a private IPv4 address",
+  }]);
+  const badConfig = await refused(sim, { ...base, configs: [{ port: 70000 }] });
+  assert.equal(badConfig.errors[0]?.field, "configs[0].port");
+  const notObject = await refused(sim, { ...base, configs: [42] });
+  assert.deepEqual(notObject.errors, [{ field: "configs[0]", reason: "Must be an object" }]);
+  assert.equal(sim.world.nodeBalancers().length, 0);
+  const shared = await created(sim, {
+    ...base,
+    type: "premium",
+    configs: [{ port: 53, protocol: "udp" }, { port: 53, protocol: "tcp" }],
+  });
+  const ports = await withSim(sim, () => getNodeBalancerConfigs(shared.id));
+  assert.deepEqual(
+    ports.data.map((c) => [c.port, c.protocol]),
+    [[53, "udp"], [53, "tcp"]],
+    "UDP and TCP may share a port",
+  );
 });
 
 Deno.test("getNodeBalancers(), getNodeBalancer(), updateNodeBalancer() and deleteNodeBalancer() work end to end", async () => {
   await using sim = await startLinodeSim();
   const nb = await createOne(sim);
-  // The API names an unlabelled NodeBalancer itself; api-v4 insists on a label, so go raw.
-  const other = (await withSim(sim, () => rawCall("POST", "/nodebalancers", { region: "us-ord" }))) as {
-    id: number;
-    label: string;
-  };
-  assert.equal(other.label, `nodebalancer${other.id}`);
+  const other = await created(sim, { label: "svc-other", region: "us-ord" });
   const list = await withSim(sim, () => getNodeBalancers({}, { label: "svc-web" }));
   assert.deepEqual(list.data.map((n) => n.id), [nb.id]);
+  const byIp = await withSim(sim, () => getNodeBalancers({}, { ipv4: nb.ipv4 }));
+  assert.deepEqual(byIp.data.map((n) => n.id), [nb.id]);
   const updated = await withSim(
     sim,
-    () => updateNodeBalancer(nb.id, { label: "svc-web-2", tags: ["a", "b"] }),
+    () => updateNodeBalancer(nb.id, { label: "svc-web-2", tags: ["a-1", "b-2"], client_conn_throttle: 0 }),
   );
-  assert.equal(updated.label, "svc-web-2");
-  assert.deepEqual((await withSim(sim, () => getNodeBalancer(nb.id))).tags, ["a", "b"]);
-  const dupLabel = await failure(withSim(sim, () => updateNodeBalancer(other.id, { label: "svc-web-2" })));
-  assert.deepEqual(dupLabel, { status: 400, errors: [{ field: "label", reason: "Label must be unique" }] });
+  assert.deepEqual([updated.label, updated.client_conn_throttle], ["svc-web-2", 0]);
+  assert.deepEqual((await withSim(sim, () => getNodeBalancer(nb.id))).tags, ["a-1", "b-2"]);
+  const update = (id: number, body: unknown) =>
+    failure(withSim(sim, () => rawCall("PUT", `/nodebalancers/${id}`, body)));
+  assert.deepEqual(await update(other.id, { label: "svc-web-2" }), {
+    status: 400,
+    errors: [{ field: "label", reason: "Label must be unique" }],
+  });
+  assert.equal((await update(nb.id, { label: "a.b.c" })).errors[0]?.field, "label");
+  assert.equal((await update(nb.id, { client_conn_throttle: 99 })).errors[0]?.field, "client_conn_throttle");
+  assert.equal((await update(nb.id, { region: "us-west" })).errors[0]?.field, "region");
   await withSim(sim, () => deleteNodeBalancer(nb.id));
   assert.equal((await failure(withSim(sim, () => getNodeBalancer(nb.id)))).status, 404);
   assert.equal((await failure(withSim(sim, () => deleteNodeBalancer(nb.id)))).status, 404);
   assert.deepEqual(sim.world.nodeBalancers().map((n) => n.id), [other.id]);
   assert.equal(sim.calls.count("DELETE /v4/nodebalancers/{id}"), 2);
-});
-
-Deno.test("createNodeBalancer() rejects bad bodies with field errors", async () => {
-  await using sim = await startLinodeSim();
-  const post = (body: unknown) => failure(withSim(sim, () => rawCall("POST", "/nodebalancers", body)));
-  assert.deepEqual((await post({ label: "x-ok" })).errors, [{
-    field: "region",
-    reason: "region is required",
-  }]);
-  assert.equal((await post({ region: "us-east", label: "no" })).errors[0]?.field, "label");
-  const dupPort = await post({ region: "us-east", configs: [{ port: 80 }, { port: 80, protocol: "http" }] });
-  assert.deepEqual(dupPort.errors, [{ field: "configs[1].port", reason: "Port 80 is already configured" }]);
-  const publicNode = await post({
-    region: "us-east",
-    configs: [{ port: 80, nodes: [{ label: "node-1", address: "45.79.1.2:80" }] }],
-  });
-  assert.deepEqual(publicNode.errors, [{
-    field: "configs[0].nodes[0].address",
-    reason: "Must be a private IPv4 address",
-  }]);
-  const noPort = await post({
-    region: "us-east",
-    configs: [{ port: 80, nodes: [{ label: "node-1", address: "10.0.0.1" }] }],
-  });
-  assert.equal(noPort.errors[0]?.field, "configs[0].nodes[0].address");
-  const badPort = await post({ region: "us-east", configs: [{ port: 70000 }] });
-  assert.equal(badPort.errors[0]?.field, "configs[0].port");
-  const https = await post({ region: "us-east", configs: [{ port: 443, protocol: "https" }] });
-  assert.equal(https.errors[0]?.field, "configs[0].ssl_cert");
-  const udpAndTcp = await withSim(
-    sim,
-    () =>
-      rawCall("POST", "/nodebalancers", {
-        region: "us-east",
-        configs: [{ port: 53, protocol: "udp" }, { port: 53, protocol: "tcp" }],
-      }),
-  );
-  assert.equal(typeof (udpAndTcp as { id: number }).id, "number", "UDP and TCP may share a port");
-  assert.equal(sim.world.nodeBalancers().length, 1, "failed creates leave nothing behind");
-});
-
-Deno.test("NodeBalancer config functions create, get, update and delete configs", async () => {
-  await using sim = await startLinodeSim();
-  const nb = await createOne(sim);
-  const created = await withSim(
-    sim,
-    () =>
-      createNodeBalancerConfig(nb.id, {
-        port: 8080,
-        protocol: "http",
-        check: "http",
-        check_path: "/healthz",
-        nodes: [node("n-9", "10.0.0.9")],
-      }),
-  );
-  assert.equal(created.port, 8080);
-  assert.equal(created.check_path, "/healthz");
-  assert.equal(created.nodebalancer_id, nb.id);
-  const got = await withSim(sim, () => getNodeBalancerConfig(nb.id, created.id));
-  assert.deepEqual(got, created);
-  const updated = await withSim(
-    sim,
-    () => updateNodeBalancerConfig(nb.id, created.id, { port: 8081, algorithm: "leastconn" }),
-  );
-  assert.equal(updated.port, 8081);
-  assert.equal(updated.algorithm, "leastconn");
-  assert.equal(updated.check_path, "/healthz", "PUT keeps fields it does not name");
-  const taken = await failure(withSim(sim, () => updateNodeBalancerConfig(nb.id, created.id, { port: 80 })));
-  assert.deepEqual(taken.errors, [{ field: "port", reason: "Port 80 is already configured" }]);
-  await withSim(sim, () => deleteNodeBalancerConfig(nb.id, created.id));
-  assert.equal((await failure(withSim(sim, () => getNodeBalancerConfig(nb.id, created.id)))).status, 404);
-  assert.equal((await withSim(sim, () => getNodeBalancerConfigs(nb.id))).results, 2);
-});
-
-Deno.test("NodeBalancer node functions create, get, update and delete nodes", async () => {
-  await using sim = await startLinodeSim();
-  const nb = await createOne(sim);
-  const configId = (await withSim(sim, () => getNodeBalancerConfigs(nb.id))).data[0]?.id ?? 0;
-  const created = await withSim(
-    sim,
-    () => createNodeBalancerConfigNode(nb.id, configId, node("n-3", "192.168.128.7", 31000)),
-  );
-  assert.equal(created.address, "192.168.128.7:31000");
-  assert.equal(created.config_id, configId);
-  assert.deepEqual(await withSim(sim, () => getNodeBalancerConfigNode(nb.id, configId, created.id)), created);
-  const updated = await withSim(
-    sim,
-    () =>
-      updateNodeBalancerConfigNode(nb.id, configId, created.id, {
-        ...node("n-3", "192.168.128.8", 31001),
-        mode: "drain",
-      }),
-  );
-  assert.equal(updated.address, "192.168.128.8:31001");
-  assert.equal(updated.mode, "drain");
-  const partial = await withSim(
-    sim,
-    () => rawCall("PUT", `/nodebalancers/${nb.id}/configs/${configId}/nodes/${created.id}`, { weight: 7 }),
-  );
-  assert.deepEqual(partial, { ...updated, weight: 7 });
-  await withSim(sim, () => deleteNodeBalancerConfigNode(nb.id, configId, created.id));
-  assert.equal(
-    (await failure(withSim(sim, () => getNodeBalancerConfigNode(nb.id, configId, created.id)))).status,
-    404,
-  );
-  assert.equal((await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, configId))).results, 2);
-});
-
-Deno.test("rebuildNodeBalancerConfig() replaces the node set; nodes sent with an id keep it", async () => {
-  await using sim = await startLinodeSim();
-  const nb = await createOne(sim);
-  const configId = (await withSim(sim, () => getNodeBalancerConfigs(nb.id))).data[0]?.id ?? 0;
-  const before = (await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, configId))).data;
-  const keep = before[0];
-  assert.ok(keep);
-  // api-v4's rebuild drops node ids, so send the body raw to keep one.
-  const rebuilt = await withSim(
-    sim,
-    () =>
-      rawCall("POST", `/nodebalancers/${nb.id}/configs/${configId}/rebuild`, {
-        port: 80,
-        protocol: "tcp",
-        check_timeout: 5,
-        nodes: [{ id: keep.id, label: "n-1", address: "192.168.128.2:30081" }, {
-          label: "n-4",
-          address: "10.0.0.4:30080",
-        }],
-      }),
-  );
-  assert.equal((rebuilt as { check_timeout: number }).check_timeout, 5);
-  const after = (await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, configId))).data;
-  assert.equal(after.length, 2);
-  assert.deepEqual(after.map((n) => n.address), ["192.168.128.2:30081", "10.0.0.4:30080"]);
-  assert.equal(after[0]?.id, keep.id);
-  assert.ok(!after.some((n) => n.id === before[1]?.id), "the node left out is gone");
-  const viaClient = await withSim(
-    sim,
-    () =>
-      rebuildNodeBalancerConfig(nb.id, configId, {
-        port: 80,
-        protocol: "tcp",
-        nodes: [node("n-5", "10.0.0.5")],
-      }),
-  );
-  assert.equal(viaClient.id, configId);
-  const last = (await withSim(sim, () => getNodeBalancerConfigNodes(nb.id, configId))).data;
-  assert.deepEqual(last.map((n) => n.label), ["n-5"]);
-  const unknownId = await failure(
-    withSim(sim, () =>
-      rawCall("POST", `/nodebalancers/${nb.id}/configs/${configId}/rebuild`, {
-        nodes: [{ id: 1, label: "n-1", address: "10.0.0.1:1" }],
-      })),
-  );
-  assert.equal(unknownId.errors[0]?.field, "nodes[0].id");
-  assert.equal(sim.calls.count("POST /v4/nodebalancers/{id}/configs/{id}/rebuild"), 3);
 });

@@ -147,7 +147,9 @@ Deno.test("getLinodes() answers an invalid X-Filter with 400", async () => {
     });
   const notJson = await raw("{label:");
   assert.equal(notJson.status, 400);
-  assert.deepEqual(await notJson.json(), { errors: [{ reason: "The X-Filter header must be valid JSON" }] });
+  assert.deepEqual(await notJson.json(), {
+    errors: [{ reason: "The X-Filter header must be valid JSON", field: "X-Filter" }],
+  });
   const cases: [Filter, string][] = [
     [{ nonsense: 1 }, "Cannot filter on nonsense"],
     [{ label: { "+like": "x" } }, "Unknown filter operator +like"],
@@ -160,7 +162,7 @@ Deno.test("getLinodes() answers an invalid X-Filter with 400", async () => {
   for (const [filter, reason] of cases) {
     assert.deepEqual(await failure(withSim(sim, () => getLinodes({}, filter))), {
       status: 400,
-      errors: [{ reason }],
+      errors: [{ reason, field: "X-Filter" }],
     });
   }
 });

@@ -1,7 +1,8 @@
 /** `linode/instances` routes: instances, IPs, config profiles and their interfaces. */
-import type { Config } from "@linode/api-v4";
+import { updateConfigInterface } from "./config_ifaces.ts";
 import { json, readBody } from "./http.ts";
-import { linodeIps, updateInterface } from "./instance_ops.ts";
+import type { SimConfig } from "./instance_shape.ts";
+import { linodeIps } from "./instance_ops.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
 import { FIREWALL_FIELDS } from "./routes_firewalls.ts";
 import type { InstanceRecord } from "./store_instances.ts";
@@ -27,6 +28,7 @@ const INSTANCE_FIELDS = new Set([
   "watchdog_enabled",
   "disk_encryption",
   "site_type",
+  "interface_generation",
 ]);
 const CONFIG_FIELDS = new Set(["id", "label", "kernel", "created", "updated", "virt_mode", "run_level"]);
 
@@ -34,7 +36,7 @@ function instance(ctx: RouteContext): InstanceRecord {
   return ctx.world.instances.require(param(ctx, 0));
 }
 
-function config(ctx: RouteContext): Config {
+function config(ctx: RouteContext): SimConfig {
   return ctx.world.instances.config(param(ctx, 0), param(ctx, 1));
 }
 
@@ -61,7 +63,7 @@ export const LINODE_ROUTES: readonly Route[] = [
     method: "GET",
     path: "linode/instances/:id/configs/:id/interfaces",
     // The API answers this one with a bare array, not a page.
-    handle: (ctx) => json(config(ctx).interfaces ?? []),
+    handle: (ctx) => json(config(ctx).interfaces),
   },
   {
     method: "GET",
@@ -74,7 +76,7 @@ export const LINODE_ROUTES: readonly Route[] = [
     handle: async (ctx) => {
       const body = await readBody(ctx.req);
       const ids = { linodeId: param(ctx, 0), configId: param(ctx, 1), ifaceId: param(ctx, 2) };
-      return json(updateInterface(ctx.world.instances, ctx.world.vpcs, ids, body));
+      return json(updateConfigInterface(ctx.world.instances, ids, body));
     },
   },
   {

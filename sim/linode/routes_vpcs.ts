@@ -1,23 +1,11 @@
 /** `vpcs` routes: VPCs, subnets and the VPC IP listings. */
 import { json, notFound, readBody } from "./http.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
-import { parseVpcInput } from "./store_vpcs.ts";
+import { parseVpcInput } from "./vpc_input.ts";
+import { VPC_IP_FILTER_FIELDS } from "./vpc_ips.ts";
 
 const VPC_FIELDS = new Set(["id", "label", "region", "description", "created", "updated"]);
 const SUBNET_FIELDS = new Set(["id", "label", "ipv4", "created", "updated"]);
-const IP_FIELDS = new Set([
-  "address",
-  "address_range",
-  "active",
-  "config_id",
-  "interface_id",
-  "linode_id",
-  "nodebalancer_id",
-  "nat_1_1",
-  "region",
-  "subnet_id",
-  "vpc_id",
-]);
 
 function vpcOr404(ctx: RouteContext) {
   const vpc = ctx.world.vpcs.get(param(ctx, 0));
@@ -33,7 +21,11 @@ export const VPC_ROUTES: readonly Route[] = [
     path: "vpcs",
     handle: async (ctx) => json(ctx.world.vpcs.create(parseVpcInput(await readBody(ctx.req)))),
   },
-  { method: "GET", path: "vpcs/ips", handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(), IP_FIELDS) },
+  {
+    method: "GET",
+    path: "vpcs/ips",
+    handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(), VPC_IP_FILTER_FIELDS),
+  },
   { method: "GET", path: "vpcs/:id", handle: (ctx) => json(vpcOr404(ctx)) },
   {
     method: "DELETE",
@@ -60,6 +52,6 @@ export const VPC_ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: "vpcs/:id/ips",
-    handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(vpcOr404(ctx).id), IP_FIELDS),
+    handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(vpcOr404(ctx).id), VPC_IP_FILTER_FIELDS),
   },
 ];

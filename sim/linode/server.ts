@@ -7,9 +7,12 @@ import { Faults } from "./faults.ts";
 import { ApiError, errorResponse, notFound } from "./http.ts";
 import { Router } from "./router.ts";
 import { FIREWALL_ROUTES } from "./routes_firewalls.ts";
+import { LINODE_IFACE_ROUTES } from "./routes_linode_ifaces.ts";
 import { LINODE_ROUTES } from "./routes_linodes.ts";
+import { NETWORKING_ROUTES } from "./routes_networking.ts";
 import { NODEBALANCER_ROUTES } from "./routes_nodebalancers.ts";
 import { PROFILE_ROUTES } from "./routes_profile.ts";
+import { RateLimiter, type RateLimitRule } from "./rate_limit.ts";
 import { VPC_ROUTES } from "./routes_vpcs.ts";
 import { World } from "./world.ts";
 
@@ -25,6 +28,8 @@ export interface LinodeSimOptions {
   random?: () => number;
   /** How many requests `calls.log` keeps. */
   callLogLimit?: number;
+  /** Rate limits (`DOCUMENTED_RATE_LIMITS` for the reference's); generous by default so no test meets them. */
+  rateLimits?: readonly RateLimitRule[];
 }
 
 /** A running emulator. */
@@ -43,6 +48,8 @@ export interface LinodeSim {
   readonly faults: Faults;
   /** Request counters by route template. */
   readonly calls: CallCounter;
+  /** Rate limits and the `X-RateLimit-*` headers; `configure()` replaces the rules at run time. */
+  readonly rateLimits: RateLimiter;
   /** Stops the server; hung and delayed requests end first. Idempotent. */
   close(): Promise<void>;
   /** Same as `close()`, for `await using`. */
@@ -51,9 +58,11 @@ export interface LinodeSim {
 
 const API_ROUTER = new Router([
   ...LINODE_ROUTES,
+  ...LINODE_IFACE_ROUTES,
   ...VPC_ROUTES,
   ...NODEBALANCER_ROUTES,
   ...FIREWALL_ROUTES,
+  ...NETWORKING_ROUTES,
   ...PROFILE_ROUTES,
 ]);
 
@@ -62,6 +71,7 @@ interface SimState extends FaultEnv {
   setToken(token: string): void;
   world: World;
   calls: CallCounter;
+  rateLimits: RateLimiter;
 }
 
 /** Routing and handlers throw `ApiError`; anything else is a sim bug, answered as the API would: 500. */
@@ -77,11 +87,41 @@ async function routeApi(req: Request, url: URL, state: SimState): Promise<Respon
     throw new ApiError(401, [{ reason: "Invalid Token" }]);
   }
   const found = API_ROUTER.match(req.method, (match[1] ?? "").split("/"));
-  return await found.route.handle({ req, url, params: found.params, world: state.world });
+  return await found.route.handle({
+    req,
+    url,
+    params: found.params,
+    addresses: found.addresses,
+    world: state.world,
+  });
+}
+
+/** A copy of `response` with `headers` added (responses built elsewhere may have immutable headers). */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  const out = new Response(response.body, response);
+  for (const [k, v] of Object.entries(headers)) out.headers.set(k, v);
+  return out;
 }
 
 async function answerApi(req: Request, url: URL, state: SimState, call: CallRecord): Promise<Response> {
   const pathTemplate = call.key.slice(call.key.indexOf(" ") + 1);
+  const rate = state.rateLimits.check(call.method, pathTemplate);
+  if (rate.retryAfterSec !== undefined) {
+    call.fault = "rateLimited";
+    const headers = { ...rate.headers, "retry-after": String(rate.retryAfterSec) };
+    return errorResponse(429, [{ reason: "Too many requests" }], headers);
+  }
+  const response = await answerUnlimited(req, url, state, call, pathTemplate).catch(toErrorResponse);
+  return withHeaders(response, rate.headers);
+}
+
+async function answerUnlimited(
+  req: Request,
+  url: URL,
+  state: SimState,
+  call: CallRecord,
+  pathTemplate: string,
+): Promise<Response> {
   const triggered = state.faults.select(call.method, pathTemplate);
   const cut = await applyBefore(state, triggered);
   if (cut) {
@@ -112,6 +152,7 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
     setToken: (token) => state.token = token,
     world: new World(clock),
     calls: new CallCounter(options.callLogLimit),
+    rateLimits: new RateLimiter(clock, options.rateLimits),
     faults: new Faults(clock, options.random),
     clock,
     closing: closer.signal,
@@ -141,6 +182,7 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
     world: state.world,
     faults: state.faults,
     calls: state.calls,
+    rateLimits: state.rateLimits,
     close,
     [Symbol.asyncDispose]: close,
   };

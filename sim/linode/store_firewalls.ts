@@ -1,16 +1,10 @@
 /** Cloud Firewalls: rules (versioned) and attached devices (Linodes, NodeBalancers). */
-import type {
-  Firewall,
-  FirewallDevice,
-  FirewallDeviceEntityType,
-  FirewallRules,
-  FirewallRuleType,
-} from "@linode/api-v4";
+import type { Firewall, FirewallDevice, FirewallDeviceEntityType, FirewallRules } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
+import { checkFirewallLabel, parseRules } from "./firewall_rules.ts";
 import {
   apiTime,
   type Body,
-  checkLabel,
   fieldError,
   isRecord,
   notFound,
@@ -28,50 +22,7 @@ interface FirewallRecord {
   devices: Map<number, FirewallDevice>;
 }
 
-const POLICIES = ["ACCEPT", "DROP"] as const;
-const PROTOCOLS = ["TCP", "UDP", "ICMP", "IPENCAP", "ALL"] as const;
 const DEVICE_TYPES = ["linode", "nodebalancer"] as const;
-
-function parseRuleList(value: unknown, field: string): FirewallRuleType[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw fieldError(field, `${field} must be an array`);
-  return value.map((rule, i) => {
-    const prefix = `${field}[${i}].`;
-    if (!isRecord(rule)) throw fieldError(`${field}[${i}]`, "Must be an object");
-    const addresses = isRecord(rule.addresses) ? rule.addresses : {};
-    return {
-      action: optEnum(rule, "action", POLICIES, prefix) ?? "ACCEPT",
-      protocol: optEnum(rule, "protocol", PROTOCOLS, prefix) ?? "TCP",
-      ports: optString(rule, "ports", prefix) ?? "",
-      label: optString(rule, "label", prefix) ?? null,
-      description: optString(rule, "description", prefix) ?? null,
-      addresses: {
-        ipv4: optStrings(addresses, "ipv4", `${prefix}addresses.`) ?? [],
-        ipv6: optStrings(addresses, "ipv6", `${prefix}addresses.`) ?? [],
-      },
-    };
-  });
-}
-
-function parseRules(value: unknown, version: number): FirewallRules {
-  if (!isRecord(value)) throw fieldError("rules", "rules are required");
-  const rules: FirewallRules = {
-    inbound_policy: optEnum(value, "inbound_policy", POLICIES, "rules.") ?? "ACCEPT",
-    outbound_policy: optEnum(value, "outbound_policy", POLICIES, "rules.") ?? "ACCEPT",
-    inbound: parseRuleList(value.inbound, "rules.inbound"),
-    outbound: parseRuleList(value.outbound, "rules.outbound"),
-    version,
-    fingerprint: "",
-  };
-  rules.fingerprint = fingerprintOf(JSON.stringify(rules));
-  return rules;
-}
-
-function fingerprintOf(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
-}
 
 /** Owns firewalls. */
 export class FirewallStore {
@@ -88,9 +39,9 @@ export class FirewallStore {
 
   /** `POST /networking/firewalls`, devices optional. */
   create(body: Body): Firewall {
-    const label = checkLabel(optString(body, "label") ?? "", "label");
-    if (this.list().some((f) => f.label === label)) throw fieldError("label", "Label must be unique");
-    const rules = parseRules(body.rules, 1);
+    const label = checkFirewallLabel(optString(body, "label") ?? "");
+    this.#checkUniqueLabel(label);
+    const rules = parseRules(body.rules, 1, "rules.");
     const devices = isRecord(body.devices) ? body.devices : {};
     const wanted = [
       ...this.#deviceIds(devices.linodes, "devices.linodes").map((id) => ({ id, type: "linode" as const })),
@@ -99,7 +50,7 @@ export class FirewallStore {
         type: "nodebalancer" as const,
       })),
     ];
-    wanted.forEach((d) => this.#checkEntity(d.type, d.id, "devices"));
+    wanted.forEach((d) => this.#checkEntity(d.type, d.id, "devices", true));
     const now = apiTime(this.#clock.now());
     const fw: Firewall = {
       id: this.#ids.next("firewall"),
@@ -124,11 +75,21 @@ export class FirewallStore {
     return value;
   }
 
-  #checkEntity(type: FirewallDeviceEntityType, id: number, field: string): string {
+  #checkUniqueLabel(label: string, selfId?: number): void {
+    if (this.list().some((f) => f.label === label && f.id !== selfId)) {
+      throw fieldError("label", "Label must be unique");
+    }
+  }
+
+  /**
+   * The entity's label, or a 400. "Only one enabled Firewall can be attached to a particular service at any given
+   * time"; disabled ones may be added beside it (the reference's Firewall and FirewallDevices schemas).
+   */
+  #checkEntity(type: FirewallDeviceEntityType, id: number, field: string, enabled: boolean): string {
     const label = this.#lookup(type, id);
     if (label === undefined) throw fieldError(field, `${type} ${id} not found`);
-    if (type === "nodebalancer" && this.firewallsOf(type, id).length > 0) {
-      throw fieldError(field, `NodeBalancer ${id} already has a firewall`);
+    if (enabled && this.firewallsOf(type, id).some((fw) => fw.status === "enabled")) {
+      throw fieldError(field, `${type} ${id} already has an enabled firewall`);
     }
     return label;
   }
@@ -137,6 +98,11 @@ export class FirewallStore {
     const rec = this.#byId.get(id);
     if (!rec) throw notFound();
     return rec;
+  }
+
+  /** True when the firewall exists. */
+  has(id: number): boolean {
+    return this.#byId.has(id);
   }
 
   /** One firewall, or a 404. */
@@ -153,8 +119,15 @@ export class FirewallStore {
   update(id: number, body: Body): Firewall {
     const { fw } = this.#require(id);
     const label = optString(body, "label");
-    if (label !== undefined) checkLabel(label, "label");
+    if (label !== undefined) this.#checkUniqueLabel(checkFirewallLabel(label), id);
     const status = optEnum(body, "status", ["enabled", "disabled"]);
+    if (status === "enabled" && fw.status !== "enabled") {
+      for (const e of fw.entities) {
+        if (this.firewallsOf(e.type, e.id).some((o) => o.id !== id && o.status === "enabled")) {
+          throw fieldError("status", `${e.type} ${e.id} already has an enabled firewall`);
+        }
+      }
+    }
     const tags = optStrings(body, "tags");
     if (label !== undefined) fw.label = label;
     if (status !== undefined) fw.status = status;
@@ -171,7 +144,7 @@ export class FirewallStore {
   /** `PUT .../rules`: replaces the rules and bumps the version. */
   setRules(id: number, body: Body): FirewallRules {
     const { fw } = this.#require(id);
-    fw.rules = parseRules(body, fw.rules.version + 1);
+    fw.rules = parseRules(body, fw.rules.version + 1, "");
     fw.updated = apiTime(this.#clock.now());
     return fw.rules;
   }
@@ -198,7 +171,7 @@ export class FirewallStore {
     if ([...rec.devices.values()].some((d) => d.entity.type === type && d.entity.id === entityId)) {
       throw fieldError("id", `${type} ${entityId} is already assigned to this firewall`);
     }
-    const label = this.#checkEntity(type, entityId, "id");
+    const label = this.#checkEntity(type, entityId, "id", rec.fw.status === "enabled");
     const url = type === "linode" ? `/v4/linode/instances/${entityId}` : `/v4/nodebalancers/${entityId}`;
     const now = apiTime(this.#clock.now());
     const device: FirewallDevice = {

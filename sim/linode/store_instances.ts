@@ -1,17 +1,42 @@
-/** Linode instances, their boot config and interfaces, and the IP views of them. */
-import type { Config, Interface } from "@linode/api-v4";
+/** Linode instances, their boot config, and their interfaces of either generation. */
 import type { Clock } from "../../common/clock.ts";
 import { apiTime, fieldError, notFound } from "./http.ts";
+import {
+  configMember,
+  linodeMember,
+  newLinodeInterface,
+  publicConfigInterface,
+  publicData,
+  publicIpv4s,
+  vpcConfigInterface,
+} from "./iface_members.ts";
 import type { Ids } from "./ids.ts";
 import {
   configShape,
+  type InterfaceGeneration,
   LINODE_STATUSES,
   linodeShape,
+  type SimConfig,
+  type SimInterface,
   type SimLinode,
+  type SimLinodeInterface,
   type SimLinodeStatus,
 } from "./instance_shape.ts";
 import { formatIpv4 } from "./ip.ts";
-import type { VpcStore } from "./store_vpcs.ts";
+import type { VpcMember, VpcStore } from "./store_vpcs.ts";
+import { checkRanges } from "./vpc_ranges.ts";
+
+/** Where `world.addInstance` attaches a Linode: its VPC interface's subnet, address, NAT and ranges. */
+export interface AddInstanceVpc {
+  vpcId: number;
+  subnetId: number;
+  /** The VPC address (default: the next free one). */
+  ipv4?: string;
+  /** 1:1 NAT of the Linode's public IPv4 on the VPC address. */
+  nat1to1?: boolean;
+  /** Routed ranges, validated as the API validates them. */
+  ipRanges?: string[];
+}
 
 /** Input of `world.addInstance`. */
 export interface AddInstanceInput {
@@ -26,18 +51,23 @@ export interface AddInstanceInput {
   image?: string | null;
   lkeClusterId?: number | null;
   privateIp?: boolean;
-  vpc?: { vpcId: number; subnetId: number; ipv4?: string; nat1to1?: boolean; ipRanges?: string[] };
+  /** `legacy_config` (default): config profile interfaces; `linode`: Linode interfaces (public + VPC). */
+  interfaceGeneration?: InterfaceGeneration;
+  vpc?: AddInstanceVpc;
 }
 
-/** An instance with its config profile and the addresses behind `/ips`. */
+/** An instance with its config profile, its Linode interfaces and the addresses behind `/ips`. */
 export interface InstanceRecord {
   linode: SimLinode;
-  config: Config;
+  config: SimConfig;
+  /** Linode interfaces, in creation order (empty for `legacy_config` Linodes). */
+  interfaces: SimLinodeInterface[];
   slaac: string | null;
   seq: number;
 }
 
 const PRIVATE_BASE = 0xc0a88000; // 192.168.128.0/17, Linode's private range
+const GENERATIONS: readonly InterfaceGeneration[] = ["legacy_config", "linode"];
 
 /** Owns instances. Listing is in id order; lookups by id are O(1). */
 export class InstanceStore {
@@ -54,24 +84,34 @@ export class InstanceStore {
     this.#vpcs = vpcs;
   }
 
+  /** The VPC store the interfaces attach to. */
+  get vpcs(): VpcStore {
+    return this.#vpcs;
+  }
+
   /** Adds an instance, allocating public, private, SLAAC and VPC addresses as asked. */
   add(input: AddInstanceInput = {}): SimLinode {
     const status = input.status ?? "running";
     if (!LINODE_STATUSES.includes(status)) throw fieldError("status", `Unknown status ${status}`);
+    const generation = input.interfaceGeneration ?? "legacy_config";
+    if (!GENERATIONS.includes(generation)) {
+      throw fieldError("interface_generation", "Must be one of legacy_config, linode");
+    }
     const id = this.#ids.next("linode");
     const label = input.label ?? `linode${id}`;
     if (this.#labels.has(label)) throw fieldError("label", "Label must be unique among your linodes");
-    const seq = this.#seq++;
+    if (input.vpc && this.#vpcs.vpcOfSubnet(input.vpc.subnetId) !== input.vpc.vpcId) {
+      throw fieldError("subnet_id", `Subnet ${input.vpc.subnetId} is not in VPC ${input.vpc.vpcId}`);
+    }
+    const seq = this.#seq;
     const now = apiTime(this.#clock.now());
-    const vpcIface = input.vpc ? this.#vpcInterface(input.vpc, status === "running") : undefined;
-    const ipv4 = input.ipv4 ?? this.#allocateIpv4(seq, input.privateIp === true);
     const slaac = input.ipv6 === undefined ? slaacOf(seq) : input.ipv6;
     const linode = linodeShape({
       id,
       label,
       now,
       status,
-      ipv4,
+      ipv4: input.ipv4 ?? this.#allocateIpv4(seq, input.privateIp === true),
       ipv6: slaac,
       region: input.region ?? "us-east",
       type: input.type ?? "g6-standard-2",
@@ -79,20 +119,15 @@ export class InstanceStore {
       group: input.group ?? "",
       image: input.image === undefined ? "linode/ubuntu24.04" : input.image,
       lkeClusterId: input.lkeClusterId ?? null,
+      interfaceGeneration: generation,
     });
-    const ifaces = vpcIface ? [this.#publicInterface(status === "running"), vpcIface] : [];
-    const config = configShape(this.#ids.next("config"), 100_000_000 + seq * 2, ifaces, now);
-    if (vpcIface && input.vpc?.nat1to1) vpcIface.ipv4 = { ...vpcIface.ipv4, nat_1_1: ipv4[0] ?? null };
-    this.#byId.set(id, { linode, config, slaac, seq });
+    const config = configShape(this.#ids.next("config"), 100_000_000 + seq * 2, [], now);
+    const rec: InstanceRecord = { linode, config, interfaces: [], slaac, seq };
+    if (generation === "linode") this.#seedLinodeInterfaces(rec, input.vpc, now);
+    else if (input.vpc) this.#seedConfigInterfaces(rec, input.vpc);
+    this.#seq++;
+    this.#byId.set(linode.id, rec);
     this.#labels.add(label);
-    if (vpcIface) {
-      this.#vpcs.attach(vpcIface.subnet_id ?? 0, {
-        linodeId: id,
-        configId: config.id,
-        region: linode.region,
-        iface: vpcIface,
-      });
-    }
     return linode;
   }
 
@@ -101,37 +136,52 @@ export class InstanceStore {
     return withPrivate ? [pub, formatIpv4(PRIVATE_BASE + 2 + seq)] : [pub];
   }
 
-  #publicInterface(active: boolean): Interface {
-    const id = this.#ids.next("interface");
-    return {
-      id,
-      purpose: "public",
-      label: null,
-      ipam_address: null,
-      primary: true,
-      active,
-      vpc_id: null,
-      subnet_id: null,
-    };
+  #seedConfigInterfaces(rec: InstanceRecord, vpc: AddInstanceVpc): void {
+    const active = rec.linode.status === "running";
+    const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
+    const iface = vpcConfigInterface(this.#ids.next("interface"), active, { ...vpc, address });
+    if (vpc.nat1to1 && iface.ipv4) iface.ipv4.nat_1_1 = publicIpv4s(rec.linode)[0] ?? null;
+    rec.config.interfaces = [publicConfigInterface(this.#ids.next("interface"), active), iface];
+    this.#attachSeeded(vpc, configMember(rec.linode, rec.config.id, iface), (ranges) => {
+      iface.ip_ranges = ranges;
+    });
   }
 
-  #vpcInterface(vpc: NonNullable<AddInstanceInput["vpc"]>, active: boolean): Interface {
-    if (this.#vpcs.vpcOfSubnet(vpc.subnetId) !== vpc.vpcId) {
-      throw fieldError("subnet_id", `Subnet ${vpc.subnetId} is not in VPC ${vpc.vpcId}`);
+  #seedLinodeInterfaces(rec: InstanceRecord, vpc: AddInstanceVpc | undefined, now: string): void {
+    const pub = publicData(publicIpv4s(rec.linode).slice(0, 1), rec.slaac);
+    const defaultRoute = { ipv4: true, ipv6: true };
+    rec.interfaces.push(
+      newLinodeInterface(this.#ids.next("interface"), now, { default_route: defaultRoute, public: pub }),
+    );
+    if (!vpc) return;
+    const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
+    const nat = vpc.nat1to1 ? publicIpv4s(rec.linode)[0] ?? null : null;
+    const iface = newLinodeInterface(this.#ids.next("interface"), now, {
+      default_route: {},
+      vpc: {
+        vpc_id: vpc.vpcId,
+        subnet_id: vpc.subnetId,
+        ipv4: { addresses: [{ address, primary: true, nat_1_1_address: nat }], ranges: [] },
+      },
+    });
+    rec.interfaces.push(iface);
+    this.#attachSeeded(vpc, linodeMember(rec.linode, iface), (ranges) => {
+      if (iface.vpc) iface.vpc.ipv4.ranges = ranges.map((range) => ({ range }));
+    });
+  }
+
+  /** Attaches a seeded interface, then applies its ranges with the API's rules (undone on a refusal). */
+  #attachSeeded(vpc: AddInstanceVpc, member: VpcMember, set: (ranges: string[]) => void): void {
+    this.#vpcs.attach(vpc.subnetId, member);
+    if (!vpc.ipRanges?.length) return;
+    const generation = member.configId === null ? "linode" : "legacy_config";
+    try {
+      const target = { subnetId: vpc.subnetId, interfaceId: member.interfaceId, generation } as const;
+      set(checkRanges(this.#vpcs, target, vpc.ipRanges, (i) => `vpc.ipRanges[${i}]`));
+    } catch (e) {
+      this.#vpcs.detach(vpc.subnetId, member.interfaceId);
+      throw e;
     }
-    const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4);
-    return {
-      id: this.#ids.next("interface"),
-      purpose: "vpc",
-      label: null,
-      ipam_address: null,
-      primary: false,
-      active,
-      vpc_id: vpc.vpcId,
-      subnet_id: vpc.subnetId,
-      ipv4: { vpc: address, nat_1_1: null },
-      ip_ranges: [...(vpc.ipRanges ?? [])],
-    };
   }
 
   /** The record of one instance. */
@@ -159,7 +209,7 @@ export class InstanceStore {
     const rec = this.require(id);
     rec.linode.status = status;
     rec.linode.updated = apiTime(this.#clock.now());
-    for (const iface of rec.config.interfaces ?? []) iface.active = status === "running";
+    for (const iface of rec.config.interfaces) iface.active = status === "running";
     return rec.linode;
   }
 
@@ -167,30 +217,31 @@ export class InstanceStore {
   delete(id: number): boolean {
     const rec = this.#byId.get(id);
     if (!rec) return false;
-    for (const iface of rec.config.interfaces ?? []) {
+    for (const iface of rec.config.interfaces) {
       if (iface.purpose === "vpc" && iface.subnet_id) this.#vpcs.detach(iface.subnet_id, iface.id);
     }
+    for (const iface of rec.interfaces) if (iface.vpc) this.#vpcs.detach(iface.vpc.subnet_id, iface.id);
     this.#labels.delete(rec.linode.label);
     return this.#byId.delete(id);
   }
 
   /** The config profile `configId` of an instance, or a 404. */
-  config(linodeId: number, configId: number): Config {
+  config(linodeId: number, configId: number): SimConfig {
     const { config } = this.require(linodeId);
     if (config.id !== configId) throw notFound();
     return config;
   }
 
   /** One interface of a config, or a 404. */
-  interface(linodeId: number, configId: number, ifaceId: number): Interface {
-    const iface = this.config(linodeId, configId).interfaces?.find((i) => i.id === ifaceId);
+  interface(linodeId: number, configId: number, ifaceId: number): SimInterface {
+    const iface = this.config(linodeId, configId).interfaces.find((i) => i.id === ifaceId);
     if (!iface) throw notFound();
     return iface;
   }
 
-  /** The VPC interface of an instance, if it exists and has one. */
-  vpcInterface(linodeId: number): Interface | undefined {
-    return this.get(linodeId)?.config.interfaces?.find((i) => i.purpose === "vpc");
+  /** The config profile VPC interface of an instance, if it has one. */
+  vpcInterface(linodeId: number): SimInterface | undefined {
+    return this.get(linodeId)?.config.interfaces.find((i) => i.purpose === "vpc");
   }
 
   /** Marks the config as changed now. */
@@ -199,9 +250,12 @@ export class InstanceStore {
     rec.config.updated = apiTime(this.#clock.now());
   }
 
-  /** The ip_ranges of an instance's VPC interface ([] without one). */
+  /** The ranges routed to an instance's VPC interface, of either generation ([] without one). */
   ipRanges(linodeId: number): string[] {
-    return [...(this.vpcInterface(linodeId)?.ip_ranges ?? [])];
+    const rec = this.get(linodeId);
+    const legacy = rec?.config.interfaces.find((i) => i.purpose === "vpc");
+    if (legacy) return [...(legacy.ip_ranges ?? [])];
+    return (rec?.interfaces.find((i) => i.vpc)?.vpc?.ipv4.ranges ?? []).map((r) => r.range);
   }
 
   /** Forgets every instance. */

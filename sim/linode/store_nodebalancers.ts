@@ -1,98 +1,88 @@
-/** NodeBalancers, their configs (one per port) and config nodes. */
-import type { NodeBalancer, NodeBalancerConfigNode } from "@linode/api-v4";
+/**
+ * NodeBalancers: create (with inline configs, VPC configs and a reserved IPv4), update, delete, and the
+ * addresses the API derives. Labels follow the reference (3–32 of `[a-zA-Z0-9-_]`, unique on the account);
+ * throttles are 0–20; `type` is common, premium or premium_40gb (linodego, api-v4), fixed at create.
+ */
 import type { Clock } from "../../common/clock.ts";
-import {
-  apiTime,
-  type Body,
-  checkLabel,
-  fieldError,
-  isRecord,
-  notFound,
-  optInt,
-  optString,
-  optStrings,
-} from "./http.ts";
+import { apiTime, type Body, fieldError, notFound, optEnum, optInt, optString, optStrings } from "./http.ts";
 import type { Ids } from "./ids.ts";
-import { formatIpv4 } from "./ip.ts";
+import { type Cidr, formatIpv4, parseIpv4 } from "./ip.ts";
+import { addConfig, draftInlineConfigs } from "./nb_configs.ts";
+import { redactConfig } from "./nb_config_input.ts";
+import type { NbRecord, NbType, NodeBalancerSnapshot, NodeBalancerWire } from "./nb_records.ts";
 import {
-  CONFIG_DEFAULTS,
-  type NbConfigFields,
-  type NbConfigWire,
-  type NodeInput,
-  parseConfigFields,
-  parseNode,
-  parseNodes,
-  redactConfig,
-} from "./nb_input.ts";
+  type NbVpcConfig,
+  parseVpcRequests,
+  releaseVpcRange,
+  reserveVpcRange,
+  type SubnetPool,
+  type VpcRequest,
+} from "./nb_vpcs.ts";
+import { requireRegion, type SimRegion } from "./regions.ts";
+import type { ReservedIpStore } from "./store_reserved_ips.ts";
 
-interface ConfigRecord {
-  config: NbConfigWire;
-  nodes: Map<number, NodeBalancerConfigNode>;
-}
-
-interface NbRecord {
-  nb: NodeBalancer;
-  configs: Map<number, ConfigRecord>;
-}
-
-/** A NodeBalancer with its configs and their nodes inline (for `world.nodeBalancers()`). */
-export type NodeBalancerSnapshot = NodeBalancer & {
-  configs: (NbConfigWire & { nodes: NodeBalancerConfigNode[] })[];
-};
-
-/** A validated `POST /nodebalancers` body. */
-interface CreateInput {
-  region: string;
-  label: string | undefined;
-  throttle: number;
-  tags: string[];
-  configs: { fields: NbConfigFields; nodes: NodeInput[] }[];
+/** Seeding overrides that the API does not take (a NodeBalancer made elsewhere, at a given address). */
+export interface NbSeedOptions {
+  /** Public IPv4 to use instead of allocating one (need not be reserved). */
+  ipv4?: string;
 }
 
 const NB_IP_BASE = 0xace80000; // 172.232.0.0, public NodeBalancer frontends
-const CITIES: Record<string, string> = { "us-east": "newark", "us-central": "dallas", "us-west": "fremont" };
+const TYPES = ["common", "premium", "premium_40gb"] as const;
 
-/** TCP-family (tcp, http, https) and UDP configs may share a port number; the same family may not. */
-function samePort(
-  a: Pick<NbConfigFields, "port" | "protocol">,
-  b: Pick<NbConfigFields, "port" | "protocol">,
-): boolean {
-  return a.port === b.port && (a.protocol === "udp") === (b.protocol === "udp");
+/** A NodeBalancer label: 3–32 characters of `[a-zA-Z0-9-_]` (the reference's pattern; no dots, unlike nodes). */
+export function checkNodeBalancerLabel(label: string, field = "label"): string {
+  if (label.length < 3 || label.length > 32) {
+    throw fieldError(field, "Label must be between 3 and 32 characters");
+  }
+  if (!/^[a-zA-Z0-9_-]+$/.test(label)) {
+    throw fieldError(field, "Label may only contain letters, numbers, dashes and underscores");
+  }
+  return label;
 }
 
-/** Owns NodeBalancers. */
+/**
+ * Tags: strings of 3–50 characters. The NodeBalancer reference gives no rule; 3–50 is the length Linode applies
+ * to tag labels (Cloud Manager's schemas spell it out for tagged images).
+ */
+export function checkTags(body: Body, field = "tags"): string[] | undefined {
+  const tags = optStrings(body, field);
+  tags?.forEach((t, i) => {
+    if (t.length < 3 || t.length > 50) {
+      throw fieldError(`${field}[${i}]`, "Tags must be between 3 and 50 characters");
+    }
+  });
+  return tags;
+}
+
+/** `nb-192-0-2-1.newark.nodebalancer.linode.com` in the original regions, `192-0-2-1.ip.linodeusercontent.com` elsewhere. */
+function hostnameOf(ipv4: string, region: SimRegion): string {
+  const dashed = ipv4.replaceAll(".", "-");
+  return region.legacyCity
+    ? `nb-${dashed}.${region.legacyCity}.nodebalancer.linode.com`
+    : `${dashed}.ip.linodeusercontent.com`;
+}
+
+/** The frontend IPv6 the API pairs with an IPv4, as seen in the field (`2600:3c08:1::ace8:6222` for 172.232.98.34). */
+function ipv6Of(ipv4: string, region: SimRegion): string {
+  const n = parseIpv4(ipv4) ?? 0;
+  return `${region.ipv6Prefix}:1::${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+}
+
+/** Owns NodeBalancers; configs and nodes are handled by `nb_configs.ts` on the records. */
 export class NodeBalancerStore {
   #byId = new Map<number, NbRecord>();
   #seq = 0;
   readonly #ids: Ids;
   readonly #clock: Clock;
+  readonly #pool: SubnetPool;
+  readonly #reserved: ReservedIpStore;
 
-  constructor(ids: Ids, clock: Clock) {
+  constructor(ids: Ids, clock: Clock, pool: SubnetPool, reserved: ReservedIpStore) {
     this.#ids = ids;
     this.#clock = clock;
-  }
-
-  /** Validates a create body without side effects. */
-  #parseCreate(body: Body): CreateInput {
-    const region = optString(body, "region");
-    if (!region) throw fieldError("region", "region is required");
-    const label = optString(body, "label");
-    if (label !== undefined) this.#checkUniqueLabel(checkLabel(label, "label"));
-    const throttle = optInt(body, "client_conn_throttle", 0, 20) ?? 0;
-    const tags = optStrings(body, "tags") ?? [];
-    const raw = body.configs ?? [];
-    if (!Array.isArray(raw)) throw fieldError("configs", "configs must be an array");
-    const configs = raw.map((c, i) => {
-      const prefix = `configs[${i}].`;
-      if (!isRecord(c)) throw fieldError(`configs[${i}]`, "Must be an object");
-      return { fields: parseConfigFields(c, CONFIG_DEFAULTS, prefix), nodes: parseNodes(c.nodes, prefix) };
-    });
-    configs.forEach((c, i) => {
-      if (configs.slice(0, i).some((o) => samePort(o.fields, c.fields))) {
-        throw fieldError(`configs[${i}].port`, `Port ${c.fields.port} is already configured`);
-      }
-    });
-    return { region, label, throttle, tags, configs };
+    this.#pool = pool;
+    this.#reserved = reserved;
   }
 
   #checkUniqueLabel(label: string, selfId?: number): void {
@@ -101,48 +91,121 @@ export class NodeBalancerStore {
     }
   }
 
-  /** `POST /nodebalancers`, configs and nodes inline. */
-  create(body: Body): NodeBalancer {
-    const parsed = this.#parseCreate(body);
-    const id = this.#ids.next("nodebalancer");
-    const seq = this.#seq++;
-    const ipv4 = formatIpv4(NB_IP_BASE + 256 + seq);
-    const city = CITIES[parsed.region] ?? parsed.region;
+  /** A record that does not exist yet, for checking the body's configs against it. */
+  #draftRecord(body: Body, region: SimRegion, vpcs: VpcRequest[]): NbRecord {
+    const type: NbType = optEnum(body, "type", TYPES) ?? "common";
+    const subnets = new Map<number, { cidr: Cidr; vpcConfigId: number }>();
+    for (const v of vpcs) {
+      if (v.purpose === "backend") subnets.set(v.subnetId, { cidr: v.cidr, vpcConfigId: 0 });
+    }
+    const label = optString(body, "label");
+    if (label !== undefined) this.#checkUniqueLabel(checkNodeBalancerLabel(label));
     const now = apiTime(this.#clock.now());
-    const nb: NodeBalancer = {
-      id,
-      label: parsed.label ?? `nodebalancer${id}`,
-      region: parsed.region,
-      hostname: `nb-${ipv4.replaceAll(".", "-")}.${city}.nodebalancer.linode.com`,
-      ipv4,
-      ipv6: `2600:3c03:1::${(0xac00 + seq).toString(16)}`,
-      client_conn_throttle: parsed.throttle,
-      client_udp_sess_throttle: 0,
-      tags: parsed.tags,
+    const nb: NodeBalancerWire = {
+      id: 0,
+      label: label ?? "",
+      region: region.id,
+      hostname: "",
+      ipv4: "",
+      ipv6: null,
+      client_conn_throttle: optInt(body, "client_conn_throttle", 0, 20) ?? 0,
+      client_udp_sess_throttle: optInt(body, "client_udp_sess_throttle", 0, 20) ?? 0,
+      tags: checkTags(body) ?? [],
       transfer: { in: 0, out: 0, total: 0 },
-      type: "common",
+      type,
       lke_cluster: null,
       frontend_address_type: "public",
       frontend_vpc_subnet_id: null,
       created: now,
       updated: now,
     };
-    const rec: NbRecord = { nb, configs: new Map() };
-    this.#byId.set(id, rec);
-    for (const c of parsed.configs) this.#addConfig(rec, c.fields, c.nodes);
-    return nb;
+    return { nb, configs: new Map(), vpcs: [], subnets, reservedIpv4: false };
   }
 
-  /** One NodeBalancer record, or a 404. */
-  #require(id: number): NbRecord {
+  /** Reserves every VPC range or none. */
+  #attachVpcs(rec: NbRecord, requests: VpcRequest[]): void {
+    const held: NbVpcConfig[] = [];
+    try {
+      for (const req of requests) {
+        const range = reserveVpcRange(this.#pool, req);
+        const config: NbVpcConfig = {
+          id: this.#ids.next("nbVpcConfig"),
+          nodebalancer_id: rec.nb.id,
+          vpc_id: req.vpcId,
+          subnet_id: req.subnetId,
+          ipv4_range: `${formatIpv4(range.base)}/${range.prefix}`,
+          ipv6_range: null,
+          purpose: req.purpose,
+        };
+        held.push(config);
+        if (req.purpose === "backend") {
+          rec.subnets.set(req.subnetId, { cidr: req.cidr, vpcConfigId: config.id });
+        }
+      }
+    } catch (e) {
+      for (const c of held) releaseVpcRange(this.#pool, c);
+      throw e;
+    }
+    rec.vpcs = held;
+  }
+
+  #assignAddresses(rec: NbRecord, region: SimRegion, ipv4: string | undefined): void {
+    const frontend = rec.vpcs.find((v) => v.purpose === "frontend");
+    if (frontend) {
+      rec.nb.ipv4 = (frontend.ipv4_range ?? "").split("/")[0] ?? "";
+      rec.nb.frontend_address_type = "vpc";
+      rec.nb.frontend_vpc_subnet_id = frontend.subnet_id;
+    } else {
+      rec.nb.ipv4 = ipv4 ?? formatIpv4(NB_IP_BASE + 256 + this.#seq++);
+      rec.nb.ipv6 = ipv6Of(rec.nb.ipv4, region);
+    }
+    rec.nb.hostname = hostnameOf(rec.nb.ipv4, region);
+  }
+
+  #checkSeedIpv4(ipv4: string): void {
+    if (parseIpv4(ipv4) === undefined) throw fieldError("ipv4", "Must be an IPv4 address");
+    if (this.list().some((nb) => nb.ipv4 === ipv4)) throw fieldError("ipv4", "Address is already in use");
+  }
+
+  /** `POST /nodebalancers`: validates everything first, so a refused body leaves nothing behind. */
+  create(body: Body, seed: NbSeedOptions = {}): NodeBalancerWire {
+    const region = requireRegion(body.region);
+    const vpcRequests = parseVpcRequests(body, this.#pool, region.id);
+    const rec = this.#draftRecord(body, region, vpcRequests);
+    const drafts = draftInlineConfigs(rec, body.configs);
+    const hasFrontend = vpcRequests.some((v) => v.purpose === "frontend");
+    const wantsIpv4 = body.ipv4 !== undefined && body.ipv4 !== null;
+    if (wantsIpv4 && hasFrontend) throw fieldError("ipv4", "A VPC frontend takes no public IPv4");
+    const reservedIpv4 = wantsIpv4 ? this.#reserved.checkAssignable(body.ipv4, region.id) : undefined;
+    if (seed.ipv4 !== undefined) this.#checkSeedIpv4(seed.ipv4);
+    rec.nb.id = this.#ids.next("nodebalancer");
+    rec.nb.label ||= `nodebalancer${rec.nb.id}`;
+    this.#attachVpcs(rec, vpcRequests);
+    this.#assignAddresses(rec, region, reservedIpv4 ?? seed.ipv4);
+    rec.reservedIpv4 = this.#reserved.has(rec.nb.ipv4);
+    if (rec.reservedIpv4) {
+      this.#reserved.assign(rec.nb.ipv4, {
+        id: rec.nb.id,
+        label: rec.nb.label,
+        type: "nodebalancer",
+        url: `/v4/nodebalancers/${rec.nb.id}`,
+      });
+    }
+    this.#byId.set(rec.nb.id, rec);
+    for (const d of drafts) addConfig(rec, this.#ids, d);
+    return rec.nb;
+  }
+
+  /** One record, or a 404. */
+  require(id: number): NbRecord {
     const rec = this.#byId.get(id);
     if (!rec) throw notFound();
     return rec;
   }
 
   /** The NodeBalancer, or a 404. */
-  get(id: number): NodeBalancer {
-    return this.#require(id).nb;
+  get(id: number): NodeBalancerWire {
+    return this.require(id).nb;
   }
 
   /** True when the NodeBalancer exists. */
@@ -151,178 +214,62 @@ export class NodeBalancerStore {
   }
 
   /** Every NodeBalancer, by id. */
-  list(): NodeBalancer[] {
+  list(): NodeBalancerWire[] {
     return [...this.#byId.values()].map((r) => r.nb);
   }
 
-  /** `PUT /nodebalancers/{id}`: label, client_conn_throttle, tags. */
-  update(id: number, body: Body): NodeBalancer {
-    const rec = this.#require(id);
+  /** `PUT /nodebalancers/{id}`: label, throttles, tags. */
+  update(id: number, body: Body): NodeBalancerWire {
+    const rec = this.require(id);
     const label = optString(body, "label");
-    if (label !== undefined) this.#checkUniqueLabel(checkLabel(label, "label"), id);
+    if (label !== undefined) this.#checkUniqueLabel(checkNodeBalancerLabel(label), id);
     const throttle = optInt(body, "client_conn_throttle", 0, 20);
-    const tags = optStrings(body, "tags");
+    const udpThrottle = optInt(body, "client_udp_sess_throttle", 0, 20);
+    const tags = checkTags(body);
     const region = optString(body, "region");
     if (region !== undefined && region !== rec.nb.region) {
       throw fieldError("region", "region cannot be changed");
     }
-    if (label !== undefined) rec.nb.label = label;
+    if (label !== undefined) {
+      rec.nb.label = label;
+      this.#reserved.relabel(rec.nb.ipv4, label);
+    }
     if (throttle !== undefined) rec.nb.client_conn_throttle = throttle;
+    if (udpThrottle !== undefined) rec.nb.client_udp_sess_throttle = udpThrottle;
     if (tags !== undefined) rec.nb.tags = tags;
     rec.nb.updated = apiTime(this.#clock.now());
     return rec.nb;
   }
 
-  /** Deletes a NodeBalancer; false when it did not exist. */
+  /** Deletes a NodeBalancer, gives its VPC ranges back and frees its reserved IPv4; false when unknown. */
   delete(id: number): boolean {
+    const rec = this.#byId.get(id);
+    if (!rec) return false;
+    for (const v of rec.vpcs) releaseVpcRange(this.#pool, v);
+    this.#reserved.unassign(rec.nb.ipv4);
     return this.#byId.delete(id);
   }
 
-  #addConfig(rec: NbRecord, fields: NbConfigFields, nodes: NodeInput[]): ConfigRecord {
-    const id = this.#ids.next("nbConfig");
-    const config: NbConfigWire = {
-      ...fields,
-      id,
-      nodebalancer_id: rec.nb.id,
-      nodes_status: { up: 0, down: 0 },
-    };
-    const crec: ConfigRecord = { config, nodes: new Map() };
-    rec.configs.set(id, crec);
-    for (const n of nodes) this.#putNode(crec, n, this.#ids.next("nbNode"));
-    return crec;
+  /** The NodeBalancers using a VPC subnet, as `subnet.nodebalancers` lists them. */
+  usersOfSubnet(subnetId: number): { id: number; ipv4_range: string }[] {
+    return [...this.#byId.values()].flatMap((rec) =>
+      rec.vpcs.filter((v) => v.subnet_id === subnetId).map((v) => ({
+        id: rec.nb.id,
+        ipv4_range: v.ipv4_range ?? "",
+      }))
+    );
   }
 
-  #putNode(crec: ConfigRecord, input: NodeInput, id: number): NodeBalancerConfigNode {
-    const node: NodeBalancerConfigNode = {
-      id,
-      address: input.address,
-      label: input.label,
-      weight: input.weight,
-      mode: input.mode,
-      status: "UP",
-      config_id: crec.config.id,
-      nodebalancer_id: crec.config.nodebalancer_id,
-      vpc_config_id: input.subnetId === undefined ? null : input.subnetId,
-    };
-    crec.nodes.set(id, node);
-    this.#recount(crec);
-    return node;
-  }
-
-  #recount(crec: ConfigRecord): void {
-    const nodes = [...crec.nodes.values()];
-    crec.config.nodes_status = {
-      up: nodes.filter((n) => n.status === "UP").length,
-      down: nodes.filter((n) => n.status === "DOWN").length,
-    };
-  }
-
-  #requireConfig(nbId: number, configId: number): ConfigRecord {
-    const crec = this.#require(nbId).configs.get(configId);
-    if (!crec) throw notFound();
-    return crec;
-  }
-
-  #checkPortFree(nbId: number, fields: NbConfigFields, selfId?: number): void {
-    for (const c of this.#require(nbId).configs.values()) {
-      if (samePort(c.config, fields) && c.config.id !== selfId) {
-        throw fieldError("port", `Port ${fields.port} is already configured`);
-      }
-    }
-  }
-
-  /** Configs of a NodeBalancer (certificate and key redacted). */
-  configs(nbId: number): NbConfigWire[] {
-    return [...this.#require(nbId).configs.values()].map((c) => redactConfig(c.config));
-  }
-
-  /** One config, or a 404. */
-  config(nbId: number, configId: number): NbConfigWire {
-    return redactConfig(this.#requireConfig(nbId, configId).config);
-  }
-
-  /** `POST /nodebalancers/{id}/configs`. */
-  createConfig(nbId: number, body: Body): NbConfigWire {
-    const rec = this.#require(nbId);
-    const fields = parseConfigFields(body, CONFIG_DEFAULTS);
-    const nodes = parseNodes(body.nodes, "");
-    this.#checkPortFree(nbId, fields);
-    return redactConfig(this.#addConfig(rec, fields, nodes).config);
-  }
-
-  /** `PUT /nodebalancers/{id}/configs/{cid}` (nodes untouched). */
-  updateConfig(nbId: number, configId: number, body: Body): NbConfigWire {
-    const crec = this.#requireConfig(nbId, configId);
-    const fields = parseConfigFields(body, crec.config);
-    this.#checkPortFree(nbId, fields, configId);
-    Object.assign(crec.config, fields);
-    return redactConfig(crec.config);
-  }
-
-  /** `DELETE /nodebalancers/{id}/configs/{cid}`. */
-  deleteConfig(nbId: number, configId: number): void {
-    this.#requireConfig(nbId, configId);
-    this.#require(nbId).configs.delete(configId);
-  }
-
-  /** `POST .../configs/{cid}/rebuild`: updates the config and replaces its node set; nodes with an id keep it. */
-  rebuildConfig(nbId: number, configId: number, body: Body): NbConfigWire {
-    const crec = this.#requireConfig(nbId, configId);
-    const fields = parseConfigFields(body, crec.config);
-    const nodes = parseNodes(body.nodes, "");
-    nodes.forEach((n, i) => {
-      if (n.id !== undefined && !crec.nodes.has(n.id)) {
-        throw fieldError(`nodes[${i}].id`, "Node not found in this config");
-      }
-    });
-    this.#checkPortFree(nbId, fields, configId);
-    Object.assign(crec.config, fields);
-    const kept = new Set(nodes.flatMap((n) => n.id === undefined ? [] : [n.id]));
-    for (const id of [...crec.nodes.keys()]) if (!kept.has(id)) crec.nodes.delete(id);
-    for (const n of nodes) this.#putNode(crec, n, n.id ?? this.#ids.next("nbNode"));
-    this.#recount(crec);
-    return redactConfig(crec.config);
-  }
-
-  /** Nodes of one config. */
-  nodes(nbId: number, configId: number): NodeBalancerConfigNode[] {
-    return [...this.#requireConfig(nbId, configId).nodes.values()];
-  }
-
-  /** One node, or a 404. */
-  node(nbId: number, configId: number, nodeId: number): NodeBalancerConfigNode {
-    const node = this.#requireConfig(nbId, configId).nodes.get(nodeId);
-    if (!node) throw notFound();
-    return node;
-  }
-
-  /** `POST .../nodes`. */
-  createNode(nbId: number, configId: number, body: Body): NodeBalancerConfigNode {
-    const crec = this.#requireConfig(nbId, configId);
-    return this.#putNode(crec, parseNode(body, ""), this.#ids.next("nbNode"));
-  }
-
-  /** `PUT .../nodes/{nid}` (partial). */
-  updateNode(nbId: number, configId: number, nodeId: number, body: Body): NodeBalancerConfigNode {
-    const crec = this.#requireConfig(nbId, configId);
-    const old = this.node(nbId, configId, nodeId);
-    const base: NodeInput = { address: old.address, label: old.label, weight: old.weight, mode: old.mode };
-    return this.#putNode(crec, parseNode(body, "", base), nodeId);
-  }
-
-  /** `DELETE .../nodes/{nid}`. */
-  deleteNode(nbId: number, configId: number, nodeId: number): void {
-    const crec = this.#requireConfig(nbId, configId);
-    if (!crec.nodes.delete(nodeId)) throw notFound();
-    this.#recount(crec);
-  }
-
-  /** Deep copies of every NodeBalancer with configs and nodes inline. */
+  /** Deep copies of every NodeBalancer with configs, nodes and VPC configs inline (certificates redacted). */
   snapshot(): NodeBalancerSnapshot[] {
     return [...this.#byId.values()].map((rec) =>
       structuredClone({
         ...rec.nb,
-        configs: [...rec.configs.values()].map((c) => ({ ...c.config, nodes: [...c.nodes.values()] })),
+        configs: [...rec.configs.values()].map((c) => ({
+          ...redactConfig(c.config),
+          nodes: [...c.nodes.values()],
+        })),
+        vpcs: rec.vpcs,
       })
     );
   }

@@ -1,7 +1,7 @@
-/** VPCs and subnets: address allocation, membership of Linode interfaces, and the VPC IP listing. */
-import type { Interface, Subnet, VPC, VPCIP } from "@linode/api-v4";
+/** VPCs and subnets: address allocation and the interfaces (of either generation) attached to subnets. */
+import type { Subnet, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
-import { ApiError, apiTime, type Body, fieldError, isRecord, optString } from "./http.ts";
+import { ApiError, apiTime, fieldError } from "./http.ts";
 import type { Ids } from "./ids.ts";
 import {
   type Cidr,
@@ -9,51 +9,49 @@ import {
   cidrsOverlap,
   formatIpv4,
   isPrivateIpv4,
-  maskOf,
   parseCidr,
   parseIpv4,
   sizeOf,
 } from "./ip.ts";
+import type { CreateVpcInput } from "./vpc_input.ts";
+import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
-/** Input of `world.createVpc`. */
-export interface CreateVpcInput {
-  label: string;
-  region: string;
-  description?: string;
-  subnets?: { label: string; ipv4: string }[];
+/** One VPC address of an interface, with its 1:1 NAT address. */
+export interface VpcAddress {
+  address: string;
+  nat_1_1: string | null;
 }
 
-/** A `POST /vpcs` body (also `POST /__admin/world/vpcs`) → `create` input; wrong types are 400s on the field. */
-export function parseVpcInput(body: Body): CreateVpcInput {
-  const raw = body.subnets ?? [];
-  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
-  return {
-    label: optString(body, "label") ?? "",
-    region: optString(body, "region") ?? "",
-    description: optString(body, "description"),
-    subnets: raw.map((s, i) => {
-      if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
-      const prefix = `subnets[${i}].`;
-      return { label: optString(s, "label", prefix) ?? "", ipv4: optString(s, "ipv4", prefix) ?? "" };
-    }),
-  };
+/** What the VPC listings need of an interface, read live from the interface object that owns it. */
+export interface VpcMemberState {
+  active: boolean;
+  addresses: readonly VpcAddress[];
+  ranges: readonly string[];
 }
 
-/** A Linode interface attached to a subnet. */
+/** An interface attached to a subnet: a config profile interface or a Linode interface. */
 export interface VpcMember {
   linodeId: number;
-  configId: number;
+  /** The config profile of a legacy interface; null for a Linode interface, as the API lists it. */
+  configId: number | null;
+  interfaceId: number;
   region: string;
-  iface: Interface;
+  state(): VpcMemberState;
+  /** The routed ranges alone: cheap, as every address allocation reads them. */
+  ranges(): readonly string[];
 }
 
-/** One `GET /vpcs/ips` entry; `nat_1_1` is null without 1:1 NAT, as the API returns it. */
-export type VpcIpEntry = Omit<VPCIP, "nat_1_1"> & { nat_1_1: string | null };
-
-interface SubnetState {
+/** A subnet as the range rules see it. */
+export interface SubnetInfo {
+  id: number;
   vpcId: number;
-  subnet: Subnet;
+  label: string;
+  region: string;
   cidr: Cidr;
+}
+
+interface SubnetState extends SubnetInfo {
+  subnet: Subnet;
   used: Set<number>;
   members: Map<number, VpcMember>;
 }
@@ -65,12 +63,28 @@ function checkVpcLabel(label: string, field: string): void {
   }
 }
 
+function checkSubnet(spec: { label: string; ipv4: string }, i: number): Cidr {
+  checkVpcLabel(spec.label ?? "", `subnets[${i}].label`);
+  const cidr = parseCidr(spec.ipv4 ?? "");
+  if (!cidr || !isPrivateIpv4(spec.ipv4.split("/")[0] ?? "") || cidr.prefix > 29) {
+    throw fieldError(`subnets[${i}].ipv4`, "Must be a valid private IPv4 CIDR range of size /29 or larger");
+  }
+  return cidr;
+}
+
+/** True for the first two and last two addresses of a subnet, which the API never assigns. */
+function isReserved(cidr: Cidr, ip: number): boolean {
+  return ip <= cidr.base + 1 || ip >= cidr.base + sizeOf(cidr) - 2;
+}
+
 /** Owns VPCs and their subnets. */
 export class VpcStore {
   #vpcs = new Map<number, VPC>();
   #subnets = new Map<number, SubnetState>();
   readonly #ids: Ids;
   readonly #clock: Clock;
+  /** NodeBalancers holding ranges of a subnet (set by the world; they block deletes and show in `subnet`). */
+  nodeBalancersOf: (subnetId: number) => Subnet["nodebalancers"] = () => [];
 
   constructor(ids: Ids, clock: Clock) {
     this.#ids = ids;
@@ -82,14 +96,14 @@ export class VpcStore {
     if (!input.region) throw fieldError("region", "region is required");
     checkVpcLabel(input.label ?? "", "label");
     const now = apiTime(this.#clock.now());
-    const id = this.#ids.next("vpc");
     const specs = input.subnets ?? [];
-    const cidrs = specs.map((s, i) => this.#checkSubnet(s, i));
+    const cidrs = specs.map((s, i) => checkSubnet(s, i));
     cidrs.forEach((c, i) => {
       if (cidrs.slice(0, i).some((o) => cidrsOverlap(o, c))) {
         throw fieldError(`subnets[${i}].ipv4`, "Subnet ranges must not overlap");
       }
     });
+    const id = this.#ids.next("vpc");
     const vpc: VPC = {
       id,
       label: input.label,
@@ -99,23 +113,15 @@ export class VpcStore {
       created: now,
       updated: now,
     };
-    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(id, s, cidrs[i] as Cidr, now)));
+    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now)));
     this.#vpcs.set(id, vpc);
     return this.get(id) as VPC;
   }
 
-  #checkSubnet(spec: { label: string; ipv4: string }, i: number): Cidr {
-    checkVpcLabel(spec.label ?? "", `subnets[${i}].label`);
-    const cidr = parseCidr(spec.ipv4 ?? "");
-    if (!cidr || !isPrivateIpv4(spec.ipv4.split("/")[0] ?? "") || cidr.prefix > 29) {
-      throw fieldError(`subnets[${i}].ipv4`, "Must be a valid private IPv4 CIDR range of size /29 or larger");
-    }
-    return cidr;
-  }
-
-  #addSubnet(vpcId: number, spec: { label: string; ipv4: string }, cidr: Cidr, now: string): Subnet {
+  #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string): Subnet {
+    const id = this.#ids.next("subnet");
     const subnet: Subnet = {
-      id: this.#ids.next("subnet"),
+      id,
       label: spec.label,
       ipv4: spec.ipv4,
       linodes: [],
@@ -123,7 +129,8 @@ export class VpcStore {
       created: now,
       updated: now,
     };
-    this.#subnets.set(subnet.id, { vpcId, subnet, cidr, used: new Set(), members: new Map() });
+    const info = { id, vpcId: vpc.id, label: spec.label, region: vpc.region, cidr };
+    this.#subnets.set(id, { ...info, subnet, used: new Set(), members: new Map() });
     return subnet;
   }
 
@@ -141,7 +148,9 @@ export class VpcStore {
   delete(id: number): boolean {
     const vpc = this.#vpcs.get(id);
     if (!vpc) return false;
-    if (vpc.subnets.some((s) => (this.#subnets.get(s.id)?.members.size ?? 0) > 0)) {
+    const inUse = (id: number) =>
+      (this.#subnets.get(id)?.members.size ?? 0) > 0 || this.nodeBalancersOf(id).length > 0;
+    if (vpc.subnets.some((s) => inUse(s.id))) {
       throw new ApiError(400, [{
         reason: "Cannot delete a VPC while Linodes or NodeBalancers use its subnets",
       }]);
@@ -161,12 +170,31 @@ export class VpcStore {
     const state = this.#subnets.get(subnetId);
     if (!state) return undefined;
     const byLinode = new Map<number, Subnet["linodes"][number]>();
-    for (const m of state.members.values()) {
+    for (const m of this.#sorted(state)) {
       const entry = byLinode.get(m.linodeId) ?? { id: m.linodeId, interfaces: [] };
-      entry.interfaces.push({ id: m.iface.id, active: m.iface.active, config_id: m.configId });
+      // api-v4 types config_id as a number; the API sends null for Linode interfaces.
+      const configId = m.configId as number;
+      entry.interfaces.push({ id: m.interfaceId, active: m.state().active, config_id: configId });
       byLinode.set(m.linodeId, entry);
     }
-    return { ...state.subnet, linodes: [...byLinode.values()] };
+    return {
+      ...state.subnet,
+      linodes: [...byLinode.values()],
+      nodebalancers: this.nodeBalancersOf(subnetId),
+    };
+  }
+
+  /** A subnet's VPC, label, region and range. */
+  subnetInfo(subnetId: number): SubnetInfo | undefined {
+    const s = this.#subnets.get(subnetId);
+    return s && { id: s.id, vpcId: s.vpcId, label: s.label, region: s.region, cidr: s.cidr };
+  }
+
+  /** The subnets of one VPC. */
+  subnetsOf(vpcId: number): SubnetInfo[] {
+    return [...this.#subnets.values()].filter((s) => s.vpcId === vpcId).map((s) =>
+      this.subnetInfo(s.id) as SubnetInfo
+    );
   }
 
   /** The VPC a subnet belongs to. */
@@ -174,22 +202,42 @@ export class VpcStore {
     return this.#subnets.get(subnetId)?.vpcId;
   }
 
-  /** Reserves an address in a subnet: `wanted` if free, else the next free host after the gateway. */
-  allocate(subnetId: number, wanted?: string): string {
+  /** Every interface attached to a subnet of one VPC. */
+  membersOf(vpcId: number): VpcMember[] {
+    return [...this.#subnets.values()].filter((s) => s.vpcId === vpcId).flatMap((s) => [
+      ...s.members.values(),
+    ]);
+  }
+
+  /** The first assigned address of a VPC that lies inside `block`, if any. */
+  assignedIn(vpcId: number, block: Cidr): string | undefined {
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId !== vpcId || !cidrsOverlap(s.cidr, block)) continue;
+      for (const ip of s.used) if (cidrContains(block, ip)) return formatIpv4(ip);
+    }
+    return undefined;
+  }
+
+  /**
+   * Reserves an address in a subnet: `wanted` when free, otherwise the next free host. As documented for
+   * `ipv4.vpc`: not the first two or last two addresses, not another interface's address, not in a range.
+   */
+  allocate(subnetId: number, wanted: string | undefined, field: string): string {
     const state = this.#subnets.get(subnetId);
     if (!state) throw fieldError("subnet_id", "Subnet not found");
+    const ranges = this.#rangesOf(state.vpcId);
+    const free = (ip: number) =>
+      !isReserved(state.cidr, ip) && !state.used.has(ip) && !ranges.some((r) => cidrContains(r, ip));
     if (wanted !== undefined) {
       const ip = parseIpv4(wanted);
-      if (
-        ip === undefined || !cidrContains(state.cidr, ip) || ip <= state.cidr.base + 1 || state.used.has(ip)
-      ) {
-        throw fieldError("ipv4.vpc", `Address ${wanted} is not available in subnet ${subnetId}`);
+      if (ip === undefined || !cidrContains(state.cidr, ip) || !free(ip)) {
+        throw fieldError(field, `Address ${wanted} is not available in subnet ${subnetId}`);
       }
       state.used.add(ip);
       return wanted;
     }
-    for (let ip = state.cidr.base + 2; ip < state.cidr.base + sizeOf(state.cidr) - 1; ip++) {
-      if (!state.used.has(ip)) {
+    for (let ip = state.cidr.base + 2; ip < state.cidr.base + sizeOf(state.cidr) - 2; ip++) {
+      if (free(ip)) {
         state.used.add(ip);
         return formatIpv4(ip);
       }
@@ -197,86 +245,61 @@ export class VpcStore {
     throw new ApiError(400, [{ field: "subnet_id", reason: "No addresses are available in this subnet" }]);
   }
 
-  /** Records an interface as a member of its subnet. */
-  attach(subnetId: number, member: VpcMember): void {
-    this.#subnets.get(subnetId)?.members.set(member.iface.id, member);
-  }
-
-  /** Removes an interface from its subnet and frees its address. */
-  detach(subnetId: number, ifaceId: number): void {
-    const state = this.#subnets.get(subnetId);
-    const member = state?.members.get(ifaceId);
-    if (!state || !member) return;
-    state.members.delete(ifaceId);
-    const ip = parseIpv4(member.iface.ipv4?.vpc ?? "");
-    if (ip !== undefined) state.used.delete(ip);
-  }
-
-  /** The first range of another interface in the same VPC that overlaps `cidr`, if any. */
-  rangeConflict(vpcId: number, ifaceId: number, cidr: Cidr): string | undefined {
-    for (const state of this.#subnets.values()) {
-      if (state.vpcId !== vpcId) continue;
-      for (const m of state.members.values()) {
-        if (m.iface.id === ifaceId) continue;
-        const hit = (m.iface.ip_ranges ?? []).find((r) => {
-          const other = parseCidr(r);
-          return other !== undefined && cidrsOverlap(other, cidr);
-        });
-        if (hit !== undefined) return hit;
+  #rangesOf(vpcId: number): Cidr[] {
+    const out: Cidr[] = [];
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId !== vpcId) continue;
+      for (const m of s.members.values()) {
+        for (const r of m.ranges()) {
+          const c = parseCidr(r);
+          if (c) out.push(c);
+        }
       }
     }
-    return undefined;
+    return out;
   }
 
-  /** VPC IP entries (addresses and ip_ranges) of one VPC or all. */
+  /** Frees an address reserved with `allocate`. */
+  release(subnetId: number, address: string): void {
+    const ip = parseIpv4(address);
+    if (ip !== undefined) this.#subnets.get(subnetId)?.used.delete(ip);
+  }
+
+  /** Records an interface as a member of its subnet (its addresses must be allocated already). */
+  attach(subnetId: number, member: VpcMember): void {
+    this.#subnets.get(subnetId)?.members.set(member.interfaceId, member);
+  }
+
+  /** Removes an interface from its subnet and frees its addresses. */
+  detach(subnetId: number, interfaceId: number): void {
+    const state = this.#subnets.get(subnetId);
+    const member = state?.members.get(interfaceId);
+    if (!state || !member) return;
+    for (const a of member.state().addresses) this.release(subnetId, a.address);
+    state.members.delete(interfaceId);
+  }
+
+  /** Members in interface id order, which a re-attach (a moved address) does not change. */
+  #sorted(state: SubnetState): VpcMember[] {
+    return [...state.members.values()].sort((x, y) => x.interfaceId - y.interfaceId);
+  }
+
+  /** VPC IP entries (addresses and routed ranges) of one VPC or all. */
   ips(vpcId?: number): VpcIpEntry[] {
     const out: VpcIpEntry[] = [];
-    for (const state of this.#subnets.values()) {
-      if (vpcId !== undefined && state.vpcId !== vpcId) continue;
-      for (const m of state.members.values()) out.push(...this.#memberIps(state, m));
+    for (const s of this.#subnets.values()) {
+      if (vpcId !== undefined && s.vpcId !== vpcId) continue;
+      for (const m of this.#sorted(s)) out.push(...memberEntries(s, m));
+      for (const nb of this.nodeBalancersOf(s.id)) out.push(nodeBalancerEntry(s, nb));
     }
     return out;
   }
 
   /** VPC IP entries of one interface (for `GET /linode/instances/{id}/ips`). */
-  ipsOfInterface(subnetId: number, ifaceId: number): VpcIpEntry[] {
+  ipsOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
     const state = this.#subnets.get(subnetId);
-    const member = state?.members.get(ifaceId);
-    return state && member ? this.#memberIps(state, member) : [];
-  }
-
-  #memberIps(state: SubnetState, m: VpcMember): VpcIpEntry[] {
-    const base = {
-      active: m.iface.active,
-      config_id: m.configId,
-      interface_id: m.iface.id,
-      linode_id: m.linodeId,
-      nodebalancer_id: null,
-      region: m.region,
-      subnet_id: state.subnet.id,
-      subnet_mask: formatIpv4(maskOf(state.cidr.prefix)),
-      vpc_id: state.vpcId,
-      ipv6_addresses: [],
-      ipv6_is_public: null,
-      ipv6_range: null,
-    };
-    const address: VpcIpEntry = {
-      ...base,
-      address: m.iface.ipv4?.vpc ?? null,
-      address_range: null,
-      gateway: formatIpv4(state.cidr.base + 1),
-      nat_1_1: m.iface.ipv4?.nat_1_1 ?? null,
-      prefix: state.cidr.prefix,
-    };
-    const ranges = (m.iface.ip_ranges ?? []).map((range): VpcIpEntry => ({
-      ...base,
-      address: null,
-      address_range: range,
-      gateway: null,
-      nat_1_1: null,
-      prefix: null,
-    }));
-    return [address, ...ranges];
+    const member = state?.members.get(interfaceId);
+    return state && member ? memberEntries(state, member) : [];
   }
 
   /** Forgets every VPC. */

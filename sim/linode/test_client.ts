@@ -58,8 +58,32 @@ export async function failure(call: Promise<unknown>): Promise<Failure> {
 }
 
 /** Sends a raw request through api-v4's axios instance (bypasses its client-side validation). */
-export function rawCall(method: "POST" | "PUT", path: string, body: unknown): Promise<unknown> {
-  return rawRequest(method, path, { data: body });
+export function rawCall(
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  return rawRequest(method, path, body === undefined ? {} : { data: body });
+}
+
+/** What `apiFetch` got back: status, headers and the parsed JSON body. */
+export interface FetchResult {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Sends one request with plain `fetch` (for headers and raw bodies); `path` is under `/v4`. */
+export async function apiFetch(
+  sim: LinodeSim,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<FetchResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${sim.token}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`${sim.url}${path}`, { method, headers, body });
+  return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
 /** Polls `condition` every millisecond until it holds; throws after `timeoutMs`. */

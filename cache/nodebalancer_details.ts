@@ -1,0 +1,138 @@
+/**
+ * What the NodeBalancer listing does not hold: each NodeBalancer's configs with their backend nodes, and
+ * the Cloud Firewalls attached to it. Read once per NodeBalancer (single-flight), then kept current by
+ * write-through, so an unchanged Service costs no Linode call however often it is reconciled. Nothing
+ * expires on a timer: the service controller forgets a NodeBalancer's details when a write suggests they
+ * drifted (a 404 or 400), and the next read loads them again.
+ */
+import type { Counter, Registry } from "../server/metrics.ts";
+import type { FirewallState, NodeBalancerConfigState, NodeBalancerNodeState } from "./types.ts";
+
+/** Reads a NodeBalancer's configs, nodes and firewalls. `LinodeClient.nodeBalancers` implements it. */
+export interface NodeBalancerDetailSource {
+  listConfigs(nodeBalancerId: number): Promise<readonly Omit<NodeBalancerConfigState, "nodes">[]>;
+  listConfigNodes(nodeBalancerId: number, configId: number): Promise<readonly NodeBalancerNodeState[]>;
+  listFirewalls(nodeBalancerId: number): Promise<readonly FirewallState[]>;
+}
+
+interface Entry<T> {
+  value?: T;
+  loading?: Promise<T>;
+}
+
+/** One kind of per-NodeBalancer detail, loaded on first read and written through after. */
+class DetailMap<T> {
+  readonly #entries = new Map<number, Entry<T>>();
+  readonly #load: (id: number) => Promise<T>;
+  readonly #hits: Counter;
+  readonly #misses: Counter;
+  readonly #labels: { cache: string };
+
+  constructor(name: string, metrics: Registry, load: (id: number) => Promise<T>) {
+    this.#load = load;
+    this.#labels = { cache: name };
+    this.#hits = metrics.counter("ccm_cache_hits_total", "Cache reads served without a refresh", ["cache"]);
+    this.#misses = metrics.counter("ccm_cache_misses_total", "Cache reads that needed a refresh", ["cache"]);
+  }
+
+  get(id: number): Promise<T> {
+    const entry = this.#entries.get(id);
+    if (entry?.value !== undefined) {
+      this.#hits.inc(this.#labels);
+      return Promise.resolve(entry.value);
+    }
+    if (entry?.loading) return entry.loading;
+    this.#misses.inc(this.#labels);
+    const fresh: Entry<T> = {};
+    fresh.loading = this.#load(id).then((value) => {
+      // Forgotten or replaced while loading: the caller gets the value, the cache does not keep it.
+      if (this.#entries.get(id) === fresh) {
+        fresh.value = value;
+        fresh.loading = undefined;
+      }
+      return value;
+    }, (e: unknown) => {
+      if (this.#entries.get(id) === fresh) this.#entries.delete(id);
+      throw e;
+    });
+    this.#entries.set(id, fresh);
+    return fresh.loading;
+  }
+
+  peek(id: number): T | undefined {
+    return this.#entries.get(id)?.value;
+  }
+
+  /** Replaces the whole value (a load in flight is superseded). */
+  set(id: number, value: T): void {
+    this.#entries.set(id, { value });
+  }
+
+  /** Changes a loaded value; does nothing before the first load (the next read loads everything). */
+  update(id: number, change: (value: T) => T): void {
+    const entry = this.#entries.get(id);
+    if (entry?.value !== undefined) this.#entries.set(id, { value: change(entry.value) });
+    else if (entry?.loading) this.#entries.delete(id);
+  }
+
+  forget(id: number): void {
+    this.#entries.delete(id);
+  }
+}
+
+/** Per-NodeBalancer configs (with nodes) and attached firewalls. */
+export class NodeBalancerDetailCache {
+  readonly #configs: DetailMap<readonly NodeBalancerConfigState[]>;
+  readonly #firewalls: DetailMap<readonly FirewallState[]>;
+
+  constructor(source: NodeBalancerDetailSource, metrics: Registry) {
+    this.#configs = new DetailMap("nodebalancer_configs", metrics, async (id) => {
+      const configs = await source.listConfigs(id);
+      return await Promise.all(
+        configs.map(async (c) => ({ ...c, nodes: await source.listConfigNodes(id, c.id) })),
+      );
+    });
+    this.#firewalls = new DetailMap("nodebalancer_firewalls", metrics, (id) => source.listFirewalls(id));
+  }
+
+  /** The configs of a NodeBalancer, each with its nodes: listed on first read, then from memory. */
+  configs(nodeBalancerId: number): Promise<readonly NodeBalancerConfigState[]> {
+    return this.#configs.get(nodeBalancerId);
+  }
+
+  /** The configs if already loaded. */
+  peekConfigs(nodeBalancerId: number): readonly NodeBalancerConfigState[] | undefined {
+    return this.#configs.peek(nodeBalancerId);
+  }
+
+  /** Write-through of every config at once (a NodeBalancer just created and read back). */
+  setConfigs(nodeBalancerId: number, configs: readonly NodeBalancerConfigState[]): void {
+    this.#configs.set(nodeBalancerId, configs);
+  }
+
+  /** Write-through of one config created, updated or rebuilt by this CCM. */
+  recordConfig(nodeBalancerId: number, config: NodeBalancerConfigState): void {
+    this.#configs.update(nodeBalancerId, (list) => [...list.filter((c) => c.id !== config.id), config]);
+  }
+
+  /** Write-through of a deleted config. */
+  forgetConfig(nodeBalancerId: number, configId: number): void {
+    this.#configs.update(nodeBalancerId, (list) => list.filter((c) => c.id !== configId));
+  }
+
+  /** The firewalls attached to a NodeBalancer: listed on first read, then from memory. */
+  firewalls(nodeBalancerId: number): Promise<readonly FirewallState[]> {
+    return this.#firewalls.get(nodeBalancerId);
+  }
+
+  /** Write-through of the attached firewalls after this CCM attached, detached or changed one. */
+  setFirewalls(nodeBalancerId: number, firewalls: readonly FirewallState[]): void {
+    this.#firewalls.set(nodeBalancerId, firewalls);
+  }
+
+  /** Drops what is known of a NodeBalancer (deleted, or its state in doubt); the next read lists again. */
+  forget(nodeBalancerId: number): void {
+    this.#configs.forget(nodeBalancerId);
+    this.#firewalls.forget(nodeBalancerId);
+  }
+}

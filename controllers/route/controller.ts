@@ -1,0 +1,146 @@
+/**
+ * The `route` controller's loop: Node events and a resync enqueue the one key `routes`; one worker runs
+ * passes, at most one per `minIntervalMs` (bursts of Node events coalesce), with backoff when a pass fails.
+ */
+import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
+import { isAbort } from "../../common/clock.ts";
+import { strategicPatchNodeStatus } from "../../kube/patch.ts";
+import type { LinodeClient } from "../../linode/client.ts";
+import { runWorkers } from "../loop/run_queue.ts";
+import { WorkQueue } from "../loop/work_queue.ts";
+import { parseProviderId } from "../provider_id.ts";
+import type { NodeConditionWriter } from "./report.ts";
+import { type RangeWriter, type ReconcileOptions, reconcileRoutes, type RouteDeps } from "./route.ts";
+import { RouteState, type RouteStateOptions } from "./state.ts";
+
+/** The single key of the whole-cluster pass. */
+export const ROUTES_KEY = "routes";
+/** Default `--route-reconciliation-period` (upstream's 10 s); passes in between are event-driven. */
+export const DEFAULT_RESYNC_MS = 10_000;
+/** Default least time between two passes: events within it coalesce into one. */
+export const DEFAULT_MIN_INTERVAL_MS = 250;
+
+/** Options of the route controller. */
+export interface RouteControllerOptions extends ReconcileOptions, RouteStateOptions {
+  /** `--route-reconciliation-period`. */
+  resyncMs?: number;
+  minIntervalMs?: number;
+  /** Backoff of a failed pass (listing failed), default 1 s doubling to 5 min. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/** What about a Node matters to routes: a change here starts a pass at once. */
+function routeFingerprint(node: V1Node): string {
+  const s = node.spec;
+  return JSON.stringify([s?.providerID ?? "", s?.podCIDRs ?? [], s?.podCIDR ?? ""]);
+}
+
+/** Tracks Node events: a pass for each relevant change; a deleted Node's Linode is released. */
+function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>): () => void {
+  const seen = new Map<string, string>();
+  for (const n of deps.nodes.list()) seen.set(n.metadata?.name ?? "", routeFingerprint(n));
+  return deps.nodes.onChange((kind, node) => {
+    const name = node.metadata?.name ?? "";
+    if (kind === "delete") {
+      seen.delete(name);
+      state.recordCondition(name, undefined);
+      const linodeId = parseProviderId(node.spec?.providerID);
+      if (linodeId !== undefined) state.released.set(linodeId, name);
+      queue.add(ROUTES_KEY);
+      return;
+    }
+    const fingerprint = routeFingerprint(node);
+    if (seen.get(name) === fingerprint) return;
+    seen.set(name, fingerprint);
+    queue.add(ROUTES_KEY);
+  });
+}
+
+async function resyncLoop(deps: RouteDeps, queue: WorkQueue<string>, periodMs: number, signal: AbortSignal) {
+  while (!signal.aborted) {
+    try {
+      await deps.clock.sleep(periodMs, signal);
+    } catch (error) {
+      if (isAbort(error, signal) || signal.aborted) return;
+      throw error;
+    }
+    // A pass that failed waits for its backoff; the resync must not cut it short.
+    if (queue.numRequeues(ROUTES_KEY) === 0) queue.add(ROUTES_KEY);
+  }
+}
+
+/** The `route` controller: runs until the signal aborts. */
+export function startRouteController(
+  deps: RouteDeps,
+  options: RouteControllerOptions,
+): { run(signal: AbortSignal): Promise<void> } {
+  return {
+    async run(signal: AbortSignal): Promise<void> {
+      const queue = new WorkQueue<string>({
+        name: "route",
+        clock: deps.clock,
+        metrics: deps.metrics,
+        minIntervalMs: options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS,
+        baseDelayMs: options.retryBaseMs,
+        maxDelayMs: options.retryMaxMs,
+      });
+      const state = new RouteState(options);
+      const offNodes = watchNodes(deps, state, queue);
+      queue.add(ROUTES_KEY);
+      try {
+        await Promise.all([
+          runWorkers(queue, {
+            concurrency: 1,
+            signal,
+            log: deps.log,
+            metrics: deps.metrics,
+            clock: deps.clock,
+            handle: async (key, s) => {
+              const result = await reconcileRoutes(deps, state, { ...options, signal: s });
+              if (result.retryInMs !== undefined) queue.addAfter(key, Math.max(1, result.retryInMs));
+            },
+          }),
+          resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_RESYNC_MS, signal),
+        ]);
+      } finally {
+        offNodes();
+        queue.shutDown();
+      }
+    },
+  };
+}
+
+/** Range writes over the Linode client: a config interface's `ip_ranges`, or a Linode interface's ranges. */
+export function linodeRangeWriter(linode: Pick<LinodeClient, "instances" | "interfaces">): RangeWriter {
+  return {
+    async setRanges(t, ranges, signal) {
+      if (t.configId === null) {
+        const update = { subnetId: t.subnetId, ranges };
+        const updated = await linode.interfaces.updateVpcRanges(t.linodeId, t.interfaceId, update, {
+          signal,
+        });
+        return updated.vpc?.ipv4?.ranges.map((r) => r.range) ?? [...ranges];
+      }
+      const body = { ip_ranges: [...ranges] };
+      const updated = await linode.instances.updateConfigInterface(
+        t.linodeId,
+        t.configId,
+        t.interfaceId,
+        body,
+        {
+          signal,
+        },
+      );
+      return updated.ip_ranges ?? [...ranges];
+    },
+  };
+}
+
+/** The condition writer over client-node: a strategic merge patch of the Node's status (fenced client). */
+export function kubeConditionWriter(core: CoreV1Api): NodeConditionWriter {
+  return {
+    patchRouteCondition: (name, condition) =>
+      strategicPatchNodeStatus(core, name, { status: { conditions: [{ ...condition }] } }),
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * What the Nodes see of a route pass: the `NetworkUnavailable` condition, a Warning Event
+ * `FailedToCreateRoute` with the API's reason on a failed write, and one-time reports for what no retry
+ * can fix (no VPC interface, a pod CIDR outside `--cluster-cidr`) or that needs nothing (IPv6).
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { Clock } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
+import { LeaseLostError } from "../../lease/fence.ts";
+import { describeError } from "../loop/run_queue.ts";
+import {
+  needsRouteCondition,
+  routeCondition,
+  type RouteConditionPatch,
+  wantedRouteCondition,
+} from "./condition.ts";
+import { type NodeRoutes, targetKey } from "./plan.ts";
+import type { RouteState } from "./state.ts";
+
+/** How one interface's write went in this pass. */
+export type WriteOutcome =
+  | { readonly kind: "done" }
+  | { readonly kind: "failed"; readonly error: string }
+  /** Not sent: backing off from an earlier failure, or paused after a 429. */
+  | { readonly kind: "deferred" };
+
+/** Where a Node's routes stand after a pass. */
+export type NodeOutcome =
+  | { readonly kind: "routed" }
+  | { readonly kind: "pending" }
+  | { readonly kind: "failed"; readonly error: string }
+  | { readonly kind: "no-interface" }
+  | { readonly kind: "unroutable"; readonly cidrs: readonly string[] };
+
+/** Writes the condition to the Node's status (a strategic merge patch, so other conditions stay). */
+export interface NodeConditionWriter {
+  patchRouteCondition(name: string, condition: RouteConditionPatch): Promise<unknown>;
+}
+
+/** What reporting needs. */
+export interface ReportDeps {
+  nodes: { get(name: string): V1Node | undefined };
+  conditions: NodeConditionWriter;
+  events: EventSink;
+  log: Logger;
+  clock: Clock;
+}
+
+/** Where a Node's routes stand, from its plan and the outcomes of this pass's writes. Pure. */
+export function nodeOutcome(n: NodeRoutes, writes: ReadonlyMap<string, WriteOutcome>): NodeOutcome {
+  if (n.wanted.length === 0) {
+    const unroutable = [...n.outside, ...n.invalid];
+    return unroutable.length > 0 ? { kind: "unroutable", cidrs: unroutable } : { kind: "routed" };
+  }
+  if (n.targets.length === 0) return { kind: "no-interface" };
+  let pending = false;
+  for (const t of n.targets) {
+    const w = writes.get(targetKey(t));
+    if (w?.kind === "failed") return { kind: "failed", error: w.error };
+    if (w?.kind === "deferred") pending = true;
+  }
+  return pending ? { kind: "pending" } : { kind: "routed" };
+}
+
+function warn(deps: ReportDeps, node: V1Node, message: string, props: Record<string, unknown>): void {
+  warnEvent(deps, { ref: refFor(node, "Node"), reason: "FailedToCreateRoute", message, props });
+}
+
+function reportOutcome(
+  deps: ReportDeps,
+  state: RouteState,
+  n: NodeRoutes,
+  node: V1Node,
+  o: NodeOutcome,
+): void {
+  const props = { node: n.node, cidrs: n.wanted.join(","), linodeId: n.linodeId };
+  const once = `once:${n.node}:`;
+  if (o.kind === "routed") state.forgetReports(once);
+  else if (o.kind === "failed") {
+    warn(deps, node, "Could not create route {cidrs} for node {node}: {error}", { ...props, error: o.error });
+  } else if (o.kind === "no-interface" && state.firstReport(`${once}no-interface`)) {
+    const message = "Could not create route {cidrs} for node {node}: linode {linodeId} has no interface " +
+      "in a configured VPC subnet";
+    warn(deps, node, message, props);
+  } else if (o.kind === "unroutable" && state.firstReport(`${once}unroutable:${o.cidrs.join(",")}`)) {
+    const message = "Could not create route {cidrs} for node {node}: not an IPv4 CIDR inside --cluster-cidr";
+    warn(deps, node, message, { ...props, cidrs: o.cidrs.join(",") });
+  }
+}
+
+async function writeCondition(deps: ReportDeps, state: RouteState, node: V1Node, routed: boolean) {
+  const name = node.metadata?.name ?? "";
+  const wanted = wantedRouteCondition(routed);
+  const rv = node.metadata?.resourceVersion ?? "";
+  // The informer may not show our last patch yet: the same wish on the same Node version was already written.
+  if (!needsRouteCondition(node, routed) || state.writtenCondition(name) === `${rv} ${wanted}`) return;
+  try {
+    await deps.conditions.patchRouteCondition(name, routeCondition(routed, new Date(deps.clock.now())));
+    state.recordCondition(name, `${rv} ${wanted}`);
+    deps.log.info("node {node}: NetworkUnavailable is now {condition}", { node: name, condition: wanted });
+  } catch (error) {
+    if (error instanceof LeaseLostError) throw error;
+    // The next pass (resync) tries again; the routes themselves are unaffected.
+    deps.log.warning("cannot set NetworkUnavailable on node {node}: {error}", {
+      node: name,
+      error: describeError(error),
+    });
+  }
+}
+
+function isReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+/** Reports every planned Node's outcome: Events and log lines, then the condition where it changed. */
+export async function reportNodes(
+  deps: ReportDeps,
+  state: RouteState,
+  nodes: readonly NodeRoutes[],
+  writes: ReadonlyMap<string, WriteOutcome>,
+): Promise<void> {
+  for (const n of nodes) {
+    const node = deps.nodes.get(n.node);
+    if (!node) continue;
+    if (n.ipv6.length > 0 && state.firstReport(`ipv6:${n.node}:${n.ipv6.join(",")}`)) {
+      deps.log.info("node {node}: IPv6 pod CIDRs {cidrs} need no VPC route, skipped", {
+        node: n.node,
+        cidrs: n.ipv6.join(","),
+      });
+    }
+    let outcome = nodeOutcome(n, writes);
+    // A NotReady Node whose Linode left the listing is most likely a deleted Linode: the lifecycle
+    // controller's business, not a missing VPC interface worth a Warning.
+    if (outcome.kind === "no-interface" && !isReady(node)) outcome = { kind: "pending" };
+    reportOutcome(deps, state, n, node, outcome);
+    if (outcome.kind !== "pending") await writeCondition(deps, state, node, outcome.kind === "routed");
+  }
+}

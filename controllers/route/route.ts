@@ -1,0 +1,194 @@
+/**
+ * `route`: each Node's IPv4 pod CIDRs become routed ranges of its Linode's VPC interface, so pods reach each
+ * other across Linodes. One whole-cluster pass (key `routes`) plans every interface from one cached listing
+ * of the configured VPCs and writes only what differs; Node events start a pass at once (coalesced), and a
+ * resync every `--route-reconciliation-period` repairs drift from the listing refreshed once per TTL.
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { Snapshot, Vpc, VpcIp } from "../../cache/types.ts";
+import type { VpcInterfaceRef } from "../../cache/vpc_ips.ts";
+import { type Clock, isAbort } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { EventSink } from "../../kube/events.ts";
+import { LinodeApiError } from "../../linode/errors.ts";
+import type { Registry } from "../../server/metrics.ts";
+import { parseProviderId } from "../provider_id.ts";
+import { type Cidr4, clusterCidrs4 } from "./cidr.ts";
+import {
+  planRoutes,
+  type RangeWrite,
+  type RouteNode,
+  type RouteScope,
+  type RouteTarget,
+  targetKey,
+} from "./plan.ts";
+import { type NodeConditionWriter, reportNodes, type WriteOutcome } from "./report.ts";
+import type { RouteState } from "./state.ts";
+
+/** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
+export interface RouteNodeLister {
+  list(): readonly V1Node[];
+  get(name: string): V1Node | undefined;
+  onChange(handler: (kind: "add" | "update" | "delete", node: V1Node) => void): () => void;
+}
+
+/** The configured VPCs' addresses and routed ranges. `VpcIpCache` implements it. */
+export interface VpcRangeCache {
+  get(): Promise<Snapshot<readonly VpcIp[]>>;
+  recordIpRanges(target: VpcInterfaceRef, ranges: readonly string[]): void;
+}
+
+/** The configured VPCs with their selected subnets. `VpcCache` implements it. */
+export interface VpcScopeReader {
+  get(options: { maxAgeMs: number }): Promise<Snapshot<readonly Vpc[]>>;
+}
+
+/** Replaces the routed ranges of one VPC interface; resolves to the ranges the API now holds. */
+export interface RangeWriter {
+  setRanges(target: RouteTarget, ranges: readonly string[], signal: AbortSignal): Promise<readonly string[]>;
+}
+
+/** What the route controller needs. Tests pass emulator-backed implementations. */
+export interface RouteDeps {
+  nodes: RouteNodeLister;
+  vpcIps: VpcRangeCache;
+  vpcs: VpcScopeReader;
+  writer: RangeWriter;
+  conditions: NodeConditionWriter;
+  events: EventSink;
+  log: Logger;
+  metrics: Registry;
+  clock: Clock;
+}
+
+/** Options of one pass. */
+export interface ReconcileOptions {
+  /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
+  clusterCidrs: readonly string[];
+  /** Interface writes in flight at once (default 4). */
+  writeConcurrency?: number;
+}
+
+/** What a pass leaves for later: when to run again for backed-off or paused writes. */
+export interface PassResult {
+  readonly retryInMs: number | undefined;
+}
+
+/** The Nodes whose providerID names a Linode, with their pod CIDRs. */
+export function routeNodes(nodes: readonly V1Node[]): RouteNode[] {
+  const out: RouteNode[] = [];
+  for (const n of nodes) {
+    const linodeId = parseProviderId(n.spec?.providerID);
+    if (linodeId === undefined) continue;
+    const podCidrs = n.spec?.podCIDRs?.length ? n.spec.podCIDRs : n.spec?.podCIDR ? [n.spec.podCIDR] : [];
+    out.push({ name: n.metadata?.name ?? "", linodeId, podCidrs });
+  }
+  return out;
+}
+
+function scopeOf(vpcs: readonly Vpc[], cluster: readonly Cidr4[]): RouteScope {
+  return {
+    clusterCidrs: cluster,
+    subnets: new Map(vpcs.map((v) => [v.id, new Set(v.subnets.map((s) => s.id))])),
+  };
+}
+
+function writesCounter(metrics: Registry) {
+  return metrics.counter("ccm_route_writes_total", "VPC interface range writes by result", ["result"]);
+}
+
+async function sendWrite(deps: RouteDeps, state: RouteState, w: RangeWrite, signal: AbortSignal) {
+  const key = targetKey(w.target);
+  const now = () => deps.clock.monotonic();
+  if (state.pausedForMs(now()) > 0 || state.isBackingOff(key, w.ranges, now())) {
+    return { kind: "deferred" } as const;
+  }
+  const props = { linodeId: w.target.linodeId, interfaceId: w.target.interfaceId, vpcId: w.target.vpcId };
+  try {
+    const held = await deps.writer.setRanges(w.target, w.ranges, signal);
+    // Write-through: the next pass plans from what the API now holds, so this write is never repeated.
+    deps.vpcIps.recordIpRanges(w.target, held);
+    state.succeeded(key);
+    writesCounter(deps.metrics).inc({ result: "success" });
+    deps.log.info("routes on linode {linodeId} interface {interfaceId} (vpc {vpcId}): +{added} -{removed}", {
+      ...props,
+      added: w.added.join(","),
+      removed: w.removed.join(","),
+    });
+    return { kind: "done" } as const;
+  } catch (error) {
+    if (!(error instanceof LinodeApiError) || isAbort(error, signal)) throw error;
+    if (error.kind === "rate_limited") {
+      // One 429 slows every write of the controller, not just this interface.
+      const pauseMs = state.pause(now(), error.retryAfterMs);
+      writesCounter(deps.metrics).inc({ result: "rate_limited" });
+      deps.log.warning("linode api rate limit: route writes paused for {pauseMs} ms", { ...props, pauseMs });
+      return { kind: "deferred" } as const;
+    }
+    const delayMs = state.failed(key, w.ranges, now());
+    writesCounter(deps.metrics).inc({ result: "error" });
+    deps.log.debug("route write on linode {linodeId} failed, retry in {delayMs} ms", { ...props, delayMs });
+    return { kind: "failed", error: error.message } as const;
+  }
+}
+
+/** Sends the writes with bounded concurrency, removals (phase 0) before additions. */
+async function applyWrites(
+  deps: RouteDeps,
+  state: RouteState,
+  writes: readonly RangeWrite[],
+  options: { concurrency: number; signal: AbortSignal },
+): Promise<Map<string, WriteOutcome>> {
+  const outcomes = new Map<string, WriteOutcome>();
+  for (const phase of [0, 1] as const) {
+    const queue = writes.filter((w) => w.phase === phase);
+    const worker = async () => {
+      for (let w = queue.shift(); w; w = queue.shift()) {
+        outcomes.set(targetKey(w.target), await sendWrite(deps, state, w, options.signal));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+  }
+  return outcomes;
+}
+
+/** Forgets deleted Nodes' Linodes once nothing of theirs is left to remove (or they left the listing). */
+function settleReleased(
+  state: RouteState,
+  writes: readonly RangeWrite[],
+  outcomes: Map<string, WriteOutcome>,
+) {
+  for (const linodeId of [...state.released.keys()]) {
+    const mine = writes.filter((w) => w.target.linodeId === linodeId);
+    if (mine.every((w) => outcomes.get(targetKey(w.target))?.kind === "done")) {
+      state.released.delete(linodeId);
+    }
+  }
+}
+
+/**
+ * Brings every Node's VPC interface in line with its pod CIDRs. Idempotent: a pass over a cluster in place
+ * makes no call. Throws (to be retried with backoff) when the listing cannot be trusted: a stale listing
+ * (its last refresh failed) never leads to a write, so nothing is ever removed on doubt.
+ */
+export async function reconcileRoutes(
+  deps: RouteDeps,
+  state: RouteState,
+  options: ReconcileOptions & { signal: AbortSignal },
+): Promise<PassResult> {
+  const ips = await deps.vpcIps.get();
+  if (ips.stale) throw new Error("Cannot reconcile routes: the last VPC address listing failed");
+  const vpcs = await deps.vpcs.get({ maxAgeMs: Infinity });
+  const plan = planRoutes({
+    nodes: routeNodes(deps.nodes.list()),
+    released: new Set(state.released.keys()),
+    ips: ips.data,
+    scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
+  });
+  const concurrency = options.writeConcurrency ?? 4;
+  const outcomes = await applyWrites(deps, state, plan.writes, { concurrency, signal: options.signal });
+  state.keepFailures(new Set(plan.writes.map((w) => targetKey(w.target))));
+  settleReleased(state, plan.writes, outcomes);
+  await reportNodes(deps, state, plan.nodes, outcomes);
+  return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
+}

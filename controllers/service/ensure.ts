@@ -1,0 +1,180 @@
+/**
+ * Creating or updating a Service's NodeBalancer, as the upstream service controller and the Go CCM's
+ * `EnsureLoadBalancer` do it together: the finalizer before anything is created; find (never a second
+ * NodeBalancer), create, or adopt and update in place; firewalls; the `nodebalancer-id` switch; the status,
+ * written only when it changes.
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { NodeBalancerSummary } from "../../cache/types.ts";
+import { objectKey } from "../../kube/keys.ts";
+import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
+import { applyActions, createNodeBalancer } from "./apply.ts";
+import { diffNodeBalancer, formatChanges } from "./diff.ts";
+import type { CurrentNodeBalancer, NodeBalancerAction } from "./diff_types.ts";
+import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./find.ts";
+import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall.ts";
+import { type PlannedService, planService } from "./planner.ts";
+import { hasIngress, ingressFor } from "./status.ts";
+import {
+  hasFinalizer,
+  LB_FINALIZER,
+  note,
+  ownershipTagOf,
+  type SyncContext,
+  type SyncDeps,
+  warnOnce,
+} from "./sync.ts";
+
+const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
+
+async function ensureFinalizer(deps: SyncDeps, svc: V1Service): Promise<V1Service> {
+  if (hasFinalizer(svc)) return svc;
+  return await deps.writer.setFinalizers(svc, [...(svc.metadata?.finalizers ?? []), LB_FINALIZER]);
+}
+
+function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
+  const warnings = plan.warnings.map((w) => `${w.key}: ${w.message}`).join("; ");
+  warnOnce(deps, svc, "AnnotationWarning", warnings);
+  const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
+  warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
+}
+
+async function createFor(deps: SyncDeps, svc: V1Service, plan: PlannedService): Promise<NodeBalancerSummary> {
+  note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+  const fw = await firewallForCreate(deps, plan.desired.firewall);
+  try {
+    const nb = await createNodeBalancer(deps, plan.desired, fw.firewallId);
+    note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: created NodeBalancer {nodeBalancerId}", {
+      nodeBalancerId: nb.id,
+    });
+    return nb;
+  } catch (e) {
+    // A firewall made for a NodeBalancer that was not created protects nothing.
+    if (fw.created) await deps.firewalls.delete(fw.created.id).catch(() => {});
+    throw e;
+  }
+}
+
+async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<CurrentNodeBalancer> {
+  const configs = await deps.cache.details.configs(nb.id);
+  return {
+    nodeBalancer: { ...nb, client_conn_throttle: nb.client_conn_throttle ?? 0 },
+    configs,
+    nodes: new Map(configs.map((c) => [c.id, [...c.nodes]])),
+  };
+}
+
+/** True when a 404 says the NodeBalancer itself is gone (not one of its configs or nodes). */
+function isNodeBalancerGone(e: unknown): boolean {
+  return isNotFound(e) && e instanceof LinodeApiError &&
+    (e.route === "/nodebalancers/{id}" || e.route === "/nodebalancers/{id}/configs");
+}
+
+async function updateFound(
+  deps: SyncDeps,
+  svc: V1Service,
+  found: FoundNodeBalancer,
+  plan: PlannedService,
+): Promise<NodeBalancerSummary> {
+  try {
+    return await updateInPlace(deps, svc, found, plan);
+  } catch (e) {
+    // Deleted behind our back: the listing no longer holds it, so the retry finds (or makes) the right one.
+    if (isNodeBalancerGone(e)) deps.cache.forget(found.nb.id);
+    throw e;
+  }
+}
+
+async function updateInPlace(
+  deps: SyncDeps,
+  svc: V1Service,
+  found: FoundNodeBalancer,
+  plan: PlannedService,
+): Promise<NodeBalancerSummary> {
+  const nbId = found.nb.id;
+  const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
+  const adopting = found.via === "status-ip" || found.via === "status-hostname";
+  const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
+  if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+  await applyActions(deps, nbId, actions);
+  const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, ownershipTagOf(deps, svc));
+  const immutableText = immutable.length
+    ? `NodeBalancer ${nbId} keeps ${formatChanges(immutable)}: the API cannot change these in place`
+    : "";
+  warnOnce(deps, svc, "LoadBalancerFieldImmutable", immutableText);
+  if (adopting) {
+    const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
+    note(deps, svc, "AdoptedLoadBalancer", message, {
+      nodeBalancerId: nbId,
+      via: found.via.replace("-", " "),
+    });
+  }
+  const props = { nodeBalancerId: nbId, changes: formatChanges(changes) || "no setting changed" };
+  if (actions.length && nodesOnly && !fwDone.length) {
+    note(deps, svc, "UpdatedLoadBalancer", "Updated load balancer with new hosts: {changes}", props);
+  } else if (actions.length || fwDone.length) {
+    const done = [props.changes, ...fwDone].join("; ");
+    note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: NodeBalancer {nodeBalancerId}: {done}", {
+      ...props,
+      done,
+    });
+  } else {deps.log.debug("{service}: NodeBalancer {nodeBalancerId} unchanged", {
+      service: objectKey(svc),
+      nodeBalancerId: nbId,
+    });}
+  return deps.cache.peek(nbId) ?? found.nb;
+}
+
+/**
+ * After `nodebalancer-id` moved the Service to another NodeBalancer: the one its status still names is
+ * deleted as the Go CCM does, but only when it carries our ownership tag (never one no rule ties to the
+ * Service); with `preserve` it is kept and no longer tagged as this Service's.
+ */
+async function releaseSwitchedFrom(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  plan: PlannedService,
+) {
+  if (plan.spec.nodeBalancerId === null) return;
+  const tag = ownershipTagOf(deps, svc);
+  const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
+  if (!old || old.id === nb.id || !old.tags.includes(tag)) return;
+  const props = { old: old.id, nodeBalancerId: nb.id };
+  if (plan.spec.preserve) {
+    deps.cache.record(await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }));
+    note(
+      deps,
+      svc,
+      "PreservedLoadBalancer",
+      "Kept NodeBalancer {old} (preserve) after moving to {nodeBalancerId}",
+      props,
+    );
+    return;
+  }
+  note(deps, svc, "DeletingLoadBalancer", "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}", props);
+  await releaseManaged(deps, old.id, tag);
+  await deps.nodeBalancers.delete(old.id);
+  deps.cache.forget(old.id);
+  note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
+}
+
+/** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
+export async function ensureLoadBalancer(
+  deps: SyncDeps,
+  service: V1Service,
+  ctx: SyncContext,
+): Promise<void> {
+  const plan = await planService(deps, service, deps.nodes.list());
+  reportWarnings(deps, service, plan);
+  const svc = await ensureFinalizer(deps, service);
+  const rules = {
+    nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
+    ownershipTag: ownershipTagOf(deps, svc),
+  };
+  const found = await findNodeBalancer(deps, svc, rules, ctx);
+  const nb = found ? await updateFound(deps, svc, found, plan) : await createFor(deps, svc, plan);
+  await releaseSwitchedFrom(deps, svc, nb, plan);
+  const ingress = ingressFor(nb, plan.spec);
+  if (!hasIngress(svc, ingress)) await deps.writer.patchIngress(svc, ingress);
+}

@@ -1,0 +1,85 @@
+/**
+ * A Service's desired NodeBalancer, with the reading the pure planner leaves to its caller: VPC subnet
+ * labels resolved to IDs, TLS Secrets read (from the informer) and fingerprinted. Also the few settings the
+ * deletion path needs, readable when other annotations are invalid.
+ */
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { objectKey } from "../../kube/keys.ts";
+import { InvalidInputError } from "../loop/run_queue.ts";
+import { AnnotationReader, type AnnotationWarning } from "./annotation_values.ts";
+import { parseServiceAnnotations } from "./annotations.ts";
+import type { SkippedNode } from "./backends.ts";
+import type { ServiceDefaults } from "./defaults.ts";
+import type { DesiredNodeBalancer } from "./desired.ts";
+import { planNodeBalancer } from "./plan.ts";
+import type { ServiceSpec } from "./spec.ts";
+import type { SubnetResolver } from "./subnets.ts";
+import type { TlsSecrets } from "./tls.ts";
+
+/** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
+export class InvalidServiceError extends InvalidInputError {
+  override name = "InvalidServiceError";
+  constructor(readonly errors: readonly Error[]) {
+    super(errors.map((e) => e.message).join("; "));
+  }
+}
+
+/** What planning reads besides the Service and the Nodes. */
+export interface PlannerDeps {
+  defaults: ServiceDefaults;
+  subnets: Pick<SubnetResolver, "resolve">;
+  tls: TlsSecrets;
+}
+
+/** A Service's spec and the NodeBalancer it should have, plus what is worth a warning. */
+export interface PlannedService {
+  readonly spec: ServiceSpec;
+  readonly desired: DesiredNodeBalancer;
+  readonly skippedNodes: readonly SkippedNode[];
+  readonly warnings: readonly AnnotationWarning[];
+}
+
+/** Plans `svc` over `nodes`; throws `InvalidServiceError` naming every problem. */
+export async function planService(
+  deps: PlannerDeps,
+  svc: V1Service,
+  nodes: readonly V1Node[],
+): Promise<PlannedService> {
+  const parsed = parseServiceAnnotations(svc, deps.defaults);
+  if (!parsed.ok) throw new InvalidServiceError(parsed.errors);
+  const spec = parsed.spec;
+  const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;
+  const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
+  const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
+  const tls = deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const plan = planNodeBalancer(svc, spec, nodes, {
+    defaults: deps.defaults,
+    backendSubnetId,
+    frontendSubnetId,
+    tls,
+  });
+  if (!plan.ok) throw new InvalidServiceError(plan.errors);
+  return { spec, desired: plan.desired, skippedNodes: plan.skippedNodes, warnings: spec.warnings };
+}
+
+/** The settings that decide what happens to a NodeBalancer when its Service goes. */
+export interface ServiceLifecycle {
+  readonly preserve: boolean;
+  readonly nodeBalancerId: number | null;
+  readonly retainReservedIpv4: boolean;
+}
+
+/**
+ * `preserve`, `nodebalancer-id` and `retain-reserved-ipv4` alone, so a Service with some other bad annotation
+ * can still go. A bad value of one of these three throws: guessing could delete what was to be kept.
+ */
+export function lifecycleOf(svc: V1Service): ServiceLifecycle {
+  const reader = new AnnotationReader(svc.metadata?.annotations);
+  const lifecycle = {
+    preserve: reader.bool("preserve") ?? false,
+    nodeBalancerId: reader.id("nodebalancer-id") ?? null,
+    retainReservedIpv4: reader.bool("retain-reserved-ipv4") ?? true,
+  };
+  if (reader.errors.length) throw new InvalidServiceError(reader.errors);
+  return lifecycle;
+}

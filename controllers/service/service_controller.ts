@@ -1,0 +1,255 @@
+/**
+ * `service`: LoadBalancer Services as NodeBalancers. Service, Node and Secret events enqueue Service keys;
+ * `--concurrent-service-syncs` workers sync them (`sync.ts`) with a per-key backoff of 5 s doubling to
+ * 5 min, as the upstream service controller. Every read of Linode state comes from the cache, so a resync
+ * of unchanged Services costs no Linode call; a 429 slows every worker through the shared client.
+ */
+import type { CoreV1Api, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { Clock } from "../../common/clock.ts";
+import { isAbort } from "../../common/clock.ts";
+import { refFor, warnEvent } from "../../kube/events.ts";
+import { objectKey } from "../../kube/keys.ts";
+import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
+import type { Registry } from "../../server/metrics.ts";
+import { isConflict } from "../../kube/requests.ts";
+import { RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { WorkQueue } from "../loop/work_queue.ts";
+import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
+import { ensureLoadBalancer } from "./ensure.ts";
+import {
+  hasFinalizer,
+  needsCleanup,
+  Notices,
+  type ServiceWriter,
+  type SyncContext,
+  type SyncDeps,
+  wantsLoadBalancer,
+} from "./sync.ts";
+import { type SecretLister, TlsSecrets } from "./tls.ts";
+
+/** A change handler as informers call it. */
+type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
+
+/** Services as the informer holds them. `Informer<V1Service>` implements it. */
+export interface ServiceLister {
+  get(key: string): V1Service | undefined;
+  list(): readonly V1Service[];
+  onChange(handler: Handler<V1Service>): () => void;
+}
+
+/** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
+export interface NodeLister {
+  list(): readonly V1Node[];
+  onChange(handler: Handler<V1Node>): () => void;
+}
+
+/** What the service controller needs. */
+export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | "notices"> {
+  services: ServiceLister;
+  reservedIps?: ReservedIps;
+  nodes: NodeLister;
+  secrets: SecretLister;
+  metrics: Registry;
+  clock: Clock;
+}
+
+/** Options of the service controller. */
+export interface ServiceControllerOptions {
+  /** `--concurrent-service-syncs` (default 1). */
+  workers?: number;
+  /** Every Service is synced again this often, as a safety net (default 5 min; no call when unchanged). */
+  resyncMs?: number;
+  /** Per-Service retry backoff: 5 s doubling to 5 min, as upstream. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/** Default per-Service backoff after the first failure. */
+export const DEFAULT_RETRY_BASE_MS = 5_000;
+/** Default upper bound of the per-Service backoff. */
+export const DEFAULT_RETRY_MAX_MS = 300_000;
+/** Default resync period. */
+export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
+
+/** The Service changed while it was being written (409): synced again shortly, without a Warning. */
+export class ServiceChangedError extends RetryAfterError {
+  override name = "ServiceChangedError";
+  readonly quiet = true;
+}
+
+/** How soon a Service that changed under a write is synced again (the informer has the new version by then). */
+const CONFLICT_RETRY_MS = 200;
+
+/** Syncs one Service by key: cleanup, ensure, or nothing. Throws to be retried. */
+export async function reconcileService(
+  deps: SyncDeps & { services: ServiceLister; reservedIps?: ReservedIps },
+  key: string,
+  ctx: SyncContext,
+): Promise<void> {
+  const cached = deps.services.get(key);
+  if (!cached) {
+    deps.tls.forget(key);
+    deps.notices.forget(key);
+    return;
+  }
+  // Never change what the informer holds.
+  const svc = structuredClone(cached);
+  try {
+    if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, ctx);
+    else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
+      await ensureLoadBalancer(deps, svc, ctx);
+    }
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    throw new ServiceChangedError(`Service ${key} changed while being written`, CONFLICT_RETRY_MS, {
+      cause: e,
+    });
+  }
+}
+
+/**
+ * The Service fields a sync depends on; other changes enqueue nothing. The ingress is among them so that a
+ * lost or edited status is restored at once (our own status write then costs one sync without any call).
+ */
+function syncFields(svc: V1Service): string {
+  const m = svc.metadata ?? {};
+  const ingress = svc.status?.loadBalancer?.ingress;
+  return JSON.stringify([
+    m.uid,
+    m.annotations,
+    m.finalizers,
+    m.deletionTimestamp !== undefined,
+    svc.spec,
+    ingress,
+  ]);
+}
+
+function isRelevant(svc: V1Service): boolean {
+  return wantsLoadBalancer(svc) || hasFinalizer(svc);
+}
+
+/** The Node fields backends depend on: readiness, exclusion, deletion taint, addresses, Linode annotations. */
+export function nodeBackendFields(node: V1Node): string {
+  const m = node.metadata ?? {};
+  const annotations = Object.entries(m.annotations ?? {}).filter(([k]) => k.includes("linode"));
+  return JSON.stringify([
+    m.name,
+    node.spec?.providerID,
+    node.status?.conditions?.find((c) => c.type === "Ready")?.status,
+    m.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"],
+    (node.spec?.taints ?? []).map((t) => t.key).filter((k) => k === "ToBeDeletedByClusterAutoscaler"),
+    node.status?.addresses,
+    annotations,
+  ]);
+}
+
+function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
+  for (const svc of deps.services.list()) if (isRelevant(svc)) queue.add(objectKey(svc));
+}
+
+function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
+  const offServices = deps.services.onChange((kind, svc, old) => {
+    const key = objectKey(svc);
+    if (kind === "delete") tls.forget(key);
+    else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) queue.add(key);
+  });
+  const offNodes = deps.nodes.onChange((kind, node, old) => {
+    if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
+    enqueueAll(deps, queue);
+  });
+  const offSecrets = deps.secrets.onChange((_kind, secret: V1Secret) => {
+    for (const key of tls.servicesUsing(objectKey(secret))) queue.add(key);
+  });
+  return () => {
+    offServices();
+    offNodes();
+    offSecrets();
+  };
+}
+
+async function resyncLoop(
+  deps: ServiceControllerDeps,
+  queue: WorkQueue<string>,
+  periodMs: number,
+  signal: AbortSignal,
+) {
+  while (!signal.aborted) {
+    try {
+      await deps.clock.sleep(periodMs, signal);
+    } catch (e) {
+      if (isAbort(e, signal) || signal.aborted) return;
+      throw e;
+    }
+    enqueueAll(deps, queue);
+  }
+}
+
+function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
+  const svc = deps.services.get(key);
+  if (!svc || error instanceof ServiceChangedError) return;
+  const message = error instanceof Error ? error.message : String(error);
+  warnEvent(deps, {
+    ref: refFor(svc, "Service"),
+    reason: "SyncLoadBalancerFailed",
+    message: "Error syncing load balancer: {error}",
+    props: { service: key, error: message },
+  });
+}
+
+/** The `service` controller: run it for one leadership term. */
+export function startServiceController(
+  deps: ServiceControllerDeps,
+  options: ServiceControllerOptions = {},
+): { run(signal: AbortSignal): Promise<void> } {
+  return {
+    async run(signal: AbortSignal): Promise<void> {
+      // Listings from before this term may miss NodeBalancers the other replica created (see find.ts).
+      const termStart = deps.clock.monotonic();
+      const tls = new TlsSecrets(deps.secrets);
+      const syncDeps = { ...deps, tls, notices: new Notices() };
+      const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
+      const queue = new WorkQueue<string>({
+        name: "service",
+        clock: deps.clock,
+        metrics: deps.metrics,
+        baseDelayMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
+        maxDelayMs: options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS,
+      });
+      const unwatch = watchChanges(deps, queue, tls);
+      enqueueAll(deps, queue);
+      try {
+        await Promise.all([
+          runWorkers(queue, {
+            concurrency: options.workers ?? 1,
+            signal,
+            log: deps.log,
+            metrics: deps.metrics,
+            clock: deps.clock,
+            handle: (key) => reconcileService(syncDeps, key, ctx),
+            onError: (key, error) => reportFailure(deps, key, error),
+          }),
+          resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),
+        ]);
+      } finally {
+        unwatch();
+        queue.shutDown();
+      }
+    },
+  };
+}
+
+function nameOf(svc: V1Service): { namespace: string; name: string } {
+  return { namespace: svc.metadata?.namespace ?? "", name: svc.metadata?.name ?? "" };
+}
+
+/** The Service writes over client-node, both to `services/status` (fenced by the clients). */
+export function kubeServiceWriter(core: CoreV1Api): ServiceWriter {
+  return {
+    setFinalizers: (svc, finalizers) =>
+      patchServiceFinalizers(core, nameOf(svc), finalizers, svc.metadata?.resourceVersion),
+    patchIngress: (svc, ingress) =>
+      mergePatchServiceStatus(core, nameOf(svc), {
+        status: { loadBalancer: { ingress: ingress.length ? ingress : null } },
+      }),
+  };
+}

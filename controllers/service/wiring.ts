@@ -1,0 +1,83 @@
+/**
+ * The `service` controller as one process runs it: its Service and Secret informers, the NodeBalancer cache
+ * and the controller over the shared Linode client, Node informer and Event recorder. `ccm.ts` starts the
+ * informers with the process and runs the controller for each leadership term.
+ */
+import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
+import type { Clock } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Config } from "../../config/types.ts";
+import type { KubeClients } from "../../kube/clients.ts";
+import { secretSource, serviceSource } from "../../kube/clients.ts";
+import type { EventSink } from "../../kube/events.ts";
+import { Informer } from "../../kube/informer.ts";
+import type { LinodeClient } from "../../linode/client.ts";
+import type { Registry } from "../../server/metrics.ts";
+import { serviceDefaults } from "./defaults.ts";
+import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
+import { SubnetResolver } from "./subnets.ts";
+
+/** What the process already has. */
+export interface ServiceWiringDeps {
+  kc: KubeConfig;
+  kube: KubeClients;
+  linode: LinodeClient;
+  nodes: Informer<V1Node>;
+  events: EventSink;
+  clock: Clock;
+  metrics: Registry;
+  logFor: (component: string) => Logger;
+}
+
+/** The wired controller: informers to run with the process, the controller to run per term. */
+export interface ServiceWiring {
+  readonly nodeBalancers: NodeBalancerCache;
+  /** Lists and watches Services and Secrets until `signal` aborts (restarting after failures). */
+  startInformers(signal: AbortSignal): Promise<void>;
+  /** Resolves once both informers listed; rejects when `signal` aborts first. */
+  waitForSync(signal: AbortSignal): Promise<void>;
+  /** Runs the controller for one leadership term. */
+  run(term: AbortSignal): Promise<void>;
+}
+
+/** Wires the `service` controller from `config` and the process's clients. */
+export function wireServiceController(config: Config, deps: ServiceWiringDeps): ServiceWiring {
+  const { clock, metrics } = deps;
+  const informerOptions = { log: deps.logFor("informer"), metrics, clock };
+  const services = new Informer(deps.kc, serviceSource(deps.kube.core), informerOptions);
+  const secrets = new Informer(deps.kc, secretSource(deps.kube.core), informerOptions);
+  const nodeBalancers = new NodeBalancerCache(deps.linode.nodeBalancers, {
+    clock,
+    metrics,
+    region: config.linode.region,
+    ttlMs: config.linode.instanceCacheTtlMs,
+  });
+  const controller = startServiceController({
+    services,
+    nodes: deps.nodes,
+    secrets,
+    cache: nodeBalancers,
+    nodeBalancers: deps.linode.nodeBalancers,
+    firewalls: deps.linode.firewalls,
+    reservedIps: deps.linode.reservedIps,
+    writer: kubeServiceWriter(deps.kube.core),
+    defaults: serviceDefaults(config),
+    subnets: new SubnetResolver(deps.linode.vpcs, clock),
+    events: deps.events,
+    log: deps.logFor("service"),
+    metrics,
+    clock,
+  }, { workers: config.services.concurrentSyncs });
+  return {
+    nodeBalancers,
+    async startInformers(signal) {
+      await Promise.all([services.start(signal), secrets.start(signal)]);
+    },
+    async waitForSync(signal) {
+      // Secrets may be unreadable (RBAC): HTTPS Services then wait, the others need not.
+      await services.waitForSync(signal);
+    },
+    run: (term) => controller.run(term),
+  };
+}

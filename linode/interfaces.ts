@@ -1,0 +1,57 @@
+/**
+ * Linode interfaces (`interface_generation: "linode"`): interfaces attached to the Linode itself rather than
+ * to a configuration profile. The route controller replaces the routed `vpc.ipv4.ranges` of a VPC one.
+ */
+import { getLinodeInterface, getLinodeInterfaces } from "@linode/api-v4";
+import type { LinodeInterface } from "@linode/api-v4";
+import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts";
+import { rawRequest } from "./transport.ts";
+
+/** The body of a routed-range update: the interface's own subnet and `vpc.ipv4.ranges`; the rest is kept. */
+export interface VpcRangesUpdate {
+  vpc: { subnet_id: number; ipv4: { ranges: { range: string }[] } };
+}
+
+/** `/linode/instances/{id}/interfaces` and below. */
+export class LinodeInterfaceApi {
+  readonly #caller: ApiCaller;
+
+  constructor(caller: ApiCaller) {
+    this.#caller = caller;
+  }
+
+  /** Every Linode interface of one Linode (the API answers `{interfaces: [...]}`, not a page). */
+  async list(linodeId: number, options?: CallOptions): Promise<LinodeInterface[]> {
+    const route = "/linode/instances/{id}/interfaces";
+    const s = spec("GET", route, `list interfaces of linode ${linodeId}`, options);
+    const body = await this.#caller.run(s, () => getLinodeInterfaces(linodeId));
+    return body.interfaces;
+  }
+
+  /** One Linode interface. */
+  get(linodeId: number, interfaceId: number, options?: CallOptions): Promise<LinodeInterface> {
+    const route = "/linode/instances/{id}/interfaces/{id}";
+    const s = spec("GET", route, `get interface ${interfaceId} of linode ${linodeId}`, options);
+    return this.#caller.run(s, () => getLinodeInterface(linodeId, interfaceId));
+  }
+
+  /**
+   * Replaces the routed IPv4 ranges of a VPC interface (the whole list; `[]` removes the last one). The
+   * body names the interface's current subnet: the documented update carries `vpc.subnet_id` (a different
+   * one would move the interface), and sending the same one changes nothing. Sent as is, without api-v4's
+   * rewriting of the body. A PUT, so retried.
+   */
+  updateVpcRanges(
+    linodeId: number,
+    interfaceId: number,
+    update: { subnetId: number; ranges: readonly string[] },
+    options?: CallOptions,
+  ): Promise<LinodeInterface> {
+    const route = "/linode/instances/{id}/interfaces/{id}";
+    const s = spec("PUT", route, `update vpc ranges on linode ${linodeId}`, options);
+    const ranges = update.ranges.map((range) => ({ range }));
+    const body: VpcRangesUpdate = { vpc: { subnet_id: update.subnetId, ipv4: { ranges } } };
+    const path = `/linode/instances/${linodeId}/interfaces/${interfaceId}`;
+    return this.#caller.run(s, () => rawRequest<LinodeInterface>("PUT", path, { data: body }));
+  }
+}

@@ -1,0 +1,26 @@
+/** Narrowing of `POST /vpcs` bodies (also `POST /__admin/world/vpcs`) into `VpcStore.create` input. */
+import { type Body, fieldError, isRecord, optString } from "./http.ts";
+
+/** Input of `world.createVpc`. */
+export interface CreateVpcInput {
+  label: string;
+  region: string;
+  description?: string;
+  subnets?: { label: string; ipv4: string }[];
+}
+
+/** A `POST /vpcs` body → `create` input; wrong types are 400s on the field. */
+export function parseVpcInput(body: Body): CreateVpcInput {
+  const raw = body.subnets ?? [];
+  if (!Array.isArray(raw)) throw fieldError("subnets", "subnets must be an array");
+  return {
+    label: optString(body, "label") ?? "",
+    region: optString(body, "region") ?? "",
+    description: optString(body, "description"),
+    subnets: raw.map((s, i) => {
+      if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
+      const prefix = `subnets[${i}].`;
+      return { label: optString(s, "label", prefix) ?? "", ipv4: optString(s, "ipv4", prefix) ?? "" };
+    }),
+  };
+}

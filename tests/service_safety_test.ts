@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+
+const WRITE = /^(POST|PUT|DELETE) /;
+
+function writeCount(world: ServiceWorld): number {
+  return world.linode.calls.log.filter((c) => WRITE.test(c.key)).length;
+}
+
+async function ensured(world: ServiceWorld, name: string): Promise<void> {
+  await waitFor(() => (world.service(name)?.status?.loadBalancer?.ingress?.length ?? 0) > 0, {
+    what: `${name} to get an ingress`,
+  });
+}
+
+function warnings(world: ServiceWorld, name: string): string[] {
+  return world.events("SyncLoadBalancerFailed", name).map((e) => e.message ?? "");
+}
+
+Deno.test("startServiceController() leaves the NodeBalancer exactly as it was while an annotation is invalid", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const before = world.nodeBalancerOf("web");
+  world.linode.calls.reset();
+  const throttle = annotationKey("throttle");
+  world.kube.store.patch("services", "web", { metadata: { annotations: { [throttle]: "999" } } }, {
+    type: "merge",
+    namespace: "default",
+  });
+  await waitFor(() => warnings(world, "web").length > 0, { what: "a Warning" });
+  assert.match(warnings(world, "web")[0] ?? "", /linode-loadbalancer-throttle="999": expected .*0.*20/);
+  const refused = () =>
+    world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]).get({
+      controller: "service",
+      result: "permanent",
+    });
+  const before2 = refused();
+  world.addNode("node-2", "192.168.0.12");
+  await waitFor(() => refused() > before2, { what: "the Node change synced (and refused)" });
+  assert.equal(writeCount(world), 0, "nothing changed, not even for the new Node");
+  assert.deepEqual(world.nodeBalancerOf("web"), before);
+
+  world.kube.store.patch("services", "web", { metadata: { annotations: { [throttle]: "5" } } }, {
+    type: "merge",
+    namespace: "default",
+  });
+  await waitFor(() => world.nodeBalancerOf("web")?.client_conn_throttle === 5, { what: "fixed" });
+  await waitFor(() => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2, {
+    what: "node-2 added once valid",
+  });
+});
+
+Deno.test("startServiceController() keeps every backend when an API write fails, then converges keeping node ids", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-2", "192.168.0.12");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const before = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
+  const fault = world.linode.faults.error(503, { route: "/nodebalancers/{id}/configs/{id}/nodes*" });
+  world.linode.calls.reset();
+  world.kube.store.delete("nodes", "node-1");
+  world.addNode("node-3", "192.168.0.13");
+  await waitFor(() => warnings(world, "web").some((m) => /HTTP 503/.test(m)), {
+    what: "a Warning with the reason",
+  });
+  assert.deepEqual(
+    backendIds(world.nodeBalancerOf("web"))[80],
+    before,
+    "nothing removed while adding failed",
+  );
+  world.linode.faults.remove(fault);
+  await waitFor(() => {
+    const now = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
+    return Object.keys(now).length === 2 && Object.keys(now).some((a) => a.startsWith("192.168.0.13:"));
+  }, { what: "converged" });
+  const after = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
+  const kept = Object.keys(before).find((a) => a.startsWith("192.168.0.12:")) ?? "";
+  assert.equal(after[kept], before[kept], "node-2 kept its id");
+});
+
+Deno.test("startServiceController() creates nothing while the NodeBalancer listing fails, then exactly one", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  const outage = world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
+  await world.start();
+  world.addService("web");
+  await waitFor(() => warnings(world, "web").length > 0, { what: "a Warning" });
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0);
+  world.linode.faults.remove(outage);
+  await ensured(world, "web");
+  assert.equal(world.nodeBalancers().length, 1);
+});
+
+Deno.test("startServiceController() in a new term with the listing down still finds the Service's NodeBalancer by its tag", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const [nb] = world.nodeBalancers();
+  await world.stop();
+  world.kube.store.patch("services", "web", { status: { loadBalancer: { ingress: null } } }, {
+    type: "merge",
+    namespace: "default",
+    subresource: "status",
+  });
+  world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
+  await world.start();
+  await waitFor(() => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === nb?.ipv4, {
+    what: "status restored from the last listing",
+  });
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1, "no second NodeBalancer");
+});
+
+Deno.test("startServiceController() keeps the finalizer until the NodeBalancer is really deleted", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const fault = world.linode.faults.error(503, { method: "DELETE", route: "/nodebalancers/{id}" });
+  world.kube.store.delete("services", "web", "default");
+  await waitFor(() => warnings(world, "web").some((m) => /HTTP 503/.test(m)), { what: "a Warning" });
+  assert.ok(world.service("web")?.metadata?.deletionTimestamp, "still terminating");
+  assert.equal(world.nodeBalancers().length, 1);
+  world.linode.faults.remove(fault);
+  await waitFor(() => world.service("web") === undefined, { what: "deleted" });
+  assert.deepEqual(world.nodeBalancers(), []);
+});
+
+Deno.test("startServiceController() replaces a NodeBalancer deleted behind its back once the API says 404", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web");
+  await ensured(world, "web");
+  const [gone] = world.nodeBalancers();
+  world.linode.world.deleteNodeBalancer(gone?.id ?? 0);
+  world.addNode("node-2", "192.168.0.12");
+  await waitFor(() => {
+    const nb = world.nodeBalancerOf("web");
+    return nb !== undefined && nb.id !== gone?.id && nb.configs[0]?.nodes.length === 2;
+  }, { what: "a new NodeBalancer in the status" });
+  assert.equal(world.nodeBalancers().length, 1);
+});

@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { captureLogs } from "../common/log.ts";
+import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { certificateFingerprint } from "../controllers/service/tls.ts";
+import { generateSelfSignedCert } from "../server/tls.ts";
+import { type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+
+const HTTPS_443 = {
+  [annotationKey("port-443")]: JSON.stringify({ protocol: "https", "tls-secret-name": "web-tls" }),
+};
+
+/** The fingerprint the API reports for the certificate on the Service's port 443 (the certificate is redacted). */
+function certOn(world: ServiceWorld): string | undefined {
+  const config = world.nodeBalancerOf("web")?.configs.find((c) => c.port === 443);
+  return config?.protocol === "https" ? config.ssl_fingerprint : undefined;
+}
+
+function putSecret(world: ServiceWorld, pem: { certPem: string; keyPem: string }): void {
+  const data = { "tls.crt": btoa(pem.certPem), "tls.key": btoa(pem.keyPem) };
+  if (world.kube.store.get("secrets", "web-tls", "default")) {
+    world.kube.store.patch("secrets", "web-tls", { data }, { type: "merge", namespace: "default" });
+  } else world.addSecret("web-tls", { "tls.crt": pem.certPem, "tls.key": pem.keyPem });
+}
+
+Deno.test("startServiceController() serves HTTPS ports with the Secret's certificate and follows its rotation from the watch", async () => {
+  const logs = await captureLogs("debug");
+  const first = await generateSelfSignedCert({ hosts: ["web.example.com"] });
+  const second = await generateSelfSignedCert({ hosts: ["web.example.com"] });
+  await using world = await startServiceWorld({ controller: { resyncMs: 30 } });
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web", { ports: [{ port: 443 }], annotations: HTTPS_443 });
+  await waitFor(() => world.events("SyncLoadBalancerFailed", "web").length > 0, { what: "missing Secret" });
+  assert.match(world.events("SyncLoadBalancerFailed", "web")[0]?.message ?? "", /web-tls/);
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0);
+
+  putSecret(world, first);
+  await waitFor(() => certOn(world) === certificateFingerprint(first.certPem), {
+    what: "the first certificate",
+  });
+  putSecret(world, second);
+  await waitFor(() => certOn(world) === certificateFingerprint(second.certPem), { what: "the rotated one" });
+  assert.equal(world.nodeBalancers().length, 1);
+  const syncs = () =>
+    world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]).get({
+      controller: "service",
+      result: "success",
+    });
+  world.linode.calls.reset();
+  const from = syncs();
+  await waitFor(() => syncs() >= from + 3, { what: "three resyncs" });
+  assert.equal(
+    world.linode.calls.total(),
+    0,
+    "the certificate on the NodeBalancer is known by its fingerprint",
+  );
+  assert.equal(
+    world.kube.calls.count("GET /api/v1/namespaces/{namespace}/secrets/{name}"),
+    0,
+    "watched, not read",
+  );
+
+  const keys = [first.keyPem, second.keyPem].map((k) => k.split("\n")[1] ?? k);
+  const events = (world.kube.store.list("events") as { message?: string }[]).map((e) => e.message ?? "").join(
+    "\n",
+  );
+  for (const key of keys) {
+    assert.ok(!events.includes(key), "no key material in Events");
+    assert.ok(!logs.text().includes(key), "no key material in logs");
+  }
+});

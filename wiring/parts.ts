@@ -1,0 +1,181 @@
+/**
+ * The parts of one CCM process, built from a validated Config: fence → clients → caches → informers → Event
+ * recorder. Nothing is started here. `runCcm` (ccm.ts) builds them this way and no other, so the scenario
+ * tests, the demo and the bench, which all start the CCM through `runCcm`, run the production wiring.
+ */
+import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import { InstanceCache } from "../cache/instances.ts";
+import { VpcIpCache } from "../cache/vpc_ips.ts";
+import { VpcCache } from "../cache/vpcs.ts";
+import type { Clock } from "../common/clock.ts";
+import { componentLogger } from "../common/log.ts";
+import type { Config } from "../config/config.ts";
+import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
+import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
+import { EventRecorder } from "../kube/events.ts";
+import { Informer, type KubeObject } from "../kube/informer.ts";
+import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
+import { newIdentity } from "../lease/lease.ts";
+import { LinodeClient } from "../linode/client.ts";
+import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
+import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
+import type { Registry } from "../server/metrics.ts";
+
+/** What the process provides to the wiring: time, metrics, identity. */
+export interface PartsDeps {
+  clock: Clock;
+  metrics: Registry;
+  /** This machine's hostname: the first half of the Lease holder identity. */
+  hostname: string;
+  /** Service-account folder for in-cluster config (tests point it elsewhere). */
+  serviceAccountDir?: string;
+}
+
+/** Everything one CCM process is made of, wired but not started. */
+export interface CcmParts {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+  /** The Lease holder identity: `<hostname>_<random>`. */
+  readonly identity: string;
+  /** Closed until this process leads (with `--leader-elect=false`, always open). Every write asks it. */
+  readonly fence: Fence;
+  readonly kube: KubeClients;
+  readonly linode: LinodeClient;
+  readonly vpcs: VpcCache;
+  /** The configured VPCs' addresses and routed ranges: node addresses and routes share one listing. */
+  readonly vpcIps: VpcIpCache;
+  readonly instances: InstanceCache;
+  readonly nodes: Informer<V1Node>;
+  readonly events: EventRecorder;
+  /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
+  readonly service: ServiceWiring | undefined;
+  /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
+  readonly secrets: () => readonly string[];
+}
+
+function tokenSource(config: Config, clock: Clock): TokenSource {
+  const t = config.linode.token;
+  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
+}
+
+function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
+  const k = config.kube;
+  if (k.kind === "kubeconfig") return { kubeconfig: k.kubeconfig, master: k.master };
+  if (k.kind === "in-cluster") {
+    return { serviceHost: k.serviceHost, servicePort: k.servicePort, master: k.master, serviceAccountDir };
+  }
+  return { master: k.master, serviceAccountDir };
+}
+
+/** Asked per log line or Event, so a rotated token file is covered too. */
+function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
+  return () => {
+    const token = tokens.current();
+    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
+  };
+}
+
+function linodeClient(config: Config, deps: PartsDeps, tokens: TokenSource, fence: Fence): LinodeClient {
+  return new LinodeClient({
+    baseUrl: config.linode.url,
+    token: tokens,
+    timeoutMs: config.linode.requestTimeoutMs,
+    fence,
+    metrics: deps.metrics,
+    log: componentLogger("linode"),
+    clock: deps.clock,
+    logRequests: config.linode.debug,
+  });
+}
+
+/** The Linode caches every loop reads: VPCs, their addresses (only with `--vpc-*`), instances. */
+function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
+  const { clock, metrics } = deps;
+  const v = config.vpc;
+  const selection = { vpcNames: v.names, vpcIds: v.ids, subnetNames: v.subnetNames, subnetIds: v.subnetIds };
+  const vpcTtlMs = config.linode.routesCacheTtlMs;
+  const vpcs = new VpcCache(linode.vpcs, selection, { clock, metrics, ttlMs: vpcTtlMs });
+  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, { clock, metrics, ttlMs: vpcTtlMs });
+  const instances = new InstanceCache(linode.instances, {
+    clock,
+    metrics,
+    region: config.linode.region,
+    tagFilter: config.linode.tagFilter ?? undefined,
+    ttlMs: config.linode.instanceCacheTtlMs,
+    vpcIps: vpcs.configured ? vpcIps : undefined,
+  });
+  return { vpcs, vpcIps, instances };
+}
+
+/**
+ * Builds the parts of one CCM process from `config`. Loading the kubeconfig may throw `KubeConfigError`;
+ * nothing else touches the network or starts a timer until the caller starts the informers and controllers.
+ */
+export function buildParts(config: Config, deps: PartsDeps): CcmParts {
+  const { clock, metrics } = deps;
+  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
+  const kube = makeKubeClients(kc, { metrics, fence });
+  const tokens = tokenSource(config, clock);
+  const secrets = secretsOf(tokens, kc);
+  const linode = linodeClient(config, deps, tokens, fence);
+  const { vpcs, vpcIps, instances } = caches(config, deps, linode);
+  const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
+  const events = new EventRecorder(kube.core, {
+    log: componentLogger("events"),
+    clock,
+    host: deps.hostname,
+    secrets,
+  });
+  const identity = newIdentity(deps.hostname);
+  const service = config.controllers.has("service")
+    ? wireServiceController(config, {
+      kc,
+      kube,
+      linode,
+      nodes,
+      events,
+      clock,
+      metrics,
+      logFor: componentLogger,
+    })
+    : undefined;
+  return {
+    config,
+    clock,
+    metrics,
+    identity,
+    fence,
+    kube,
+    linode,
+    vpcs,
+    vpcIps,
+    instances,
+    nodes,
+    events,
+    service,
+    secrets,
+  };
+}
+
+/** Every informer of `parts`: started together, and `/readyz` waits for all of them to sync. */
+export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
+  return [parts.nodes];
+}
+
+/** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
+export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
+  await Promise.all([
+    ...informersOf(parts).map((informer) => informer.start(signal)),
+    parts.service?.startInformers(signal),
+  ]);
+}
+
+/** Resolves once every informer of `parts` has synced; rejects when `signal` aborts first. */
+export async function waitForInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
+  await Promise.all([
+    ...informersOf(parts).map((informer) => informer.waitForSync(signal)),
+    parts.service?.waitForSync(signal),
+  ]);
+}
