@@ -12,6 +12,7 @@ import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
 import { componentLogger, type Logger } from "./common/log.ts";
 import { type HealthCheck, type RunningServer, startServer } from "./server/serve.ts";
 import { readTlsFiles } from "./server/tls.ts";
+import type { Informer, KubeObject } from "./kube/informer.ts";
 import { IMPLEMENTED, runControllers } from "./wiring/controllers.ts";
 import {
   buildParts,
@@ -96,16 +97,19 @@ async function outcomeOf(
   return (await tokenRevoked) ? "token-invalid" : ended;
 }
 
-/** `/readyz` checks: every informer synced, and watching (a re-connecting watch serves stale data). */
+/**
+ * `/readyz` checks: every informer the controllers need (`informersOf`) synced, and watching (a re-connecting
+ * watch serves stale data). A failing check names the informers that fail it.
+ */
 function informerChecks(parts: CcmParts): HealthCheck[] {
   const informers = informersOf(parts);
-  const names = () => informers.map((i) => i.resource).join(", ");
+  const failing = (bad: (i: Informer<KubeObject>) => boolean, why: string) => () => {
+    const names = informers.filter(bad).map((i) => i.resource);
+    return names.length === 0 || `${names.join(", ")} ${why}`;
+  };
   return [
-    { name: "informer-sync", check: () => informers.every((i) => i.synced) || `${names()} not synced yet` },
-    {
-      name: "informer-watch",
-      check: () => informers.every((i) => i.healthy || !i.synced) || `${names()} watch is re-connecting`,
-    },
+    { name: "informer-sync", check: failing((i) => !i.synced, "not synced yet") },
+    { name: "informer-watch", check: failing((i) => i.synced && !i.healthy, "watch is re-connecting") },
   ];
 }
 

@@ -159,23 +159,26 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   };
 }
 
-/** Every informer of `parts`: started together, and `/readyz` waits for all of them to sync. */
+/**
+ * The informers a term's controllers need synced: `runInformers` starts them, `waitForInformers` awaits
+ * them and `/readyz` checks them (synced and watching).
+ */
 export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
-  return [parts.nodes];
+  return parts.service ? [parts.nodes, parts.service.services] : [parts.nodes];
+}
+
+/** Informers that run with the process but that nothing waits for (RBAC may forbid Secrets). */
+function optionalInformersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
+  return parts.service ? [parts.service.secrets] : [];
 }
 
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
 export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all([
-    ...informersOf(parts).map((informer) => informer.start(signal)),
-    parts.service?.startInformers(signal),
-  ]);
+  const all = [...informersOf(parts), ...optionalInformersOf(parts)];
+  await Promise.all(all.map((informer) => informer.start(signal)));
 }
 
-/** Resolves once every informer of `parts` has synced; rejects when `signal` aborts first. */
+/** Resolves once every informer of `informersOf(parts)` has synced; rejects when `signal` aborts first. */
 export async function waitForInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all([
-    ...informersOf(parts).map((informer) => informer.waitForSync(signal)),
-    parts.service?.waitForSync(signal),
-  ]);
+  await Promise.all(informersOf(parts).map((informer) => informer.waitForSync(signal)));
 }

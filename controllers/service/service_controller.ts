@@ -57,19 +57,13 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
 export interface ServiceControllerOptions {
   /** `--concurrent-service-syncs` (default 1). */
   workers?: number;
-  /** Every Service is synced again this often, as a safety net (default 5 min; no call when unchanged). */
-  resyncMs?: number;
-  /** Per-Service retry backoff: 5 s doubling to 5 min, as upstream. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
 }
 
-/** Default per-Service backoff after the first failure. */
-export const DEFAULT_RETRY_BASE_MS = 5_000;
-/** Default upper bound of the per-Service backoff. */
-export const DEFAULT_RETRY_MAX_MS = 300_000;
-/** Default resync period. */
-export const DEFAULT_SERVICE_RESYNC_MS = 300_000;
+/** Per-Service backoff after the first failure, as upstream: 5 s doubling to 5 min. */
+const RETRY_BASE_MS = 5_000;
+const RETRY_MAX_MS = 300_000;
+/** Every Service is synced again this often, as a safety net (no call when unchanged). */
+export const SERVICE_RESYNC_MS = 300_000;
 
 /** The Service changed while it was being written (409): synced again shortly, without a Warning. */
 export class ServiceChangedError extends RetryAfterError {
@@ -212,8 +206,8 @@ export function startServiceController(
         name: "service",
         clock: deps.clock,
         metrics: deps.metrics,
-        baseDelayMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
-        maxDelayMs: options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS,
+        baseDelayMs: RETRY_BASE_MS,
+        maxDelayMs: RETRY_MAX_MS,
       });
       const unwatch = watchChanges(deps, queue, tls);
       enqueueAll(deps, queue);
@@ -228,7 +222,7 @@ export function startServiceController(
             handle: (key) => reconcileService(syncDeps, key, ctx),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
-          resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_SERVICE_RESYNC_MS, signal),
+          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
         ]);
       } finally {
         unwatch();

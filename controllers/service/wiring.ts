@@ -1,9 +1,9 @@
 /**
  * The `service` controller as one process runs it: its Service and Secret informers, the NodeBalancer cache
- * and the controller over the shared Linode client, Node informer and Event recorder. `ccm.ts` starts the
- * informers with the process and runs the controller for each leadership term.
+ * and the controller over the shared Linode client, Node informer and Event recorder. `wiring/parts.ts`
+ * runs the informers with the process; `ccm.ts` runs the controller for each leadership term.
  */
-import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import type { KubeConfig, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
 import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
@@ -33,10 +33,13 @@ export interface ServiceWiringDeps {
 /** The wired controller: informers to run with the process, the controller to run per term. */
 export interface ServiceWiring {
   readonly nodeBalancers: NodeBalancerCache;
-  /** Lists and watches Services and Secrets until `signal` aborts (restarting after failures). */
-  startInformers(signal: AbortSignal): Promise<void>;
-  /** Resolves once both informers listed; rejects when `signal` aborts first. */
-  waitForSync(signal: AbortSignal): Promise<void>;
+  /** Services: a term's controllers wait for it to sync, and `/readyz` checks it. */
+  readonly services: Informer<V1Service>;
+  /**
+   * TLS Secrets: RBAC may forbid them, so nothing waits for this one and `/readyz` ignores it; only
+   * Services with HTTPS ports wait (`SecretsUnavailableError`) until it has listed.
+   */
+  readonly secrets: Informer<V1Secret>;
   /** Runs the controller for one leadership term. */
   run(term: AbortSignal): Promise<void>;
 }
@@ -69,15 +72,5 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     metrics,
     clock,
   }, { workers: config.services.concurrentSyncs });
-  return {
-    nodeBalancers,
-    async startInformers(signal) {
-      await Promise.all([services.start(signal), secrets.start(signal)]);
-    },
-    async waitForSync(signal) {
-      // Secrets may be unreadable (RBAC): HTTPS Services then wait, the others need not.
-      await services.waitForSync(signal);
-    },
-    run: (term) => controller.run(term),
-  };
+  return { nodeBalancers, services, secrets, run: (term) => controller.run(term) };
 }
