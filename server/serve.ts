@@ -22,6 +22,7 @@
  */
 import type { Logger } from "../common/log.ts";
 import type { Registry } from "./metrics.ts";
+import { recordProcessMetrics } from "./process_metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
 
 /** One named condition of `/healthz` or `/readyz`: `true` passes, `false` or a string (the reason) fails. */
@@ -128,6 +129,7 @@ function handle(request: Request, options: ServerOptions): Response {
     return new Response("method not allowed\n", { status: 405, headers: { ...TEXT, allow: "GET, HEAD" } });
   }
   if (route === "/metrics") {
+    recordProcessMetrics(options.registry);
     return new Response(options.registry.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
   }
   if (route === "/plan" && options.plan) {

@@ -60,6 +60,11 @@ Deno.test("startServer() serves /healthz, /readyz and /metrics over HTTPS with a
   assert.equal(metrics.status, 200);
   assert.equal(metrics.headers.get("content-type"), METRICS_CONTENT_TYPE);
   assert.match(metrics.body, /^ccm_test_total 1$/m);
+  // The process gauges are read at each scrape: a resident set and a heap are never empty.
+  for (const name of ["process_resident_memory_bytes", "ccm_heap_used_bytes", "ccm_heap_total_bytes"]) {
+    const value = Number(new RegExp(`^${name} (\\d+)$`, "m").exec(metrics.body)?.[1]);
+    assert.ok(value > 1024 * 1024, `${name} ${value}`);
+  }
 });
 
 Deno.test("startServer() /readyz flips with its checks and reports leadership", async () => {
@@ -155,6 +160,9 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
     ccm_linode_requests_total: "counter",
     ccm_workqueue_depth: "gauge",
     ccm_reconcile_duration_seconds: "histogram",
+    process_resident_memory_bytes: "gauge",
+    ccm_heap_used_bytes: "gauge",
+    ccm_heap_total_bytes: "gauge",
   });
   assert.ok(
     lines.includes('ccm_linode_requests_total{method="GET",route="weird \\"route\\"\\\\with\\nnewline"} 3'),
