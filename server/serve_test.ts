@@ -227,3 +227,20 @@ Deno.test("startServer() never logs the private key", async () => {
   assert.ok(!logs.text().includes(keyBody.slice(0, 40)));
   assert.ok(!logs.text().includes("PRIVATE KEY"));
 });
+
+Deno.test("startServer() answers GET /plan with the plan as JSON, and 404 when there is none", async () => {
+  const report = {
+    dryRun: true,
+    pending: [{ controller: "route", action: "add-ranges", object: "linode 1 interface 2" }],
+  };
+  {
+    await using s = await serve({ plan: () => report });
+    const res = await s.get("/plan");
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.deepEqual(JSON.parse(res.body), report);
+    assert.equal((await s.get("/plan", { method: "POST" })).status, 405);
+  }
+  await using s = await serve();
+  assert.equal((await s.get("/plan")).status, 404);
+});
