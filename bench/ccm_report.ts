@@ -318,7 +318,9 @@ export function buildCcmReport(r: CcmResults): CcmReport {
     `calls counted by the Linode emulator over a ${
       num(window)
     } s window per cluster (every periodic refresh ` +
-    `at least twice: the 5 min node status period, the 60 s VPC IP TTL), then scaled to a minute`,
+    `at least twice: the 5 min node status period, the 60 s VPC IP TTL), then scaled to a minute; the ` +
+    `hourly orphaned-NodeBalancer check (one NodeBalancer listing, +0.017/min) is longer than the window and ` +
+    `not in it`,
     `clusters: N Nodes in one VPC with pod CIDRs routed, ${r.services} LoadBalancer Services on port 80; ` +
     `a NodeBalancer config takes at most 1,000 nodes, so the first ${LB_POOL} Nodes form the load-balancer ` +
     `pool and the rest carry node.kubernetes.io/exclude-from-external-load-balancers`,
