@@ -125,6 +125,11 @@ const ARG_CASES: { name: string; args: string[]; want: Record<string, unknown> }
     want: { ccmNodes: [10, 100], churnNodes: [1000], resultsDir: "/tmp/r", ccmWindowSec: 60 },
   },
   {
+    name: "--from-results rebuilds the CCM table without measuring",
+    args: ["--from-results"],
+    want: { fromResults: true, resultsDir: DEFAULT_RESULTS_DIR },
+  },
+  {
     name: "--route-nodes and --route-cost-nodes size the route benchmarks",
     args: ["--route-nodes=7", "--route-cost-nodes=100,1000"],
     want: { routeNodes: 7, routeCostNodes: [100, 1000] },

@@ -87,16 +87,43 @@ async function steadyRun(cluster: Cluster, nodes: number, windowSec: number): Pr
   return { nodes, readyMs, nodesDoneMs, servicesDoneMs, window };
 }
 
+/** `deno fmt` on the written files, so the committed results and README pass `deno fmt --check`. */
+async function format(paths: readonly string[]): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", ...paths], stdout: "null" })
+    .output();
+  if (!out.success) {
+    throw new Error(`deno fmt failed on ${paths.join(", ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
 async function writeResults(dir: string, output: CcmBenchOutput, readmePath?: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   const json = { ...output.results, report: output.report };
-  const md = renderReportMarkdown(output.report);
+  const md = join(dir, "ccm.md");
+  const svg = join(dir, "calls_per_minute.svg");
   await Deno.writeTextFile(join(dir, "ccm.json"), JSON.stringify(json, null, 2) + "\n");
-  await Deno.writeTextFile(join(dir, "ccm.md"), md);
-  await Deno.writeTextFile(join(dir, "calls_per_minute.svg"), plotCallsPerMinute(output.results));
+  await Deno.writeTextFile(md, renderReportMarkdown(output.report));
+  await Deno.writeTextFile(svg, plotCallsPerMinute(output.results));
+  await format([md, svg]);
   if (readmePath) {
-    await Deno.writeTextFile(readmePath, replaceReadmeBlock(await Deno.readTextFile(readmePath), md));
+    const readme = await Deno.readTextFile(readmePath);
+    await Deno.writeTextFile(readmePath, replaceReadmeBlock(readme, await Deno.readTextFile(md)));
+    await format([readmePath]);
   }
+}
+
+/**
+ * Rebuilds the table, Markdown, plot (and README block) from the measurements saved in `dir/ccm.json`, for
+ * when the Go CCM's model or the report changed but the measurements did not (`--from-results`).
+ */
+export async function rewriteResults(dir: string, readmePath?: string): Promise<CcmBenchOutput> {
+  const saved = JSON.parse(await Deno.readTextFile(join(dir, "ccm.json"))) as CcmResults & {
+    report?: unknown;
+  };
+  const { report: _old, ...results } = saved;
+  const output = { results, report: buildCcmReport(results) };
+  await writeResults(dir, output, readmePath);
+  return output;
 }
 
 /** Runs the three phases; `alongside` runs in phase 2. Throws (after cleaning up) when a count is wrong. */

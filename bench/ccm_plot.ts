@@ -52,7 +52,7 @@ export function plotCallsPerMinute(r: CcmResults): string {
         name: "Go CCM, steady (model)",
         color: "#1f77b4",
         dashed: true,
-        points: sizes(steadySizes).map((n) => [n, goSteadyCallsPerMin(n)]),
+        points: sizes(steadySizes).map((n) => [n, goSteadyCallsPerMin(n, r.services)]),
       },
       {
         ...measured(`ours, ${churnLabel} (measured)`, r.churn.map((c) => [c.nodes, c.window.callsPerMin])),

@@ -83,8 +83,8 @@ Deno.test("buildCcmReport() puts the Go CCM's figure, with its derivation's numb
     results({ at100: 1, at5000: 10, rss5000: 150, route: [250], sigterm: [200] }),
   );
   const steady = row(report.rows, /^Linode calls\/min, steady/, 100);
-  assert.equal(steady.goValue, 3 * 4 + (60 / 70) * 2);
-  assert.match(steady.go, /^13\.7 \[1\]$/);
+  assert.equal(steady.goValue, 3 * 5 + (60 / 70) * 3);
+  assert.match(steady.go, /^17\.6 \[1\]$/);
   for (const r of report.rows) {
     const n = Number(/\[(\d+)\]$/.exec(r.go)?.[1]);
     assert.ok(n >= 1 && n <= report.notes.length, `${r.what}: ${r.go}`);

@@ -25,8 +25,13 @@ export const GO = {
   retryPeriodSec: 2,
 } as const;
 
-/** `/vpcs/{id}/ips` holds two entries per routed Node: its VPC address and its pod CIDR range. */
-const VPC_ENTRIES_PER_NODE = 2;
+/**
+ * Entries of `/vpcs/{id}/ips`: two per routed Node (its VPC address and its pod CIDR range) and one per
+ * NodeBalancer, whose backends are in the VPC by default once `--vpc-names` is set (its backend range).
+ */
+function vpcEntries(nodes: number, services: number): number {
+  return 2 * nodes + services;
+}
 
 /**
  * The instance cache refreshes every 20 s with the route controller on: its 10 s passes find the 15 s cache
@@ -45,14 +50,14 @@ function pages(entries: number, pageSize: number): number {
 }
 
 /** Calls of one instance-cache refresh: ListInstances, then per VPC its IPv4 and IPv6 address listings. */
-export function goInstanceRefreshCalls(nodes: number): number {
-  return pages(nodes, GO.instancePageSize) + pages(VPC_ENTRIES_PER_NODE * nodes, GO.defaultPageSize) + 1;
+export function goInstanceRefreshCalls(nodes: number, services: number): number {
+  return pages(nodes, GO.instancePageSize) + pages(vpcEntries(nodes, services), GO.defaultPageSize) + 1;
 }
 
-/** Linode calls per minute of a steady cluster with one VPC and routes; unchanged Services add none. */
-export function goSteadyCallsPerMin(nodes: number): number {
-  const routeCache = pages(VPC_ENTRIES_PER_NODE * nodes, GO.defaultPageSize);
-  return (60 / GO_INSTANCE_REFRESH_SEC) * goInstanceRefreshCalls(nodes) +
+/** Linode calls per minute of a steady cluster with one VPC, routes and `services` unchanged Services. */
+export function goSteadyCallsPerMin(nodes: number, services: number): number {
+  const routeCache = pages(vpcEntries(nodes, services), GO.defaultPageSize);
+  return (60 / GO_INSTANCE_REFRESH_SEC) * goInstanceRefreshCalls(nodes, services) +
     (60 / GO_ROUTE_CACHE_SEC) * routeCache;
 }
 
@@ -80,7 +85,7 @@ export function goChurnCallsPerMin(
   const poolShare = o.backends / nodes;
   const lbCalls = poolShare * GO_SYNCS_PER_REPLACEMENT * o.services * goNodeSetSyncCalls(o.backends);
   // One interface PUT per new Node; a deleted Linode takes its range with it.
-  return goSteadyCallsPerMin(nodes) + replacedPerMin * (1 + lbCalls);
+  return goSteadyCallsPerMin(nodes, o.services) + replacedPerMin * (1 + lbCalls);
 }
 
 /** p50, p95 and max of a uniform wait over [lo, hi] seconds, in milliseconds. */
@@ -98,8 +103,10 @@ export const GO_ROUTE_LATENCY_MS = uniformMs(0, GO.routePeriodSec);
 export const GO_INIT_LATENCY_MS = uniformMs(0, GO.instanceTtlSec);
 
 /**
- * Takeover after the leader dies, in ms: the standby waits a lease duration from the last renew it saw and
- * polls every retry period × [1, 2.2), so from leaseDuration − retryPeriod to leaseDuration + 2.2 ×
+ * Takeover after the leader dies, in ms. The leader renews every retry period; the standby polls every retry
+ * period × [1, 2.2), starts its lease-duration clock when it sees the last renew (up to one poll after it)
+ * and takes over at its first poll after that clock runs out (up to one poll more). So from leaseDuration −
+ * retryPeriod (killed just before a renew, seen at once, polled on time) to leaseDuration + 2 × 2.2 ×
  * retryPeriod. The Go CCM does not release its Lease on SIGTERM (upstream's RunOrDie without
  * ReleaseOnCancel), so SIGTERM costs the same.
  */
@@ -109,7 +116,7 @@ export function goTakeoverMs(timing: { leaseDurationMs: number; retryPeriodMs: n
 } {
   return {
     min: timing.leaseDurationMs - timing.retryPeriodMs,
-    max: timing.leaseDurationMs + 2.2 * timing.retryPeriodMs,
+    max: timing.leaseDurationMs + 2 * 2.2 * timing.retryPeriodMs,
   };
 }
 
@@ -122,10 +129,11 @@ export const GO_SYNCS_PER_LEAVE = 1;
 
 /** The `why` line of each Go figure, numbered in the report. */
 export const GO_WHY = {
-  steady: `${60 / GO_INSTANCE_REFRESH_SEC}/min x (ceil(N/500) instance pages + ceil(2N/100) VPC IP pages ` +
-    `+ 1 IPv6 page) [instance cache, every ${GO_INSTANCE_REFRESH_SEC} s: 10 s route passes vs 15 s TTL, as ` +
-    `the route controller PR logged] + 60/${GO_ROUTE_CACHE_SEC} x ceil(2N/100) [route cache: 60 s TTL seen ` +
-    `by 10 s passes]; VPC IP listings send no page_size (API default 100); 2 entries per Node (address, range)`,
+  steady: `${60 / GO_INSTANCE_REFRESH_SEC}/min x (ceil(N/500) instance pages + ceil((2N+S)/100) VPC IP ` +
+    `pages + 1 IPv6 page) [instance cache, every ${GO_INSTANCE_REFRESH_SEC} s: 10 s route passes vs 15 s TTL, ` +
+    `as the route controller PR logged] + 60/${GO_ROUTE_CACHE_SEC} x ceil((2N+S)/100) [route cache: 60 s TTL ` +
+    "seen by 10 s passes]; VPC IP listings send no page_size (API default 100) and hold 2 entries per Node " +
+    "(address, range) and 1 per NodeBalancer (its VPC backend range: the default with --vpc-names)",
   service: "0: upstream's service controller syncs a Service only when it or the node set changes " +
     "(resyncs of unchanged objects enqueue nothing); the Go CCM's own service controller handles deletions only",
   churn: `steady + 0.05N/min x (1 interface PUT + pool share x ${GO_SYNCS_PER_REPLACEMENT} node set syncs ` +
@@ -139,10 +147,11 @@ export const GO_WHY = {
     `a join is ${GO_SYNCS_PER_JOIN} node set syncs (added without providerID, providerID set), a leave ` +
     `${GO_SYNCS_PER_LEAVE}, each (3 + ceil(pool/100) + 1) calls per Service, plus 1 interface PUT per join; a new ` +
     `Service is ${GO_CREATE_CALLS} CreateNodeBalancer with its configs and nodes inline (no status to look up)`,
-  takeover: "client-go with the same timings: from leaseDuration - retryPeriod to leaseDuration + 2.2 x " +
-    "retryPeriod (the lease duration counts from the last renew the standby saw; it polls every retry " +
-    "period x [1, 2.2)); the Go CCM keeps its Lease on SIGTERM (RunOrDie without ReleaseOnCancel), so " +
-    "SIGTERM waits for expiry too",
+  takeover:
+    "client-go with the same timings: from leaseDuration - retryPeriod to leaseDuration + 2 x 2.2 x " +
+    "retryPeriod (the lease duration counts from when the standby saw the last renew, up to one poll late; it " +
+    "polls every retry period x [1, 2.2)); the Go CCM keeps its Lease on SIGTERM (RunOrDie without " +
+    "ReleaseOnCancel), so SIGTERM waits for expiry too",
   notModelled:
     "not modelled: depends on the real API's latency, or needs the Go binary, which does not run here",
   memory: "not measured (no Go binary here); its Helm chart's example asks 100 MiB and caps at 1,000 MiB",

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { writeAll } from "../demo/terminal.ts";
 import { setupLogging } from "../common/log.ts";
 import { benchApiCost } from "./api_cost.ts";
-import { benchWholeCcm } from "./ccm_bench.ts";
+import { benchWholeCcm, rewriteResults } from "./ccm_bench.ts";
 import { killCcmProcesses } from "./ccm_process.ts";
 import { reportTable } from "./ccm_report.ts";
 import { DEFAULT_LEASE, QUICK_LEASE } from "./ccm_takeover.ts";
@@ -122,6 +122,12 @@ async function runBench(
     tables.push(t);
     emit(t);
   };
+  const readmePath = o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined;
+  if (o.fromResults) {
+    if (!o.resultsDir) throw new RangeError("--from-results needs --results=DIR (or a full run's default)");
+    done(reportTable((await rewriteResults(o.resultsDir, readmePath)).report));
+    return tables;
+  }
   if (!o.only.has("ccm")) {
     await runInProcess(o, done);
     return tables;
@@ -139,7 +145,7 @@ async function runBench(
     quick: o.quick,
     resultsDir: o.resultsDir,
     // A full run into bench/results also refreshes the README's table.
-    readmePath: o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined,
+    readmePath,
   }, () => runInChild(args, o, done));
   done(reportTable(report));
   if (o.resultsDir) {
@@ -160,6 +166,7 @@ async function main(args: readonly string[]): Promise<number> {
   const o = parseBenchArgs(args);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(signal, () => {
+      writeAll(Deno.stderr, `bench: ${signal} received, stopping the CCM processes\n`);
       killCcmProcesses();
       Deno.exit(130);
     });

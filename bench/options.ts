@@ -47,6 +47,8 @@ export interface BenchOptions {
   resultsDir: string | null;
   /** Small sizes and short timings (`--quick`). */
   quick: boolean;
+  /** Rebuild the CCM table, plot and README block from `<results>/ccm.json` without measuring (`--from-results`). */
+  fromResults: boolean;
   /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
   jsonPath: string | null;
   /** Print the CCM's warning lines on stderr (`--verbose`); otherwise they are only counted. */
@@ -61,7 +63,7 @@ export const DEFAULT_JSON_PATH = new URL("./results.json", import.meta.url).path
 
 const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes", "ccm"];
 
-const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | "quick"> = {
+const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | "quick" | "fromResults"> = {
   nodes: 5000,
   services: 1000,
   updates: 1000,
@@ -129,7 +131,7 @@ const LIST_FLAGS = {
 } as const;
 
 /** Usage text for `--help`. */
-export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--results=DIR] [--verbose]
+export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--results=DIR] [--from-results] [--verbose]
   [--only=capacity,init,cost,memory,routes,ccm]
   [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
   [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]
@@ -169,10 +171,12 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions {
     verbose: false,
     resultsDir: quick ? null : DEFAULT_RESULTS_DIR,
     quick,
+    fromResults: false,
   };
   for (const [name, value] of given) {
     if (name === "quick") continue;
-    if (name === "verbose") o.verbose = true;
+    if (name === "from-results") o.fromResults = true;
+    else if (name === "verbose") o.verbose = true;
     else if (name === "json") o.jsonPath = value === true ? DEFAULT_JSON_PATH : value;
     else if (value === true) throw new RangeError(`--${name}: needs a value\n${USAGE}`);
     else if (name === "only") o.only = parseOnly(value);

@@ -1,0 +1,263 @@
+/**
+ * The rows of the CCM-process table, one builder per part (steady, churn, latencies, events, takeover,
+ * resources): our figure, the Go CCM's (with the number of its derivation line), the target, MISSED.
+ */
+import type { CcmResults, ReportRow, SteadyRun } from "./ccm_report.ts";
+import { LB_POOL } from "./ccm_world.ts";
+import * as go from "./go_model.ts";
+import { summarize, type Summary } from "./table.ts";
+
+/** The Go CCM's derivation lines, in the order they are numbered. */
+export const WHY_ORDER = [
+  "steady",
+  "service",
+  "churn",
+  "events",
+  "init",
+  "route",
+  "takeover",
+  "notModelled",
+  "memory",
+] as const;
+/** One derivation line's key. */
+export type Why = (typeof WHY_ORDER)[number];
+
+function ref(why: Why): string {
+  return `[${WHY_ORDER.indexOf(why) + 1}]`;
+}
+
+/** A number for a cell: 3 significant digits below 100, whole numbers above. */
+export function num(n: number): string {
+  if (!Number.isFinite(n)) return "-";
+  if (n === 0) return "0";
+  return Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : String(Number(n.toPrecision(3)));
+}
+
+function ms(n: number): string {
+  return n >= 10_000 ? `${num(n / 1000)} s` : `${Math.round(n).toLocaleString("en-US")} ms`;
+}
+
+function triple(s: Summary): string {
+  return `${ms(s.p50)} / ${ms(s.p95)} / ${ms(s.max)}`;
+}
+
+function judged(ok: boolean | null): ReportRow["result"] {
+  return ok === null ? "" : ok ? "met" : "MISSED";
+}
+
+/** The issue's ceilings on steady calls per minute by cluster size. */
+const CALL_TARGETS: Readonly<Record<number, number>> = { 100: 2, 1000: 3, 5000: 12 };
+
+/** The steady rows. */
+export function steadyRows(r: CcmResults): ReportRow[] {
+  const rows: ReportRow[] = [];
+  for (const s of r.steady) {
+    const limit = CALL_TARGETS[s.nodes];
+    const perMin = s.window.callsPerMin;
+    rows.push({
+      what: `Linode calls/min, steady (1 VPC, routes, ${r.services} LB Services)`,
+      nodes: s.nodes,
+      ours: num(perMin),
+      oursValue: perMin,
+      go: `${num(go.goSteadyCallsPerMin(s.nodes, r.services))} ${ref("steady")}`,
+      goValue: go.goSteadyCallsPerMin(s.nodes, r.services),
+      target: limit === undefined ? "" : `<= ${limit}`,
+      result: judged(limit === undefined ? null : perMin <= limit),
+    });
+  }
+  for (const s of r.steady) {
+    const v = s.window.serviceCallsPerServiceMin;
+    rows.push({
+      what: "Linode calls/min per unchanged Service",
+      nodes: s.nodes,
+      ours: num(v),
+      oursValue: v,
+      go: `0 ${ref("service")}`,
+      goValue: 0,
+      target: "0",
+      result: judged(v === 0),
+    });
+  }
+  return rows;
+}
+
+/** The churn rows. */
+export function churnRows(r: CcmResults): ReportRow[] {
+  return r.churn.map((c) => {
+    const backends = Math.min(c.nodes, LB_POOL);
+    const model = go.goChurnCallsPerMin(c.nodes, {
+      services: r.services,
+      backends,
+      fraction: r.churnFraction,
+    });
+    return {
+      what: `Linode calls/min, churn ${r.churnFraction * 100} %/min (${c.window.replaced} replaced, ` +
+        `${c.window.poolReplaced} in the LB pool)`,
+      nodes: c.nodes,
+      ours: num(c.window.callsPerMin),
+      oursValue: c.window.callsPerMin,
+      go: `${num(model)} ${ref("churn")}`,
+      goValue: model,
+      target: "",
+      result: "",
+    };
+  });
+}
+
+function latencyRow(what: string, samples: number[], goCell: string, target?: (s: Summary) => boolean) {
+  const s = summarize(samples);
+  return {
+    what: `${what}, p50 / p95 / max (${samples.length})`,
+    nodes: null,
+    ours: triple(s),
+    oursValue: s.p95,
+    go: goCell,
+    goValue: null,
+    target: "",
+    result: judged(target ? target(s) : null),
+  };
+}
+
+/** The latency rows. */
+export function latencyRows(r: CcmResults): ReportRow[] {
+  const l = r.latency;
+  const notModelled = `- ${ref("notModelled")}`;
+  const route = latencyRow(
+    "Pod CIDR set -> route programmed",
+    l.routeMs,
+    `${triple(go.GO_ROUTE_LATENCY_MS)} ${ref("route")}`,
+    (s) => s.p95 <= 2000,
+  );
+  return [
+    latencyRow("New Node -> initialised", l.initMs, `${triple(go.GO_INIT_LATENCY_MS)} ${ref("init")}`),
+    { ...route, target: "p95 <= 2 s" },
+    latencyRow("New Service -> NodeBalancer ready", l.nbReadyMs, notModelled),
+    latencyRow("Node initialised -> backend in every NodeBalancer", l.joinInEveryNbMs, notModelled),
+    latencyRow("Node deleted -> out of every NodeBalancer", l.leaveFromEveryNbMs, notModelled),
+  ];
+}
+
+/** The event rows. */
+export function eventRows(r: CcmResults): ReportRow[] {
+  const l = r.latency;
+  const perSync = go.goNodeSetSyncCalls(Math.min(l.nodes, LB_POOL));
+  const goJoin = 1 + go.GO_SYNCS_PER_JOIN * l.services * perSync;
+  const goLeave = go.GO_SYNCS_PER_LEAVE * l.services * perSync;
+  const row = (what: string, ours: number, goValue: number) => ({
+    what,
+    nodes: l.nodes,
+    ours: num(ours),
+    oursValue: ours,
+    go: `${num(goValue)} ${ref("events")}`,
+    goValue,
+    target: "",
+    result: "" as const,
+  });
+  return [
+    row(`Linode calls per Node joining (${l.services} LB Services)`, l.callsPerJoin, goJoin),
+    row(`Linode calls per Node leaving (${l.services} LB Services)`, l.callsPerLeave, goLeave),
+    row("Linode calls per new LoadBalancer Service", l.callsPerService, go.GO_CREATE_CALLS),
+  ];
+}
+
+/** The takeover rows. */
+export function takeoverRows(r: CcmResults): ReportRow[] {
+  const t = r.takeover.timing;
+  const killLimit = t.leaseDurationMs + t.retryPeriodMs;
+  const bound = go.goTakeoverMs(t);
+  const goCell = `${ms(bound.min)} - ${ms(bound.max)} ${ref("takeover")}`;
+  const timing = `lease ${t.leaseDurationMs / 1000} s, retry ${t.retryPeriodMs / 1000} s`;
+  return [
+    {
+      ...latencyRow(
+        `Leader takeover after SIGKILL (${timing})`,
+        r.takeover.sigkillMs,
+        goCell,
+        (s) => s.max <= killLimit,
+      ),
+      target: `max <= ${ms(killLimit)}`,
+    },
+    {
+      ...latencyRow(
+        `Leader takeover after SIGTERM (${timing})`,
+        r.takeover.sigtermMs,
+        goCell,
+        (s) => s.max <= 3000,
+      ),
+      target: "max <= 3 s",
+    },
+  ];
+}
+
+/** The resource rows. */
+export function resourceRows(r: CcmResults): ReportRow[] {
+  const rows: ReportRow[] = [];
+  const notModelled = `- ${ref("notModelled")}`;
+  const memory = `- ${ref("memory")}`;
+  const add = (
+    what: string,
+    s: SteadyRun,
+    ours: string,
+    value: number,
+    goCell: string,
+    target = "",
+    ok?: boolean,
+  ) =>
+    rows.push({
+      what,
+      nodes: s.nodes,
+      ours,
+      oursValue: value,
+      go: goCell,
+      goValue: null,
+      target,
+      result: judged(ok ?? null),
+    });
+  for (const s of r.steady) add("Start-up: spawn -> /readyz 200", s, ms(s.readyMs), s.readyMs, notModelled);
+  for (const s of r.steady) {
+    add(
+      "Start-up: spawn -> every Node initialised and routed",
+      s,
+      ms(s.nodesDoneMs),
+      s.nodesDoneMs,
+      notModelled,
+    );
+  }
+  for (const s of r.steady) {
+    add(
+      `${r.services} Services created -> every NodeBalancer complete`,
+      s,
+      ms(s.servicesDoneMs),
+      s.servicesDoneMs,
+      notModelled,
+    );
+  }
+  for (const s of r.steady) {
+    const w = s.window;
+    const limit = s.nodes === 5000 ? 200 : undefined;
+    const ok = limit === undefined ? undefined : w.rssMaxMiB <= limit;
+    add(
+      "RSS MiB, end of window / max",
+      s,
+      `${num(w.rssMiB)} / ${num(w.rssMaxMiB)}`,
+      w.rssMaxMiB,
+      memory,
+      limit ? `<= ${limit}` : "",
+      ok,
+    );
+  }
+  for (const s of r.steady) {
+    const w = s.window;
+    add(
+      "V8 heap MiB, used / total",
+      s,
+      `${num(w.heapUsedMiB)} / ${num(w.heapTotalMiB)}`,
+      w.heapUsedMiB,
+      memory,
+    );
+  }
+  for (const s of r.steady) {
+    add("CPU seconds per idle hour", s, num(s.window.cpuSecPerHour), s.window.cpuSecPerHour, memory);
+  }
+  return rows;
+}
