@@ -2,7 +2,8 @@
  * Leader takeover between two real CCM processes: the leader is sent SIGKILL (or SIGTERM), and the time is
  * taken from the signal to the emulator's commit of the first Lease write naming the standby. The killed
  * process is replaced by a new standby, which campaigns before the next round. After the last round a new
- * Node must be initialised: the last leader's controllers run.
+ * Node must be initialised: the last leader's controllers run. (`bench/takeover.ts` measures the hand-over
+ * as an operator triggers it instead: SIGTERM and Ctrl-C through `deno task`, and with a hung controller.)
  */
 import { systemClock } from "../common/clock.ts";
 import { identityOf } from "../tests/leader_fixture.ts";
