@@ -29,7 +29,7 @@ async function assertCcmResults(dir: string): Promise<void> {
   assert.equal(saved.report.rows.length, 19);
   assert.ok(saved.report.rows.every((r) => r.go !== ""), "every row has a Go CCM cell");
   const md = await Deno.readTextFile(join(dir, "ccm.md"));
-  assert.match(md, /^\| what \| N \| ours \(measured\) \| Go CCM \(model\) \| target \| result \|$/m);
+  assert.match(md, /^\| what +\| +N \| ours \(measured\) +\| Go CCM \(model\) +\| target +\| result \|$/m);
   const svg = await Deno.readTextFile(join(dir, "calls_per_minute.svg"));
   assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.equal(svg.match(/<polyline /g)?.length, 4);

@@ -46,6 +46,9 @@ export interface CcmBenchOptions {
   readmePath?: string;
 }
 
+/** The project's configuration: its `fmt` settings apply to results written anywhere. */
+const CONFIG_PATH = new URL("../deno.json", import.meta.url).pathname;
+
 /** The README block the table goes into. */
 export const README_START = "<!-- bench:ccm:start (written by deno task bench) -->";
 export const README_END = "<!-- bench:ccm:end -->";
@@ -89,8 +92,8 @@ async function steadyRun(cluster: Cluster, nodes: number, windowSec: number): Pr
 
 /** `deno fmt` on the written files, so the committed results and README pass `deno fmt --check`. */
 async function format(paths: readonly string[]): Promise<void> {
-  const out = await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", ...paths], stdout: "null" })
-    .output();
+  const args = ["fmt", "--quiet", "--config", CONFIG_PATH, ...paths];
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null" }).output();
   if (!out.success) {
     throw new Error(`deno fmt failed on ${paths.join(", ")}: ${new TextDecoder().decode(out.stderr)}`);
   }
