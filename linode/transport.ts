@@ -20,6 +20,8 @@ export interface RequestContext {
   readonly baseUrl: string;
   readonly token: string;
   readonly signal: AbortSignal;
+  /** Sent as `User-Agent` when set: names the process, so API-side logs (and the emulator) tell replicas apart. */
+  readonly userAgent?: string;
   sent: boolean;
   /** Reads a header of the response, once one arrived (success or HTTP error). */
   responseHeader?: (name: string) => unknown;
@@ -43,6 +45,7 @@ function routeRequest(config: AxiosConfig): AxiosConfig {
   config.url = url.replace(API_PREFIX, ctx.baseUrl);
   config.baseURL = undefined;
   config.headers.set("Authorization", `Bearer ${ctx.token}`);
+  if (ctx.userAgent !== undefined) config.headers.set("User-Agent", ctx.userAgent);
   config.signal = ctx.signal;
   ctx.sent = true;
   return config;

@@ -13,6 +13,7 @@ import { Registry } from "../server/metrics.ts";
 import { type KubeSim, startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import { type LinodeSim, startLinodeSim } from "../sim/linode/server.ts";
+import { type DemoWorld, type DemoWorldOptions, startDemoWorld } from "../sim/demo_world.ts";
 import { buildParts, type CcmParts } from "../wiring/parts.ts";
 
 export { kubeletNode };
@@ -29,6 +30,11 @@ export interface WorldOptions {
   flags?: readonly string[];
   /** Variables added to the emulators' `LINODE_URL`, `LINODE_API_TOKEN`, `LINODE_REGION`, `KUBECONFIG`. */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Start the emulators as a demo world (a VPC, Linodes registered as Nodes, LoadBalancer Services) on the
+   * test's fake clock, instead of empty ones on the system clock. The region is the demo world's.
+   */
+  demo?: Omit<DemoWorldOptions, "clock" | "tls" | "dir">;
 }
 
 /** Options of waits on real time (`waitFor`) and on the fake clock (`advanceUntil`). */
@@ -41,6 +47,8 @@ export interface WaitOptions {
 
 /** Both emulators and a CCM wired to them through `runCcm`. */
 export interface CcmWorld extends AsyncDisposable {
+  /** The demo world, when `demo` was given. */
+  readonly demo: DemoWorld | undefined;
   readonly linode: LinodeSim;
   readonly kube: KubeSim;
   readonly clock: FakeClock;
@@ -104,11 +112,14 @@ async function runToEnd(run: Promise<CcmOutcome>, clock: FakeClock): Promise<Ccm
 
 const WRITE_VERBS = ["PATCH", "PUT", "DELETE", "POST"];
 
-/** Starts both emulators; `start()` then runs the CCM against them. */
-export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
+/** Empty emulators on the system clock, or a demo world on `clock`. */
+async function startSims(options: WorldOptions, clock: FakeClock, dir: string) {
+  if (options.demo) {
+    const demo = await startDemoWorld({ ...options.demo, clock, tls: false, dir });
+    return { demo, linode: demo.linode, kube: demo.kube, env: demo.env };
+  }
   const linode = await startLinodeSim();
   const kube = await startKubeSim();
-  const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
   const kubeconfig = join(dir, "kubeconfig");
   await kube.writeKubeconfig(kubeconfig);
   const env = {
@@ -116,10 +127,17 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     LINODE_API_TOKEN: linode.token,
     LINODE_REGION: REGION,
     KUBECONFIG: kubeconfig,
-    ...options.env,
   };
-  const config = configOf(options.flags ?? [], env);
+  return { demo: undefined, linode, kube, env };
+}
+
+/** Starts both emulators; `start()` then runs the CCM against them. */
+export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
   const clock = new FakeClock();
+  const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
+  const { demo, linode, kube, env: simEnv } = await startSims(options, clock, dir);
+  const env = { ...simEnv, ...options.env };
+  const config = configOf(options.flags ?? [], env);
   const metrics = new Registry();
   const deps = { clock, metrics, hostname: "scenario" };
   const stop = new AbortController();
@@ -153,6 +171,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     }
   };
   const world: CcmWorld = {
+    demo,
     linode,
     kube,
     clock,

@@ -10,6 +10,7 @@ import { VpcCache } from "../cache/vpcs.ts";
 import type { Clock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
+import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
@@ -76,7 +77,20 @@ function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[]
   };
 }
 
-function linodeClient(config: Config, deps: PartsDeps, tokens: TokenSource, fence: Fence): LinodeClient {
+/**
+ * The `User-Agent` of every request, Linode and Kubernetes: it names this process's Lease identity, so API-side
+ * audit logs (and the emulators of the fault suite) tell which replica sent a write.
+ */
+export function userAgentOf(identity: string): string {
+  return `linode-cloud-controller-manager/${VERSION} (${identity})`;
+}
+
+function linodeClient(
+  config: Config,
+  deps: PartsDeps,
+  client: { tokens: TokenSource; fence: Fence; userAgent: string },
+): LinodeClient {
+  const { tokens, fence, userAgent } = client;
   return new LinodeClient({
     baseUrl: config.linode.url,
     token: tokens,
@@ -86,6 +100,7 @@ function linodeClient(config: Config, deps: PartsDeps, tokens: TokenSource, fenc
     log: componentLogger("linode"),
     clock: deps.clock,
     logRequests: config.linode.debug,
+    userAgent,
   });
 }
 
@@ -115,11 +130,13 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
 export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const { clock, metrics } = deps;
   const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  const identity = newIdentity(deps.hostname);
+  const userAgent = userAgentOf(identity);
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence });
+  const kube = makeKubeClients(kc, { metrics, fence, userAgent });
   const tokens = tokenSource(config, clock);
   const secrets = secretsOf(tokens, kc);
-  const linode = linodeClient(config, deps, tokens, fence);
+  const linode = linodeClient(config, deps, { tokens, fence, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
@@ -128,7 +145,6 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     host: deps.hostname,
     secrets,
   });
-  const identity = newIdentity(deps.hostname);
   const service = config.controllers.has("service")
     ? wireServiceController(config, {
       kc,

@@ -73,7 +73,9 @@ export class KubeSim {
       closeWatches: (reset) => this.#watches.closeAll(reset),
       lagWatches: (lag) => (this.#watches.lag = lag),
       refuse: (ms) => this.#listener.refuse(ms, () => this.#watches.closeAll(false)),
+      reopen: () => this.#listener.reopen(),
       whenListening: () => this.#listener.whenListening(),
+      compact: () => this.store.compact(),
     });
   }
 
@@ -115,9 +117,9 @@ export class KubeSim {
     }
     const route = parseRoute(path);
     const verb = verbOf(req.method, route, url.searchParams);
-    const record = this.calls.record(`${verb} ${route.template}`, path);
+    const record = this.calls.record(`${verb} ${route.template}`, path, req.headers.get("user-agent") ?? "");
     const response = await this.#serve(req, url, verb, route);
-    record.status = response.status;
+    this.calls.answered(record, response.status);
     return response;
   }
 
@@ -128,7 +130,7 @@ export class KubeSim {
     route: ReturnType<typeof parseRoute>,
   ): Promise<Response> {
     try {
-      const fault = this.faults.match(verb, route.template);
+      const fault = this.faults.match(verb, route.template, url.pathname);
       if (fault) {
         const injected = await this.#applyFault(fault);
         if (injected) return injected;
