@@ -40,6 +40,8 @@ Deno.test("runCcm() with watches dropped every few seconds converges and its inf
   await w.converge();
   safety.baseline();
   const rounds = scaled(6, 30);
+  const watches = () => INFORMERS.reduce((n, r) => n + w.kube.calls.count(`WATCH /api/v1/${r}`), 0);
+  const watchesBefore = watches();
   let dropped = 0;
   for (let round = 0; round < rounds; round++) {
     change(w, safety, round);
@@ -48,10 +50,16 @@ Deno.test("runCcm() with watches dropped every few seconds converges and its inf
       await w.tick(3_000);
     }
   }
-  assert.ok(dropped >= rounds * 4, `${dropped} watches dropped`);
+  // A reset nobody saw (client-node under Deno) ends at the informer's silence watchdog, a clean end at once:
+  // either way each informer watches again.
+  assert.ok(dropped >= rounds, `${dropped} watches dropped`);
   for (let i = 1; i <= 3; i++) setNodeReady(w.kube, `node-${i}`, true);
   await w.converge();
   await assertInformersRecovered(w);
+  assert.ok(
+    watches() - watchesBefore >= dropped,
+    `${watches() - watchesBefore} re-watches for ${dropped} drops`,
+  );
   safety.assertClean();
 });
 
