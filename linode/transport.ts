@@ -45,7 +45,6 @@ function routeRequest(config: AxiosConfig): AxiosConfig {
   config.url = url.replace(API_PREFIX, ctx.baseUrl);
   config.baseURL = undefined;
   config.headers.set("Authorization", `Bearer ${ctx.token}`);
-  if (ctx.userAgent !== undefined) config.headers.set("User-Agent", ctx.userAgent);
   config.signal = ctx.signal;
   ctx.sent = true;
   return config;
@@ -62,6 +61,21 @@ function noteHeaders(response: unknown): void {
   ctx.responseHeader = (name) => header(headers, name);
 }
 
+type Transformer = Extract<
+  NonNullable<typeof baseRequest.defaults.transformRequest>,
+  readonly unknown[]
+>[number];
+
+/**
+ * Sets the context's `User-Agent`. A request transform, not an interceptor: axios runs request interceptors
+ * last-registered first, so api-v4's own (registered at its import, setting "linodejs") would run after ours.
+ */
+const setUserAgent: Transformer = function (data, headers) {
+  const agent = contexts.getStore()?.userAgent;
+  if (agent !== undefined) headers.set("User-Agent", agent);
+  return data;
+};
+
 function installInterceptor(): void {
   // Marked on the shared instance, so even a second copy of this module installs nothing more.
   if (Object.hasOwn(baseRequest, INSTALLED)) return;
@@ -69,6 +83,11 @@ function installInterceptor(): void {
   // The default node adapter reads proxy variables (broad env permission); fetch does not.
   baseRequest.defaults.adapter = "fetch";
   baseRequest.interceptors.request.use(routeRequest);
+  const transforms = baseRequest.defaults.transformRequest;
+  baseRequest.defaults.transformRequest = [
+    ...(Array.isArray(transforms) ? transforms : transforms ? [transforms] : []),
+    setUserAgent,
+  ];
 }
 
 function installResponseInterceptor(): void {
