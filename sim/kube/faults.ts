@@ -142,6 +142,8 @@ export interface CallRecord {
   status: number;
   /** The request's `User-Agent` ("" when none): the CCM names its process there, so replicas are told apart. */
   userAgent: string;
+  /** `performance.now()` when the request arrived: orders requests across the emulators of one process. */
+  receivedAt: number;
   /**
    * `performance.now()` when the answer was ready (a write is committed by then): orders requests across the
    * emulators of one process. Undefined while pending.
@@ -160,7 +162,7 @@ export class Calls {
   /** Counts a request as it arrives; the returned record gets its status when answered. */
   record(key: string, path: string, userAgent = ""): CallRecord {
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
-    const rec: CallRecord = { key, path, status: 0, userAgent };
+    const rec: CallRecord = { key, path, status: 0, userAgent, receivedAt: performance.now() };
     this.#log.push(rec);
     if (this.#log.length > MAX_LOG) this.#log = this.#log.slice(-MAX_LOG / 2);
     return rec;

@@ -10,6 +10,8 @@ export interface CallRecord {
   atMs: number;
   /** The request's `User-Agent` ("" when none): the CCM names its process there, so replicas are told apart. */
   userAgent: string;
+  /** `performance.now()` when the request arrived: orders requests across the emulators of one process. */
+  receivedAt: number;
   /**
    * `performance.now()` when the answer was ready (the world already changed): orders requests across the
    * emulators of one process. Undefined while pending.
@@ -53,7 +55,7 @@ export class CallCounter {
     const key = routeTemplate(method, path);
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     this.#total++;
-    const entry: CallRecord = { key, method: method.toUpperCase(), path, status: 0, atMs, userAgent };
+    const entry: CallRecord = { key, method: method.toUpperCase(), path, status: 0, atMs, userAgent, receivedAt: performance.now() };
     this.#log.push(entry);
     // Keep memory bounded in long benchmarks: drop the oldest half when full.
     if (this.#log.length > this.#logLimit) this.#log = this.#log.slice(this.#log.length >> 1);

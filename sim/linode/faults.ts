@@ -14,6 +14,8 @@ export interface FaultMatch {
   probability?: number;
   /** Only this page of a list (its `page` query parameter, 1 when absent): a listing failing half-way. */
   page?: number;
+  /** Only requests whose `User-Agent` contains this (one CCM replica among several sharing a token). */
+  agent?: string;
 }
 
 /** What a triggered rule does. */
@@ -148,8 +150,11 @@ export class Faults {
     return n;
   }
 
-  /** The rules that trigger for one request (consumes counts). Route is the path template; `page` its list page. */
-  select(method: string, pathTemplate: string, page = 1): Triggered[] {
+  /**
+   * The rules that trigger for one request (consumes counts). Route is the path template; `page` its list
+   * page, `agent` its User-Agent.
+   */
+  select(method: string, pathTemplate: string, page = 1, agent = ""): Triggered[] {
     this.#expire();
     const bare = pathTemplate.replace(/^\/v4(beta)?(?=\/)/, "");
     const out: Triggered[] = [];
@@ -158,6 +163,7 @@ export class Faults {
       if (rule.method !== undefined && rule.method.toUpperCase() !== method) continue;
       if (active.pattern && !active.pattern.test(pathTemplate) && !active.pattern.test(bare)) continue;
       if (rule.page !== undefined && rule.page !== page) continue;
+      if (rule.agent !== undefined && !agent.includes(rule.agent)) continue;
       if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
       active.hits++;
       if (active.remaining !== undefined && --active.remaining <= 0) this.#rules.delete(active.id);

@@ -123,7 +123,12 @@ async function answerUnlimited(
   pathTemplate: string,
 ): Promise<Response> {
   const page = Number(url.searchParams.get("page") ?? "1");
-  const triggered = state.faults.select(call.method, pathTemplate, Number.isInteger(page) ? page : 1);
+  const triggered = state.faults.select(
+    call.method,
+    pathTemplate,
+    Number.isInteger(page) ? page : 1,
+    call.userAgent,
+  );
   const cut = await applyBefore(state, triggered);
   if (cut) {
     call.fault = cut.kind;

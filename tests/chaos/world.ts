@@ -5,7 +5,14 @@
  * the CCM's time and a few seconds of ours. `converged()` says what still differs from the goal state.
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { type CcmWorld, isInitialised, startWorld } from "../ccm_fixture.ts";
+import { type CcmWorld, startWorld } from "../ccm_fixture.ts";
+import {
+  convergenceProblems,
+  linodeIdOf as linodeIdOfLabel,
+  loadBalancersOf,
+  nodeBalancerOf,
+  nodesOf,
+} from "./goal.ts";
 import type { NodeBalancerSnapshot } from "../../sim/mod.ts";
 
 /** Options of `startChaosWorld`. */
@@ -54,34 +61,6 @@ export function chaosFlags(world: { vpcLabel: string; clusterCidr: string }): st
   ];
 }
 
-function nodeProblems(w: CcmWorld, node: V1Node, linodeIdOf: (name: string) => number): string[] {
-  const name = node.metadata?.name ?? "";
-  const id = linodeIdOf(name);
-  const out: string[] = [];
-  if (!isInitialised(node)) out.push(`${name} not initialised`);
-  if (node.spec?.providerID !== `linode://${id}`) out.push(`${name} providerID ${node.spec?.providerID}`);
-  const cidr = node.spec?.podCIDR;
-  if (cidr && id > 0 && !w.linode.world.ipRanges(id).includes(cidr)) out.push(`${name} ${cidr} not routed`);
-  const route = node.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
-  if (route?.status !== "False") out.push(`${name} NetworkUnavailable=${route?.status}`);
-  return out;
-}
-
-function serviceProblems(w: ChaosWorld, service: V1Service, readyNodes: number): string[] {
-  const name = service.metadata?.name ?? "";
-  if (service.metadata?.deletionTimestamp) return [`${name} still terminating`];
-  const nb = w.nodeBalancerOf(service);
-  if (!nb) return [`${name} has no NodeBalancer at its status`];
-  const ports = service.spec?.ports?.length ?? 0;
-  if (nb.configs.length !== ports) return [`${name}: ${nb.configs.length} configs for ${ports} ports`];
-  return nb.configs.filter((c) => c.nodes.length !== readyNodes)
-    .map((c) => `${name}: port ${c.port} has ${c.nodes.length} backends, ${readyNodes} Ready Nodes`);
-}
-
-function isReady(node: V1Node): boolean {
-  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-}
-
 /** Starts the emulators with a demo cluster on a fake clock; `start()` then runs the whole CCM. */
 export async function startChaosWorld(options: ChaosWorldOptions = {}): Promise<ChaosWorld> {
   const w = await startWorld({
@@ -102,7 +81,7 @@ export async function startChaosWorld(options: ChaosWorldOptions = {}): Promise<
   const linodeIdOf = (name: string) => {
     const known = linodeIds.get(name);
     if (known !== undefined) return known;
-    const found = demo.linode.world.listInstances().find((l) => l.label === name)?.id ?? 0;
+    const found = linodeIdOfLabel(w, name);
     if (found) linodeIds.set(name, found);
     return found;
   };
@@ -121,23 +100,10 @@ export async function startChaosWorld(options: ChaosWorldOptions = {}): Promise<
         },
       });
     },
-    nodes: () => w.kube.store.list("nodes") as unknown as V1Node[],
-    services: () =>
-      (w.kube.store.list("services") as unknown as V1Service[]).filter((s) =>
-        s.spec?.type === "LoadBalancer"
-      ),
-    nodeBalancerOf(service: V1Service) {
-      const ip = service.status?.loadBalancer?.ingress?.[0]?.ip;
-      return ip ? w.linode.world.nodeBalancers().find((nb) => nb.ipv4 === ip) : undefined;
-    },
-    converged() {
-      const nodes = world.nodes();
-      const ready = nodes.filter(isReady).length;
-      return [
-        ...nodes.flatMap((n) => nodeProblems(w, n, linodeIdOf)),
-        ...world.services().flatMap((s) => serviceProblems(world, s, ready)),
-      ];
-    },
+    nodes: () => nodesOf(w),
+    services: () => loadBalancersOf(w),
+    nodeBalancerOf: (service: V1Service) => nodeBalancerOf(w, service),
+    converged: () => convergenceProblems(w, linodeIdOf),
     async converge(o: { stepMs?: number; timeoutMs?: number } = {}) {
       try {
         return await w.advanceUntil(() => world.converged().length === 0, {
