@@ -55,7 +55,15 @@ export class CallCounter {
     const key = routeTemplate(method, path);
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     this.#total++;
-    const entry: CallRecord = { key, method: method.toUpperCase(), path, status: 0, atMs, userAgent, receivedAt: performance.now() };
+    const entry: CallRecord = {
+      key,
+      method: method.toUpperCase(),
+      path,
+      status: 0,
+      atMs,
+      userAgent,
+      receivedAt: performance.now(),
+    };
     this.#log.push(entry);
     // Keep memory bounded in long benchmarks: drop the oldest half when full.
     if (this.#log.length > this.#logLimit) this.#log = this.#log.slice(this.#log.length >> 1);
