@@ -37,6 +37,14 @@ function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): v
   warnOnce(deps, svc, "AnnotationWarning", warnings);
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
   warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
+  const unreadable = plan.unreadableCertificates.join(", ");
+  warnOnce(
+    deps,
+    svc,
+    "InvalidTLSSecret",
+    unreadable &&
+      `No readable PEM certificate in tls.crt of Secret ${unreadable}: a NodeBalancer keeps its current one`,
+  );
 }
 
 async function createFor(deps: SyncDeps, svc: V1Service, plan: PlannedService): Promise<NodeBalancerSummary> {
