@@ -40,6 +40,8 @@ export interface DemoWorldOptions {
   clock?: Clock;
   /** Random source of the Linode emulator's fault probabilities (a seeded one makes a run repeatable). */
   random?: () => number;
+  /** Interval of the Kubernetes emulator's watch BOOKMARKs (default 60 s, as the apiserver's). */
+  bookmarkIntervalMs?: number;
 }
 
 /** Both emulators, seeded, plus the environment that points a CCM at them. */
@@ -86,7 +88,11 @@ export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<De
   const region = options.region ?? "us-east";
   const { clock, random } = options;
   const linode = await startLinodeSim({ token: options.linodeToken, clock, random });
-  const kube = await startKubeSim({ tls: options.tls ?? true, clock });
+  const kube = await startKubeSim({
+    tls: options.tls ?? true,
+    clock,
+    bookmarkIntervalMs: options.bookmarkIntervalMs,
+  });
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? await Deno.makeTempDir({ prefix: "linode-ccm-demo-" });
   await Deno.mkdir(dir, { recursive: true });

@@ -24,7 +24,7 @@ export interface KubeSimOptions {
   watchMaxMs?: number;
   /** Interval of BOOKMARK events for watches that allow them; default 60 s. */
   bookmarkIntervalMs?: number;
-  /** Clock for timestamps and history expiry (tests pass a `FakeClock`); watch timers stay real. */
+  /** Clock for timestamps, history expiry, bookmarks and watch lifetimes (tests pass a `FakeClock`). */
   clock?: Clock;
 }
 
@@ -196,6 +196,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const watches = new WatchHub(store, {
     maxMs: options.watchMaxMs ?? 300_000,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    clock: options.clock,
   });
   const sim = new KubeSim({ token: options.token ?? `sim-${crypto.randomUUID()}`, store, watches, certs });
   await sim.listen();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { setNodeReady } from "../../sim/kubelet.ts";
 import { SafetyMonitor } from "./safety.ts";
-import { scaled } from "./scale.ts";
+import { report, scaled } from "./scale.ts";
 import { type ChaosWorld, startChaosWorld } from "./world.ts";
 
 const INFORMERS = ["nodes", "services", "secrets"];
@@ -60,6 +60,7 @@ Deno.test("runCcm() with watches dropped every few seconds converges and its inf
     watches() - watchesBefore >= dropped,
     `${watches() - watchesBefore} re-watches for ${dropped} drops`,
   );
+  report("watch drops", { dropped, rewatches: watches() - watchesBefore });
   safety.assertClean();
 });
 
@@ -92,6 +93,7 @@ Deno.test("runCcm() relists after 410 Expired on every re-watch and misses no de
     stepMs: 5_000,
   });
   assert.ok(lists() >= before + rounds, `relisted after each 410 (${lists() - before} lists)`);
+  report("410 on re-watch", { rounds, nodeLists: lists() - before });
   assert.ok(w.kube.calls.log.some((c) => c.key.startsWith("WATCH ") && c.status === 200));
   await assertInformersRecovered(w);
   safety.assertClean();
@@ -141,6 +143,7 @@ Deno.test("runCcm() with a 409 on the first try of every write converges, each w
     assert.ok(last && last.status < 300, `the last write of ${path} succeeded (${last?.status})`);
   }
   const refused = writes.filter((c) => c.status === 409).length;
+  report("409 first writes", { writes: writes.length, conflicts: refused, paths: conflicted.size });
   assert.ok(
     refused <= writes.length - refused + conflicted.size,
     `${refused} of ${writes.length}: a retry loop`,

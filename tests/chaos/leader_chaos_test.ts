@@ -17,6 +17,7 @@ import {
 import { type CcmProcess, waitFor } from "../process.ts";
 import { convergenceProblems } from "./goal.ts";
 import { WriteLedger } from "./ledger.ts";
+import { report } from "./scale.ts";
 import { chaosFlags } from "./world.ts";
 
 /** Waits (real time, bounded) until the emulators show the goal state. */
@@ -47,6 +48,12 @@ function assertNoInterleaving(ledger: WriteLedger, a: CcmProcess, b: CcmProcess)
   assert.ok(ledger.by(idB).some((w) => w.api === "linode"), "the second leader wrote to Linode");
   assert.deepEqual(ledger.terms.map((t) => t.identity).filter((id) => id !== ""), [idA, idB]);
   assert.deepEqual(ledger.interleavings(), []);
+  const count = (id: string, api: string) => ledger.by(id).filter((w) => w.api === api).length;
+  report("leader", {
+    first: { linode: count(idA, "linode"), kube: count(idA, "kube") },
+    second: { linode: count(idB, "linode"), kube: count(idB, "kube") },
+    terms: ledger.terms.length,
+  });
 }
 
 async function takeOver(ew: ElectionWorld, b: CcmProcess, node: string): Promise<void> {

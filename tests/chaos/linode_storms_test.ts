@@ -8,7 +8,7 @@ import type { CallRecord } from "../../sim/linode/calls.ts";
 import { GENEROUS_RATE_LIMITS } from "../../sim/mod.ts";
 import { setNodeReady } from "../../sim/kubelet.ts";
 import { SafetyMonitor } from "./safety.ts";
-import { newSeed, scaled, withSeed } from "./scale.ts";
+import { newSeed, report, scaled, withSeed } from "./scale.ts";
 import { type ChaosWorld, startChaosWorld } from "./world.ts";
 
 /** Changes that need Linode writes: two Nodes join, one leaves the backends and comes back, a Service is added. */
@@ -58,6 +58,7 @@ Deno.test("runCcm() in a 429 storm honours every Retry-After, destroys nothing, 
     off();
     const limited = log.filter((c) => c.status === 429).length;
     assert.ok(limited > 0, "the storm refused requests");
+    report("429 storm", { seed, requests: log.length, refused429: limited });
     assert.deepEqual(ignoredRetryAfter(log), []);
     w.linode.faults.clear();
     w.linode.rateLimits.configure(GENEROUS_RATE_LIMITS);
@@ -83,7 +84,9 @@ Deno.test("runCcm() through 5xx bursts destroys nothing and converges", async ()
       w.linode.faults.remove(id);
       await w.tick(10_000, 2_000);
     }
-    assert.ok(w.linode.calls.log.some((c) => c.fault === "error"), "the bursts failed requests");
+    const failed = w.linode.calls.log.filter((c) => c.fault === "error").length;
+    assert.ok(failed > 0, "the bursts failed requests");
+    report("5xx bursts", { seed, requests: w.linode.calls.total(), failed });
     await w.converge();
     safety.assertClean();
   });
@@ -103,7 +106,9 @@ Deno.test("runCcm() with Linode requests hanging until its timeout destroys noth
   ];
   await churn(w, safety, 2_000);
   await w.tick(scaled(20_000, 60_000), 5_000);
-  assert.ok(w.linode.calls.log.some((c) => c.status === 0), "requests were held");
+  const held = w.linode.calls.log.filter((c) => c.status === 0).length;
+  assert.ok(held > 0, "requests were held");
+  report("hung requests", { requests: w.linode.calls.total(), held });
   assert.match(
     w.metrics.render(),
     /ccm_linode_requests_total\{[^}]*status="timeout"/,

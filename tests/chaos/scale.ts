@@ -39,3 +39,10 @@ export async function withSeed<T>(seed: number, fn: (random: () => number) => Pr
     throw new Error(`${message}\n(seed ${seed}: replay with CHAOS_SEED=${seed})`, { cause: e });
   }
 }
+
+/** Prints a case's measurements under `deno task chaos` (or with `CHAOS_REPORT=1`), for the README table. */
+export function report(name: string, values: Readonly<Record<string, unknown>>): void {
+  if (LONG_FORM || Deno.env.get("CHAOS_REPORT") === "1") {
+    console.log(`chaos ${name}: ${JSON.stringify(values)}`);
+  }
+}

@@ -64,7 +64,10 @@ export function chaosFlags(world: { vpcLabel: string; clusterCidr: string }): st
 /** Starts the emulators with a demo cluster on a fake clock; `start()` then runs the whole CCM. */
 export async function startChaosWorld(options: ChaosWorldOptions = {}): Promise<ChaosWorld> {
   const w = await startWorld({
-    demo: { nodes: 0, services: options.services ?? 2, random: options.random },
+    // On the fake clock 5 minutes pass in a second: a watch the informers' 30 s silence watchdog ends holds
+    // client-node's 30 s (real) timer and its closures until it fires, so quiet watches get BOOKMARKs often
+    // enough that ticks of up to 15 s never let 30 s pass without one.
+    demo: { nodes: 0, services: options.services ?? 2, random: options.random, bookmarkIntervalMs: 10_000 },
     flags: [
       "--vpc-names=demo-vpc",
       "--enable-route-controller",
