@@ -1,24 +1,40 @@
-# Builds the single `deno compile` binary and ships it in a scratch image.
-# The binary's permissions are fixed at compile time by the `ccm` permission set in deno.json.
-FROM denoland/deno:2.9.6 AS build
+# syntax=docker/dockerfile:1
+# The CCM as one `deno compile` binary on `scratch`: the binary, exactly the C libraries it links, the CA
+# bundle, and nothing else (no shell, no package manager). The binary's permissions are the `ccm` set of
+# deno.json, fixed at compile time. tests/deploy_image_test.ts checks this file statically.
+
+# Pinned to the Deno release the repository is tested with (.ci/run); pin the digest too when you mirror it:
+# FROM denoland/deno:debian-2.9.6@sha256:<digest> AS build
+FROM denoland/deno:debian-2.9.6 AS build
+# What the runtime links: glibc's libraries and its loader, nothing else (the build stops otherwise, below).
+ARG LINKED_LIBS="ld-linux-x86-64.so.2 libc.so.6 libdl.so.2 libgcc_s.so.1 libm.so.6 libpthread.so.0 librt.so.1"
+ARG BINARY=/src/dist/linode-cloud-controller-manager
+ARG ROOTFS=/rootfs
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && test -s /etc/ssl/certs/ca-certificates.crt
 WORKDIR /src
 COPY deno.json deno.lock ./
 RUN deno install --frozen
 COPY . .
 RUN deno task check \
- && deno compile -P=ccm --ignore-env --bundle --no-check \
-      --output /out/linode-cloud-controller-manager main.ts \
- && mkdir -p /out/lib /out/lib64 \
- && for l in libc.so.6 libdl.so.2 libgcc_s.so.1 libm.so.6 libpthread.so.0 librt.so.1; do \
-      cp "$(find /lib /usr/lib -name "$l" | head -1)" /out/lib/; \
-    done \
- && cp /lib64/ld-linux-x86-64.so.2 /out/lib64/
+ && deno task compile \
+ && test -x "$BINARY"
+# Record what the binary links (ldd), refuse a library LINKED_LIBS does not list or one it lists in vain,
+# then copy the libraries named in that record to the paths where the dynamic linker found them.
+RUN ldd "$BINARY" > "$BINARY.ldd" \
+ && awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' "$BINARY.ldd" > "$BINARY.libs" \
+ && test "$(xargs -n1 basename < "$BINARY.libs" | sort | tr '\n' ' ')" \
+       = "$(printf '%s\n' $LINKED_LIBS | sort | tr '\n' ' ')" \
+ && mkdir -p "$ROOTFS" \
+ && xargs -I{} cp -L --parents {} "$ROOTFS/" < "$BINARY.libs"
 
 FROM scratch
-COPY --from=build /out/lib/ /lib/x86_64-linux-gnu/
-COPY --from=build /out/lib64/ /lib64/
+COPY --from=build /rootfs/ /
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=build /out/linode-cloud-controller-manager /linode-cloud-controller-manager
+COPY --from=build /src/dist/linode-cloud-controller-manager /linode-cloud-controller-manager
 ENV DENO_TLS_CA_STORE=system,mozilla
 USER 65534:65534
+EXPOSE 10258
 ENTRYPOINT ["/linode-cloud-controller-manager"]

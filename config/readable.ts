@@ -15,6 +15,7 @@ export const CCM_READ_DIRS: readonly string[] = Object.freeze([
   "/etc/linode",
   "/var/run/secrets",
   "/run/secrets",
+  "/run/credentials",
   "/var/lib/linode-ccm",
   "/root/.kube",
   "/home",

@@ -13,8 +13,7 @@ import { Registry } from "../server/metrics.ts";
 import { type KubeSim, startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import { type LinodeSim, startLinodeSim } from "../sim/linode/server.ts";
-import { type DemoWorld, type DemoWorldOptions, startDemoWorld } from "../sim/demo_world.ts";
-import { buildParts, type CcmParts } from "../wiring/parts.ts";
+import { buildParts, type CcmParts, waitForInformers } from "../wiring/parts.ts";
 
 export { kubeletNode };
 
@@ -30,11 +29,18 @@ export interface WorldOptions {
   flags?: readonly string[];
   /** Variables added to the emulators' `LINODE_URL`, `LINODE_API_TOKEN`, `LINODE_REGION`, `KUBECONFIG`. */
   env?: Readonly<Record<string, string>>;
-  /**
-   * Start the emulators as a demo world (a VPC, Linodes registered as Nodes, LoadBalancer Services) on the
-   * test's fake clock, instead of empty ones on the system clock. The region is the demo world's.
-   */
-  demo?: Omit<DemoWorldOptions, "clock" | "tls" | "dir">;
+  /** Emulators seeded elsewhere (e.g. `startGoCcmWorld`), closed with the world; default new empty ones. */
+  sims?: SeededSims;
+  /** The fake clock, when the seeded world runs on it too (default a new one). */
+  clock?: FakeClock;
+}
+
+/** Emulators that already hold a world, with the kubeconfig that reaches them. */
+export interface SeededSims {
+  readonly linode: LinodeSim;
+  readonly kube: KubeSim;
+  readonly env: Readonly<Record<string, string>>;
+  close(): Promise<void>;
 }
 
 /** Options of waits on real time (`waitFor`) and on the fake clock (`advanceUntil`). */
@@ -47,22 +53,26 @@ export interface WaitOptions {
 
 /** Both emulators and a CCM wired to them through `runCcm`. */
 export interface CcmWorld extends AsyncDisposable {
-  /** The demo world, when `demo` was given. */
-  readonly demo: DemoWorld | undefined;
   readonly linode: LinodeSim;
   readonly kube: KubeSim;
   readonly clock: FakeClock;
   readonly metrics: Registry;
   /** The Config the CCM runs with, parsed like `main.ts` parses the command line and environment. */
   readonly config: Config;
-  /** Runs the CCM (`runCcm`); resolves once it is wired and its informers have synced. */
-  start(): Promise<RunningCcm>;
+  /**
+   * Runs the CCM (`runCcm`); resolves once it is wired and, unless `waitForSync` is false (a test of what
+   * happens before), the informers the controllers need have synced.
+   */
+  start(options?: { waitForSync?: boolean }): Promise<RunningCcm>;
+  /** Stops the running CCM as SIGTERM would and awaits its end; `start()` then runs a new process. */
+  stop(): Promise<CcmOutcome>;
   /** The running CCM's parts (after `start`). */
   readonly ccm: RunningCcm;
   /** The same wiring, built but not started (for tests of one part, e.g. the cache). */
   parts(): CcmParts;
   node(name: string): V1Node | undefined;
-  events(reason: string): CoreV1Event[];
+  /** Events with this reason, of the object named `name` when given. */
+  events(reason: string, name?: string): CoreV1Event[];
   /** Linode calls by route key, e.g. `GET /v4/linode/instances`. */
   calls(key: string): number;
   /** Kubernetes writes (PATCH, PUT, DELETE, POST) of one Node, failed ones included. */
@@ -112,36 +122,39 @@ async function runToEnd(run: Promise<CcmOutcome>, clock: FakeClock): Promise<Ccm
 
 const WRITE_VERBS = ["PATCH", "PUT", "DELETE", "POST"];
 
-/** Empty emulators on the system clock, or a demo world on `clock`. */
-async function startSims(options: WorldOptions, clock: FakeClock, dir: string) {
-  if (options.demo) {
-    const demo = await startDemoWorld({ ...options.demo, clock, tls: false, dir });
-    return { demo, linode: demo.linode, kube: demo.kube, env: demo.env };
-  }
+async function emptySims(): Promise<SeededSims> {
   const linode = await startLinodeSim();
   const kube = await startKubeSim();
+  const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
   const kubeconfig = join(dir, "kubeconfig");
   await kube.writeKubeconfig(kubeconfig);
-  const env = {
-    LINODE_URL: linode.url,
-    LINODE_API_TOKEN: linode.token,
-    LINODE_REGION: REGION,
-    KUBECONFIG: kubeconfig,
+  return {
+    linode,
+    kube,
+    env: {
+      LINODE_URL: linode.url,
+      LINODE_API_TOKEN: linode.token,
+      LINODE_REGION: REGION,
+      KUBECONFIG: kubeconfig,
+    },
+    async close() {
+      await linode.close();
+      await kube.close();
+      await Deno.remove(dir, { recursive: true });
+    },
   };
-  return { demo: undefined, linode, kube, env };
 }
 
 /** Starts both emulators; `start()` then runs the CCM against them. */
 export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
-  const clock = new FakeClock();
-  const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
-  const { demo, linode, kube, env: simEnv } = await startSims(options, clock, dir);
-  const env = { ...simEnv, ...options.env };
+  const sims = options.sims ?? await emptySims();
+  const { linode, kube } = sims;
+  const env = { ...sims.env, ...options.env };
   const config = configOf(options.flags ?? [], env);
+  const clock = options.clock ?? new FakeClock();
   const metrics = new Registry();
   const deps = { clock, metrics, hostname: "scenario" };
-  const stop = new AbortController();
-  let running: { ccm: RunningCcm; run: Promise<CcmOutcome> } | undefined;
+  let running: { ccm: RunningCcm; run: Promise<CcmOutcome>; stop: AbortController } | undefined;
 
   const waitFor = async (condition: () => boolean, o: WaitOptions) => {
     const deadline = Date.now() + (o.timeoutMs ?? 15_000);
@@ -171,22 +184,30 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     }
   };
   const world: CcmWorld = {
-    demo,
     linode,
     kube,
     clock,
     metrics,
     config,
-    async start() {
+    async start({ waitForSync = true } = {}) {
+      if (running) throw new TypeError("The CCM is running: call stop() first");
+      const stop = new AbortController();
       const started = Promise.withResolvers<RunningCcm>();
       const run = runCcm(config, { ...deps, onStarted: (ccm) => started.resolve(ccm) }, stop.signal);
       run.catch((e: unknown) => started.reject(e));
       const ccm = await started.promise;
-      running = { ccm, run };
-      await ccm.nodes.waitForSync(stop.signal);
-      // What the controllers do at once (the first pass over every Node) happens before any time passes.
+      running = { ccm, run, stop };
+      if (waitForSync) await waitForInformers(ccm, stop.signal);
+      // What the controllers do at once (the first pass over every object) happens before any time passes.
       await settle();
       return ccm;
+    },
+    async stop() {
+      if (!running) throw new TypeError("The CCM is not running");
+      const { run, stop } = running;
+      running = undefined;
+      stop.abort();
+      return await runToEnd(run, clock);
     },
     get ccm() {
       if (!running) throw new TypeError("The CCM is not started: call start() first");
@@ -194,8 +215,10 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     },
     parts: () => buildParts(config, deps),
     node: (name) => kube.store.get("nodes", name) as unknown as V1Node | undefined,
-    events: (reason) =>
-      (kube.store.list("events") as unknown as CoreV1Event[]).filter((e) => e.reason === reason),
+    events: (reason, name) =>
+      (kube.store.list("events") as unknown as CoreV1Event[]).filter((e) =>
+        e.reason === reason && (name === undefined || e.involvedObject.name === name)
+      ),
     calls: (key) => linode.calls.count(key),
     nodeWrites: (name) =>
       kube.calls.log.filter((c) =>
@@ -222,14 +245,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
       return clock.monotonic() - startedAt;
     },
     async [Symbol.asyncDispose]() {
-      stop.abort();
       try {
         // A CCM that failed fails the test. Time goes on while it stops (a Linode retry may be sleeping).
-        if (running) await runToEnd(running.run, clock);
+        if (running) await world.stop();
       } finally {
-        await linode.close();
-        await kube.close();
-        await Deno.remove(dir, { recursive: true });
+        await sims.close();
       }
     },
   };

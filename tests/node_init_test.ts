@@ -288,6 +288,8 @@ Deno.test("cloud-node re-reads and merges when someone else changed the Node und
   });
   await started;
   await world.waitFor(() => isInitialised(world.node("racy")), { what: "racy initialised" });
+  // The apiserver has the write before the CCM has its answer (and counts the Node): let it finish.
+  await world.settle();
   assert.deepEqual(world.node("racy")?.spec?.taints, [meanwhile]);
   assert.deepEqual(
     world.kube.calls.log.filter((c) => c.path === "/api/v1/nodes/racy").map((c) => `${c.key} ${c.status}`),

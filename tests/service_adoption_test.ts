@@ -4,7 +4,13 @@ import { annotationKey } from "../controllers/service/annotation_table.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
 import { goCcmCreateBody } from "../sim/mod.ts";
-import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+import {
+  backendIds,
+  type ServiceWorld,
+  startServiceWorld,
+  until,
+  userNodeBalancer,
+} from "./service_fixture.ts";
 
 const WRITES = /^(POST|PUT|DELETE) /;
 
@@ -36,12 +42,12 @@ function goCcmStatus(world: ServiceWorld, name: string, ingress: { ip?: string; 
 
 async function adopted(world: ServiceWorld, name: string, uid: string): Promise<void> {
   const tag = ownershipTag("kubernetes", uid);
-  await waitFor(() => world.nodeBalancers().some((nb) => nb.tags.includes(tag)), { what: `${name} adopted` });
-  await waitFor(() => world.events("AdoptedLoadBalancer", name).length > 0, { what: "AdoptedLoadBalancer" });
+  await until(world, () => world.nodeBalancers().some((nb) => nb.tags.includes(tag)), `${name} adopted`);
+  await until(world, () => world.events("AdoptedLoadBalancer", name).length > 0, "AdoptedLoadBalancer");
 }
 
 for (const variant of ["status IP", "status hostname only"] as const) {
-  Deno.test(`startServiceController() adopts a Go-CCM NodeBalancer by its ${variant}: same id, address and node ids`, async () => {
+  Deno.test(`service adopts a Go-CCM NodeBalancer by its ${variant}: same id, address and node ids`, async () => {
     await using world = await startServiceWorld();
     const ips = ["192.168.0.11", "192.168.0.12"];
     ips.forEach((ip, i) => world.addNode(`node-${i + 1}`, ip));
@@ -73,9 +79,7 @@ for (const variant of ["status IP", "status hostname only"] as const) {
     ]);
     assert.equal(after[0]?.client_conn_throttle, 20, "this CCM's default throttle");
     assert.deepEqual(after[0]?.configs.map((c) => c.check_passive), [false, false]);
-    await waitFor(() => world.events("EnsuredLoadBalancer", "web").length > 0, {
-      what: "EnsuredLoadBalancer",
-    });
+    await until(world, () => world.events("EnsuredLoadBalancer", "web").length > 0, "EnsuredLoadBalancer");
     const [ensured] = world.events("EnsuredLoadBalancer", "web");
     assert.match(ensured?.message ?? "", /client_conn_throttle: 0 → 20/, "each changed default is named");
     assert.match(ensured?.message ?? "", /configs\[80\/tcp\]\.check_passive: true → false/);
@@ -83,51 +87,37 @@ for (const variant of ["status IP", "status hostname only"] as const) {
   });
 }
 
-Deno.test("startServiceController() adopts the NodeBalancer named by nodebalancer-id, and never creates one when it is missing", async () => {
+Deno.test("service adopts the NodeBalancer named by nodebalancer-id, and never creates one when it is missing", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
   world.addService("web", { annotations: { [annotationKey("nodebalancer-id")]: "999999" } });
-  await waitFor(() => world.events("SyncLoadBalancerFailed", "web").length > 0, { what: "a Warning" });
+  await until(world, () => world.events("SyncLoadBalancerFailed", "web").length > 0, "a Warning");
   assert.match(world.events("SyncLoadBalancerFailed", "web")[0]?.message ?? "", /999999/);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0);
 
-  const mine = await world.client.nodeBalancers.create({
-    label: "user-made",
-    region: "us-east",
-    configs: [],
-  });
+  const mine = await userNodeBalancer(world, "user-made");
   world.kube.store.patch("services", "web", {
     metadata: { annotations: { [annotationKey("nodebalancer-id")]: String(mine.id) } },
   }, { type: "merge", namespace: "default" });
-  await waitFor(() => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === mine.ipv4, {
-    what: "status on the annotated NodeBalancer",
-  });
+  await until(
+    world,
+    () => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === mine.ipv4,
+    "status on the annotated NodeBalancer",
+  );
   const nb = world.nodeBalancerOf("web");
   assert.equal(nb?.label, "user-made", "adopted, label kept");
   assert.deepEqual(nb?.configs.map((c) => c.port), [80]);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1, "only the test's own create");
 });
 
-Deno.test("startServiceController() moving nodebalancer-id deletes the old NodeBalancer only when it is the Service's", async () => {
+Deno.test("service moving nodebalancer-id deletes the old NodeBalancer only when it is the Service's", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
-  const first = await world.client.nodeBalancers.create({
-    label: "first-nb",
-    region: "us-east",
-    configs: [],
-  });
-  const second = await world.client.nodeBalancers.create({
-    label: "second-nb",
-    region: "us-east",
-    configs: [],
-  });
-  const foreign = await world.client.nodeBalancers.create({
-    label: "foreign-nb",
-    region: "us-east",
-    configs: [],
-  });
+  const first = await userNodeBalancer(world, "first-nb");
+  const second = await userNodeBalancer(world, "second-nb");
+  const foreign = await userNodeBalancer(world, "foreign-nb");
   const id = annotationKey("nodebalancer-id");
   const point = (nbId: number) =>
     world.kube.store.patch("services", "web", { metadata: { annotations: { [id]: String(nbId) } } }, {
@@ -136,9 +126,9 @@ Deno.test("startServiceController() moving nodebalancer-id deletes the old NodeB
     });
   const onIp = (ip: string) => () => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === ip;
   world.addService("web", { annotations: { [id]: String(first.id) } });
-  await waitFor(onIp(first.ipv4), { what: "on the first" });
+  await until(world, onIp(first.ipv4), "on the first");
   point(second.id);
-  await waitFor(onIp(second.ipv4), { what: "on the second" });
+  await until(world, onIp(second.ipv4), "on the second");
   const ids = () => world.nodeBalancers().map((nb) => nb.id).sort();
   assert.deepEqual(ids(), [second.id, foreign.id].sort(), "the first (adopted, so tagged) is deleted");
 
@@ -153,28 +143,26 @@ Deno.test("startServiceController() moving nodebalancer-id deletes the old NodeB
       subresource: "status",
     },
   );
-  await waitFor(onIp(second.ipv4), { what: "status back on the second" });
+  await until(world, onIp(second.ipv4), "status back on the second");
   assert.deepEqual(ids(), [second.id, foreign.id].sort(), "the foreign one is kept");
 });
 
-Deno.test("startServiceController() with preserve keeps the NodeBalancer it moves away from, untagged", async () => {
+Deno.test("service with preserve keeps the NodeBalancer it moves away from, untagged", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
   const svc = world.addService("web", { annotations: { [annotationKey("preserve")]: "true" } });
-  await waitFor(() => world.nodeBalancerOf("web") !== undefined, { what: "created" });
+  await until(world, () => world.nodeBalancerOf("web") !== undefined, "created");
   const created = world.nodeBalancerOf("web");
-  const other = await world.client.nodeBalancers.create({
-    label: "other-nb",
-    region: "us-east",
-    configs: [],
-  });
+  const other = await userNodeBalancer(world, "other-nb");
   world.kube.store.patch("services", "web", {
     metadata: { annotations: { [annotationKey("nodebalancer-id")]: String(other.id) } },
   }, { type: "merge", namespace: "default" });
-  await waitFor(() => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === other.ipv4, {
-    what: "moved",
-  });
+  await until(
+    world,
+    () => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === other.ipv4,
+    "moved",
+  );
   const kept = world.nodeBalancers().find((nb) => nb.id === created?.id);
   assert.ok(kept, "preserved");
   assert.ok(

@@ -4,13 +4,13 @@
  * frontend annotations need a VPC-configured CCM and are planned in `plan_test.ts`; the demo runs VPC backends.)
  */
 import assert from "node:assert/strict";
+import { PUBLIC_IPV6_ANNOTATION } from "../controllers/node/addresses.ts";
 import { annotationKey } from "../controllers/service/annotation_table.ts";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";
-import { type ServiceInput, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+import { REGION } from "./ccm_fixture.ts";
+import { type ServiceInput, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
 type Config = NodeBalancerSnapshot["configs"][number];
-
-const PUBLIC_IPV6 = "node.k8s.linode.com/public-ipv6";
 
 interface ValidCase {
   name: string;
@@ -134,28 +134,25 @@ function serviceName(i: number): string {
 }
 
 async function world(): Promise<ServiceWorld> {
-  const w = await startServiceWorld({ controller: { workers: 4 } });
+  const w = await startServiceWorld({ flags: ["--concurrent-service-syncs=4"] });
+  // The node controller annotates each Node with its Linode's public IPv6 (for enable-ipv6-backends).
   w.addNode("node-1", "192.168.0.11");
   w.addNode("node-2", "192.168.0.12");
-  for (const suffix of [1, 2]) {
-    const name = `node-${suffix}`;
-    const ipv6 = `2600:3c03::f03c:91ff:fe00:${suffix}/128`;
-    w.kube.store.patch("nodes", name, { metadata: { annotations: { [PUBLIC_IPV6]: ipv6 } } }, {
-      type: "merge",
-    });
-  }
   await w.start();
+  for (const name of ["node-1", "node-2"]) {
+    assert.ok(w.node(name)?.metadata?.annotations?.[PUBLIC_IPV6_ANNOTATION], `${name}: its public IPv6`);
+  }
   return w;
 }
 
-Deno.test("startServiceController() carries every valid annotation to the NodeBalancer", async () => {
+Deno.test("service carries every valid annotation to the NodeBalancer", async () => {
   await using w = await world();
   VALID.forEach((c, i) =>
     w.addService(serviceName(i), { annotations: prefixed(c.annotations), ports: c.ports })
   );
   for (const [i, c] of VALID.entries()) {
     const name = serviceName(i);
-    await waitFor(() => w.nodeBalancerOf(name) !== undefined, { what: `${c.name}: a NodeBalancer` });
+    await until(w, () => w.nodeBalancerOf(name) !== undefined, `${c.name}: a NodeBalancer`);
     const nb = w.nodeBalancerOf(name);
     assert.ok(nb);
     const config = nb.configs[0];
@@ -165,16 +162,14 @@ Deno.test("startServiceController() carries every valid annotation to the NodeBa
   assert.deepEqual(w.events("SyncLoadBalancerFailed"), []);
 });
 
-Deno.test("startServiceController() names every invalid annotation in a Warning and creates nothing", async () => {
+Deno.test("service names every invalid annotation in a Warning and creates nothing", async () => {
   await using w = await world();
   INVALID.forEach(([key, value], i) =>
     w.addService(serviceName(i), { annotations: prefixed({ [key]: value }) })
   );
   for (const [i, [key, value]] of INVALID.entries()) {
     const name = serviceName(i);
-    await waitFor(() => w.events("SyncLoadBalancerFailed", name).length > 0, {
-      what: `a Warning for ${key}`,
-    });
+    await until(w, () => w.events("SyncLoadBalancerFailed", name).length > 0, `a Warning for ${key}`);
     const message = w.events("SyncLoadBalancerFailed", name)[0]?.message ?? "";
     assert.ok(message.includes(annotationKey(key)), `${key}: ${message}`);
     assert.ok(message.includes(JSON.stringify(value).slice(1, 20)), `${key} value: ${message}`);
@@ -184,26 +179,24 @@ Deno.test("startServiceController() names every invalid annotation in a Warning 
   assert.equal(w.linode.calls.count("POST /v4/nodebalancers"), 0);
 });
 
-Deno.test("startServiceController() puts a NodeBalancer on its reserved IPv4 and releases it only when asked", async () => {
+Deno.test("service puts a NodeBalancer on its reserved IPv4 and releases it only when asked", async () => {
   await using w = await world();
-  const reserve = async () =>
-    (await fetch(`${w.linode.url}/networking/reserved/ips`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${w.linode.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ region: "us-east" }),
-    }).then((r) => r.json())) as { address: string };
+  const reserve = () =>
+    w.userCall<{ address: string }>("POST", "/networking/reserved/ips", { region: REGION });
   const [kept, released] = [await reserve(), await reserve()];
   w.addService("kept", { annotations: prefixed({ "reserved-ipv4": kept.address }) });
   w.addService("released", {
     annotations: prefixed({ "reserved-ipv4": released.address, "retain-reserved-ipv4": "false" }),
   });
-  await waitFor(() => w.nodeBalancerOf("kept")?.ipv4 === kept.address, { what: "kept on its address" });
-  await waitFor(() => w.nodeBalancerOf("released")?.ipv4 === released.address, {
-    what: "released on its address",
-  });
+  await until(w, () => w.nodeBalancerOf("kept")?.ipv4 === kept.address, "kept on its address");
+  await until(
+    w,
+    () => w.nodeBalancerOf("released")?.ipv4 === released.address,
+    "released on its address",
+  );
   w.kube.store.delete("services", "kept", "default");
   w.kube.store.delete("services", "released", "default");
-  await waitFor(() => w.nodeBalancers().length === 0, { what: "both deleted" });
+  await until(w, () => w.nodeBalancers().length === 0, "both deleted");
   const left = w.linode.world.reservedIps.list().map((r) => r.address);
   assert.deepEqual(left, [kept.address], "retain-reserved-ipv4 false released the other");
 });

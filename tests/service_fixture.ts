@@ -1,62 +1,45 @@
-/** Scenario fixture for the service controller: both emulators, the real clients, cache, informers, controller. */
-import { join } from "node:path";
-import type { CoreV1Event, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
-import { NodeBalancerCache } from "../cache/nodebalancers.ts";
-import { systemClock } from "../common/clock.ts";
-import { componentLogger } from "../common/log.ts";
-import type { ServiceDefaults } from "../controllers/service/defaults.ts";
-import { defaults as serviceDefaults } from "../controllers/service/fixtures.ts";
-import {
-  kubeServiceWriter,
-  type ServiceControllerDeps,
-  type ServiceControllerOptions,
-  startServiceController,
-} from "../controllers/service/service_controller.ts";
-import { SubnetResolver } from "../controllers/service/subnets.ts";
-import { makeKubeClients, nodeSource, secretSource, serviceSource } from "../kube/clients.ts";
-import { loadKubeConfig } from "../kube/config.ts";
-import { EventRecorder } from "../kube/events.ts";
-import { Informer } from "../kube/informer.ts";
-import { LinodeClient } from "../linode/client.ts";
-import { staticToken } from "../linode/token.ts";
-import { Registry } from "../server/metrics.ts";
-import { startKubeSim } from "../sim/kube/server.ts";
-import { kubeletNode, registerNode } from "../sim/kubelet.ts";
-import { startLinodeSim } from "../sim/linode/server.ts";
+/**
+ * Scenario fixture for the service controller: the CCM of `ccm_fixture.ts`, started through `runCcm` with
+ * every controller and a `FakeClock`, plus what a cluster with LoadBalancer Services is made of (Linodes
+ * with their Nodes, Services, TLS Secrets) and views of the NodeBalancers the emulator holds.
+ */
+import type { V1Secret, V1Service } from "@kubernetes/client-node";
+import type { UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";
+import { apiFetch } from "../sim/linode/test_client.ts";
+import {
+  addNodes,
+  type CcmWorld,
+  kubeletNode,
+  REGION,
+  startWorld,
+  type WorldOptions,
+} from "./ccm_fixture.ts";
 
-export { waitFor } from "./process.ts";
+/**
+ * Fake time per step while waiting for the CCM: a Linode retry's first backoff, so each retry, backoff and
+ * period wakes in a step of its own and its requests are answered before time moves on.
+ */
+const STEP_MS = 500;
 
-/** Options of `startServiceWorld`. */
-export interface ServiceWorldOptions {
-  controller?: ServiceControllerOptions;
-  /** CCM-wide settings (default: the flags' defaults, cluster `kubernetes`, region `us-east`). */
-  defaults?: ServiceDefaults;
-}
-
-/** Both emulators plus the wired service controller. */
-export interface ServiceWorld extends AsyncDisposable {
-  linode: Awaited<ReturnType<typeof startLinodeSim>>;
-  kube: Awaited<ReturnType<typeof startKubeSim>>;
-  client: LinodeClient;
-  metrics: Registry;
-  cache: NodeBalancerCache;
-  deps: ServiceControllerDeps;
-  /** Starts the informers and the controller (stopped on dispose, or by `stop()`). */
-  start(): Promise<void>;
-  /** Stops the controller and informers (as losing leadership would), keeping the emulators. */
-  stop(): Promise<void>;
-  /** Registers a Ready, initialised Node with this private address. */
-  addNode(name: string, ip: string, options?: { ready?: boolean; labels?: Record<string, string> }): void;
+/** A CCM with every controller, against both emulators, and builders for a Service's world. */
+export interface ServiceWorld extends CcmWorld {
+  /**
+   * Adds a Linode with this private address and its Node as kubelet registers it (Ready, tainted
+   * uninitialised): the CCM's node controller initialises it.
+   */
+  addNode(name: string, ip: string): void;
   /** Creates a Service (default: LoadBalancer, one TCP port 80). */
   addService(name: string, spec?: Partial<ServiceInput>): V1Service;
+  /** Creates a `kubernetes.io/tls` Secret in `default`. */
   addSecret(name: string, data: Record<string, string>): void;
   service(name: string): V1Service | undefined;
   /** The NodeBalancers in the emulator, configs and nodes inline. */
   nodeBalancers(): NodeBalancerSnapshot[];
-  /** The NodeBalancer at the Service's status IP. */
+  /** The NodeBalancer at the Service's status IP (or hostname, when the status has no IP). */
   nodeBalancerOf(name: string): NodeBalancerSnapshot | undefined;
-  events(reason: string, service?: string): CoreV1Event[];
+  /** A user's own call to the Linode API (e.g. a NodeBalancer made by hand), counted like the CCM's. */
+  userCall<T>(method: "POST" | "PUT" | "DELETE", path: string, body: unknown): Promise<T>;
 }
 
 /** What `addService` takes. */
@@ -67,88 +50,18 @@ export interface ServiceInput {
   namespace: string;
 }
 
-/** Starts both emulators and wires the service controller to them through the real clients. */
-export async function startServiceWorld(options: ServiceWorldOptions = {}): Promise<ServiceWorld> {
-  const linode = await startLinodeSim();
-  const kube = await startKubeSim();
-  const dir = await Deno.makeTempDir({ prefix: "service_world_" });
-  const kubeconfig = join(dir, "kubeconfig");
-  await kube.writeKubeconfig(kubeconfig);
-  const metrics = new Registry();
-  const log = componentLogger("service-test");
-  const clock = systemClock;
-  const kc = loadKubeConfig({ kubeconfig });
-  const clients = makeKubeClients(kc, { metrics });
-  const client = new LinodeClient({
-    baseUrl: linode.url,
-    token: staticToken(linode.token),
-    timeoutMs: 1_000,
-    maxRetries: 1,
-    retry: { baseMs: 10, maxMs: 20 },
-    metrics,
-    log,
-    clock,
-  });
-  const cache = new NodeBalancerCache(client.nodeBalancers, { clock, metrics, region: "us-east" });
-  const informerOptions = { log, metrics, backoff: { baseMs: 20, maxMs: 100 } };
-  const nodes = new Informer(kc, nodeSource(clients.core), informerOptions);
-  const services = new Informer(kc, serviceSource(clients.core), informerOptions);
-  const secrets = new Informer(kc, secretSource(clients.core), informerOptions);
-  const events = new EventRecorder(clients.core, { log });
-  const deps: ServiceControllerDeps = {
-    services,
-    nodes,
-    secrets,
-    cache,
-    nodeBalancers: client.nodeBalancers,
-    firewalls: client.firewalls,
-    reservedIps: client.reservedIps,
-    writer: kubeServiceWriter(clients.core),
-    defaults: options.defaults ?? serviceDefaults(),
-    subnets: new SubnetResolver(client.vpcs, clock),
-    events,
-    log,
-    metrics,
-    clock,
-  };
-  let stopper = new AbortController();
-  let running: Promise<unknown>[] = [];
-  const stop = async () => {
-    stopper.abort();
-    await Promise.allSettled(running);
-    running = [];
-    stopper = new AbortController();
-  };
-  const controllerOptions = { retryBaseMs: 50, retryMaxMs: 200, ...options.controller };
-  return {
-    linode,
-    kube,
-    client,
-    metrics,
-    cache,
-    deps,
-    async start() {
-      const signal = stopper.signal;
-      running.push(nodes.start(signal), services.start(signal), secrets.start(signal));
-      await Promise.all([
-        nodes.waitForSync(signal),
-        services.waitForSync(signal),
-        secrets.waitForSync(signal),
-      ]);
-      running.push(startServiceController(deps, controllerOptions).run(signal));
-    },
-    stop,
-    addNode(name, ip, o = {}) {
-      registerNode(
-        kube,
-        kubeletNode(name, {
-          providerID: `linode://${1000 + Number(ip.split(".").at(-1))}`,
-          taints: [],
-          ready: o.ready,
-          labels: o.labels,
-          addresses: [{ type: "Hostname", address: name }, { type: "InternalIP", address: ip }],
-        }),
-      );
+/** Starts both emulators; `start()` then runs the CCM (every controller, unless `flags` say otherwise). */
+export async function startServiceWorld(options: WorldOptions = {}): Promise<ServiceWorld> {
+  const world = await startWorld(options);
+  const { kube, linode } = world;
+  const service = (name: string) =>
+    kube.store.get("services", name, "default") as unknown as V1Service | undefined;
+  const extra: Omit<ServiceWorld, keyof CcmWorld> = {
+    addNode(name, ip) {
+      const octet = ip.split(".").at(-1);
+      linode.world.addInstance({ label: name, region: REGION, ipv4: [`172.105.0.${octet}`, ip] });
+      const addresses = [{ type: "Hostname", address: name }, { type: "InternalIP", address: ip }];
+      addNodes(world, kubeletNode(name, { addresses }));
     },
     addService(name, spec = {}) {
       return kube.store.create("services", {
@@ -177,28 +90,42 @@ export async function startServiceWorld(options: ServiceWorldOptions = {}): Prom
       };
       kube.store.create("secrets", secret as unknown as Record<string, unknown>);
     },
-    service: (name) => kube.store.get("services", name, "default") as unknown as V1Service | undefined,
+    service,
     nodeBalancers: () => linode.world.nodeBalancers(),
     nodeBalancerOf(name) {
-      const svc = kube.store.get("services", name, "default") as unknown as V1Service | undefined;
-      const ip = svc?.status?.loadBalancer?.ingress?.[0]?.ip;
-      const hostname = svc?.status?.loadBalancer?.ingress?.[0]?.hostname;
+      const ingress = service(name)?.status?.loadBalancer?.ingress?.[0];
       return linode.world.nodeBalancers().find((nb) =>
-        (ip && nb.ipv4 === ip) || (!ip && nb.hostname === hostname)
+        (ingress?.ip && nb.ipv4 === ingress.ip) || (!ingress?.ip && nb.hostname === ingress?.hostname)
       );
     },
-    events: (reason, service) =>
-      (kube.store.list("events") as unknown as CoreV1Event[]).filter((e) =>
-        e.reason === reason && (service === undefined || e.involvedObject.name === service)
-      ),
-    async [Symbol.asyncDispose]() {
-      await stop();
-      await events.flush();
-      await linode.close();
-      await kube.close();
-      await Deno.remove(dir, { recursive: true });
+    async userCall<T>(method: string, path: string, body: unknown) {
+      const res = await apiFetch(linode, method, path, JSON.stringify(body));
+      if (res.status !== 200) {
+        throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      }
+      return res.body as T;
     },
   };
+  return Object.assign(world, extra);
+}
+
+/** Moves fake time until `condition` holds (the CCM's retries, backoffs and periods run on it). */
+export function until(world: CcmWorld, condition: () => boolean, what: string): Promise<number> {
+  return world.advanceUntil(condition, { what, stepMs: STEP_MS });
+}
+
+/** Creates a NodeBalancer by hand, as a user would (no configs). */
+export function userNodeBalancer(world: ServiceWorld, label: string): Promise<{ id: number; ipv4: string }> {
+  return world.userCall("POST", "/nodebalancers", { label, region: REGION, configs: [] });
+}
+
+/** Creates a Cloud Firewall by hand, as a user would. */
+export function userFirewall(
+  world: ServiceWorld,
+  label: string,
+  rules: UpdateFirewallRules,
+): Promise<{ id: number }> {
+  return world.userCall("POST", "/networking/firewalls", { label, rules });
 }
 
 /** Node names of a NodeBalancer's backends, with their ids, per port: what must survive updates. */
@@ -207,6 +134,3 @@ export function backendIds(nb: NodeBalancerSnapshot | undefined): Record<number,
     (nb?.configs ?? []).map((c) => [c.port, Object.fromEntries(c.nodes.map((n) => [n.address, n.id]))]),
   );
 }
-
-/** A Node as `V1Node` (for tests that read one). */
-export type { V1Node };

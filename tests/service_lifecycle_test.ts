@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { ownershipTag } from "../controllers/service/ownership.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
-import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
 const PRESERVE = "service.beta.kubernetes.io/linode-loadbalancer-preserve";
 
@@ -11,12 +12,14 @@ async function cluster(world: ServiceWorld, ...ips: string[]): Promise<void> {
 }
 
 async function ensured(world: ServiceWorld, name: string): Promise<void> {
-  await waitFor(() => (world.service(name)?.status?.loadBalancer?.ingress?.length ?? 0) > 0, {
-    what: `${name} to get an ingress`,
-  });
+  await until(
+    world,
+    () => (world.service(name)?.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    `${name} to get an ingress`,
+  );
 }
 
-Deno.test("startServiceController() adds the finalizer, creates one NodeBalancer, reports it, and on deletion removes both", async () => {
+Deno.test("service adds the finalizer, creates one NodeBalancer, reports it, and on deletion removes both", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11", "192.168.0.12");
   const created = world.addService("web", { ports: [{ port: 80 }, { port: 443 }] });
@@ -39,13 +42,13 @@ Deno.test("startServiceController() adds the finalizer, creates one NodeBalancer
   assert.equal(world.events("EnsuredLoadBalancer", "web").length, 1);
 
   world.kube.store.delete("services", "web", "default");
-  await waitFor(() => world.service("web") === undefined, { what: "web to be deleted" });
+  await until(world, () => world.service("web") === undefined, "web to be deleted");
   assert.deepEqual(world.nodeBalancers(), []);
   assert.equal(world.events("DeletingLoadBalancer", "web").length, 1);
   assert.equal(world.events("DeletedLoadBalancer", "web").length, 1);
 });
 
-Deno.test("startServiceController() on a type change away from LoadBalancer deletes the NodeBalancer, clears the status and drops the finalizer", async () => {
+Deno.test("service on a type change away from LoadBalancer deletes the NodeBalancer, clears the status and drops the finalizer", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11");
   world.addService("web");
@@ -54,28 +57,27 @@ Deno.test("startServiceController() on a type change away from LoadBalancer dele
     type: "merge",
     namespace: "default",
   });
-  await waitFor(() => world.service("web")?.metadata?.finalizers === undefined, {
-    what: "finalizer dropped",
-  });
+  await until(world, () => world.service("web")?.metadata?.finalizers === undefined, "finalizer dropped");
   assert.deepEqual(world.service("web")?.status?.loadBalancer?.ingress, undefined);
   assert.deepEqual(world.nodeBalancers(), []);
 });
 
-Deno.test("startServiceController() keeps a preserved NodeBalancer when the Service goes", async () => {
+Deno.test("service keeps a preserved NodeBalancer when the Service goes", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11");
   world.addService("web", { annotations: { [PRESERVE]: "true" } });
   await ensured(world, "web");
   const before = world.nodeBalancers();
   world.kube.store.delete("services", "web", "default");
-  await waitFor(() => world.service("web") === undefined, { what: "web to be deleted" });
+  await until(world, () => world.service("web") === undefined, "web to be deleted");
   assert.deepEqual(world.nodeBalancers().map((nb) => nb.id), before.map((nb) => nb.id));
   assert.equal(world.linode.calls.count("DELETE /v4/nodebalancers/{id}"), 0);
   assert.equal(world.events("PreservedLoadBalancer", "web").length, 1);
 });
 
-Deno.test("startServiceController() makes no Linode call for unchanged Services, however often they resync", async () => {
-  await using world = await startServiceWorld({ controller: { resyncMs: 30 } });
+Deno.test("service makes no Linode call for unchanged Services, however often they resync", async () => {
+  // The node controller's address refresh lists Linodes every 5 min: set apart, the whole CCM must be quiet.
+  await using world = await startServiceWorld({ flags: ["--node-status-update-frequency=24h"] });
   await cluster(world, "192.168.0.11", "192.168.0.12");
   for (const name of ["a", "b", "c"]) world.addService(name);
   for (const name of ["a", "b", "c"]) await ensured(world, name);
@@ -86,28 +88,33 @@ Deno.test("startServiceController() makes no Linode call for unchanged Services,
     });
   world.linode.calls.reset();
   const from = reconciles();
-  await waitFor(() => reconciles() >= from + 9, { what: "three more resyncs" });
+  await world.tick(3 * SERVICE_RESYNC_MS, 10_000);
+  assert.ok(reconciles() >= from + 9, `three more resyncs of each Service: ${reconciles() - from}`);
   assert.equal(world.linode.calls.total(), 0, JSON.stringify(world.linode.calls.log.slice(-5)));
 });
 
-Deno.test("startServiceController() follows Node changes in place, keeping the node ids of backends that stay", async () => {
+Deno.test("service follows Node changes in place, keeping the node ids of backends that stay", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11", "192.168.0.12");
   world.addService("web");
   await ensured(world, "web");
   const before = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
   world.addNode("node-3", "192.168.0.13");
-  await waitFor(() => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 3, {
-    what: "node-3 added",
-  });
+  await until(
+    world,
+    () => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 3,
+    "node-3 added",
+  );
   const grown = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
   for (const [address, id] of Object.entries(before)) {
     assert.equal(grown[address], id, `${address} kept its id`);
   }
   world.kube.store.delete("nodes", "node-1");
-  await waitFor(() => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2, {
-    what: "node-1 removed",
-  });
+  await until(
+    world,
+    () => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2,
+    "node-1 removed",
+  );
   const shrunk = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
   for (const [address, id] of Object.entries(shrunk)) {
     assert.equal(grown[address], id, `${address} kept its id`);
@@ -115,12 +122,10 @@ Deno.test("startServiceController() follows Node changes in place, keeping the n
   assert.equal(world.nodeBalancers().length, 1);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1);
   const updates = () => world.events("UpdatedLoadBalancer", "web").reduce((n, e) => n + (e.count ?? 1), 0);
-  await waitFor(() => updates() >= 2, {
-    what: "an UpdatedLoadBalancer Event per Node change",
-  });
+  await until(world, () => updates() >= 2, "an UpdatedLoadBalancer Event per Node change");
 });
 
-Deno.test("startServiceController() restores a lost status from the ownership tag without a second NodeBalancer", async () => {
+Deno.test("service restores a lost status from the ownership tag without a second NodeBalancer", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11");
   world.addService("web");
@@ -131,14 +136,16 @@ Deno.test("startServiceController() restores a lost status from the ownership ta
     namespace: "default",
     subresource: "status",
   });
-  await waitFor(() => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === nb?.ipv4, {
-    what: "status restored",
-  });
+  await until(
+    world,
+    () => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === nb?.ipv4,
+    "status restored",
+  );
   assert.equal(world.nodeBalancers().length, 1);
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1);
 });
 
-Deno.test("startServiceController() reports hostname-only and IPv6 ingress as asked", async () => {
+Deno.test("service reports hostname-only and IPv6 ingress as asked", async () => {
   await using world = await startServiceWorld();
   await cluster(world, "192.168.0.11");
   world.addService("named", {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { annotationKey } from "../controllers/service/annotation_table.ts";
-import { backendIds, type ServiceWorld, startServiceWorld, waitFor } from "./service_fixture.ts";
+import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
 const WRITE = /^(POST|PUT|DELETE) /;
 
@@ -9,16 +9,18 @@ function writeCount(world: ServiceWorld): number {
 }
 
 async function ensured(world: ServiceWorld, name: string): Promise<void> {
-  await waitFor(() => (world.service(name)?.status?.loadBalancer?.ingress?.length ?? 0) > 0, {
-    what: `${name} to get an ingress`,
-  });
+  await until(
+    world,
+    () => (world.service(name)?.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    `${name} to get an ingress`,
+  );
 }
 
 function warnings(world: ServiceWorld, name: string): string[] {
   return world.events("SyncLoadBalancerFailed", name).map((e) => e.message ?? "");
 }
 
-Deno.test("startServiceController() leaves the NodeBalancer exactly as it was while an annotation is invalid", async () => {
+Deno.test("service leaves the NodeBalancer exactly as it was while an annotation is invalid", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
@@ -31,7 +33,7 @@ Deno.test("startServiceController() leaves the NodeBalancer exactly as it was wh
     type: "merge",
     namespace: "default",
   });
-  await waitFor(() => warnings(world, "web").length > 0, { what: "a Warning" });
+  await until(world, () => warnings(world, "web").length > 0, "a Warning");
   assert.match(warnings(world, "web")[0] ?? "", /linode-loadbalancer-throttle="999": expected .*0.*20/);
   const refused = () =>
     world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]).get({
@@ -40,7 +42,7 @@ Deno.test("startServiceController() leaves the NodeBalancer exactly as it was wh
     });
   const before2 = refused();
   world.addNode("node-2", "192.168.0.12");
-  await waitFor(() => refused() > before2, { what: "the Node change synced (and refused)" });
+  await until(world, () => refused() > before2, "the Node change synced (and refused)");
   assert.equal(writeCount(world), 0, "nothing changed, not even for the new Node");
   assert.deepEqual(world.nodeBalancerOf("web"), before);
 
@@ -48,13 +50,15 @@ Deno.test("startServiceController() leaves the NodeBalancer exactly as it was wh
     type: "merge",
     namespace: "default",
   });
-  await waitFor(() => world.nodeBalancerOf("web")?.client_conn_throttle === 5, { what: "fixed" });
-  await waitFor(() => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2, {
-    what: "node-2 added once valid",
-  });
+  await until(world, () => world.nodeBalancerOf("web")?.client_conn_throttle === 5, "fixed");
+  await until(
+    world,
+    () => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2,
+    "node-2 added once valid",
+  );
 });
 
-Deno.test("startServiceController() keeps every backend when an API write fails, then converges keeping node ids", async () => {
+Deno.test("service keeps every backend when an API write fails, then converges keeping node ids", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   world.addNode("node-2", "192.168.0.12");
@@ -66,59 +70,70 @@ Deno.test("startServiceController() keeps every backend when an API write fails,
   world.linode.calls.reset();
   world.kube.store.delete("nodes", "node-1");
   world.addNode("node-3", "192.168.0.13");
-  await waitFor(() => warnings(world, "web").some((m) => /HTTP 503/.test(m)), {
-    what: "a Warning with the reason",
-  });
+  await until(
+    world,
+    () => warnings(world, "web").some((m) => /HTTP 503/.test(m)),
+    "a Warning with the reason",
+  );
   assert.deepEqual(
     backendIds(world.nodeBalancerOf("web"))[80],
     before,
     "nothing removed while adding failed",
   );
   world.linode.faults.remove(fault);
-  await waitFor(() => {
+  await until(world, () => {
     const now = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
     return Object.keys(now).length === 2 && Object.keys(now).some((a) => a.startsWith("192.168.0.13:"));
-  }, { what: "converged" });
+  }, "converged");
   const after = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
   const kept = Object.keys(before).find((a) => a.startsWith("192.168.0.12:")) ?? "";
   assert.equal(after[kept], before[kept], "node-2 kept its id");
 });
 
-Deno.test("startServiceController() creates nothing while the NodeBalancer listing fails, then exactly one", async () => {
+Deno.test("service creates nothing while the NodeBalancer listing fails, then exactly one", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   const outage = world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
   await world.start();
   world.addService("web");
-  await waitFor(() => warnings(world, "web").length > 0, { what: "a Warning" });
+  await until(world, () => warnings(world, "web").length > 0, "a Warning");
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0);
   world.linode.faults.remove(outage);
   await ensured(world, "web");
   assert.equal(world.nodeBalancers().length, 1);
 });
 
-Deno.test("startServiceController() in a new term with the listing down still finds the Service's NodeBalancer by its tag", async () => {
+Deno.test("service in a new process with the listing down creates nothing, then finds the Service's NodeBalancer by its tag", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
   const [nb] = world.nodeBalancers();
-  await world.stop();
+  // A leadership term is a process (a lost Lease ends it): the next term starts with nothing listed.
+  assert.equal(await world.stop(), "stopped");
   world.kube.store.patch("services", "web", { status: { loadBalancer: { ingress: null } } }, {
     type: "merge",
     namespace: "default",
     subresource: "status",
   });
-  world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
+  const outage = world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
   await world.start();
-  await waitFor(() => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === nb?.ipv4, {
-    what: "status restored from the last listing",
-  });
+  await until(world, () => warnings(world, "web").length > 0, "a Warning: the NodeBalancers are unknown");
+  await world.tick(60_000, 5_000);
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1, "no second NodeBalancer while unknown");
+  assert.equal(world.service("web")?.status?.loadBalancer?.ingress, undefined);
+  world.linode.faults.remove(outage);
+  await until(
+    world,
+    () => world.service("web")?.status?.loadBalancer?.ingress?.[0]?.ip === nb?.ipv4,
+    "status restored from the ownership tag",
+  );
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 1, "no second NodeBalancer");
+  assert.deepEqual(world.nodeBalancers().map((n) => n.id), [nb?.id]);
 });
 
-Deno.test("startServiceController() keeps the finalizer until the NodeBalancer is really deleted", async () => {
+Deno.test("service keeps the finalizer until the NodeBalancer is really deleted", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
@@ -126,15 +141,15 @@ Deno.test("startServiceController() keeps the finalizer until the NodeBalancer i
   await ensured(world, "web");
   const fault = world.linode.faults.error(503, { method: "DELETE", route: "/nodebalancers/{id}" });
   world.kube.store.delete("services", "web", "default");
-  await waitFor(() => warnings(world, "web").some((m) => /HTTP 503/.test(m)), { what: "a Warning" });
+  await until(world, () => warnings(world, "web").some((m) => /HTTP 503/.test(m)), "a Warning");
   assert.ok(world.service("web")?.metadata?.deletionTimestamp, "still terminating");
   assert.equal(world.nodeBalancers().length, 1);
   world.linode.faults.remove(fault);
-  await waitFor(() => world.service("web") === undefined, { what: "deleted" });
+  await until(world, () => world.service("web") === undefined, "deleted");
   assert.deepEqual(world.nodeBalancers(), []);
 });
 
-Deno.test("startServiceController() replaces a NodeBalancer deleted behind its back once the API says 404", async () => {
+Deno.test("service replaces a NodeBalancer deleted behind its back once the API says 404", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
   await world.start();
@@ -143,9 +158,9 @@ Deno.test("startServiceController() replaces a NodeBalancer deleted behind its b
   const [gone] = world.nodeBalancers();
   world.linode.world.deleteNodeBalancer(gone?.id ?? 0);
   world.addNode("node-2", "192.168.0.12");
-  await waitFor(() => {
+  await until(world, () => {
     const nb = world.nodeBalancerOf("web");
     return nb !== undefined && nb.id !== gone?.id && nb.configs[0]?.nodes.length === 2;
-  }, { what: "a new NodeBalancer in the status" });
+  }, "a new NodeBalancer in the status");
   assert.equal(world.nodeBalancers().length, 1);
 });

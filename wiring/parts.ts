@@ -8,6 +8,7 @@ import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
 import type { Clock } from "../common/clock.ts";
+import { DryRunGuard } from "../common/dry_run.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
@@ -19,6 +20,8 @@ import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
+import { PlanRecorder } from "../controllers/loop/plan.ts";
+import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
 
@@ -39,7 +42,10 @@ export interface CcmParts {
   readonly metrics: Registry;
   /** The Lease holder identity: `<hostname>_<random>`. */
   readonly identity: string;
-  /** Closed until this process leads (with `--leader-elect=false`, always open). Every write asks it. */
+  /**
+   * Closed until this process leads (with `--leader-elect=false` or `--dry-run`, always open). Every write
+   * asks it.
+   */
   readonly fence: Fence;
   readonly kube: KubeClients;
   readonly linode: LinodeClient;
@@ -48,7 +54,16 @@ export interface CcmParts {
   readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
   readonly nodes: Informer<V1Node>;
+  /**
+   * The Nodes the route and service controllers decide from: the informer's, or in dry run a view with the
+   * held `cloud-node` updates applied (so the plan shows what initialising a Node leads to).
+   */
+  readonly plannedNodes: NodeSource;
+  /** The view of `plannedNodes` that `cloud-node` feeds in dry run. */
+  readonly projection: ProjectedNodes | undefined;
   readonly events: EventRecorder;
+  /** What the controllers would do (`--dry-run`: served on `/plan`) or recently did. */
+  readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
   /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
@@ -88,19 +103,18 @@ export function userAgentOf(identity: string): string {
 function linodeClient(
   config: Config,
   deps: PartsDeps,
-  client: { tokens: TokenSource; fence: Fence; userAgent: string },
+  tokens: TokenSource,
+  guards: { fence: Fence; writeGuard: DryRunGuard | undefined; userAgent: string },
 ): LinodeClient {
-  const { tokens, fence, userAgent } = client;
   return new LinodeClient({
     baseUrl: config.linode.url,
     token: tokens,
     timeoutMs: config.linode.requestTimeoutMs,
-    fence,
+    ...guards,
     metrics: deps.metrics,
     log: componentLogger("linode"),
     clock: deps.clock,
     logRequests: config.linode.debug,
-    userAgent,
   });
 }
 
@@ -129,14 +143,18 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
  */
 export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const { clock, metrics } = deps;
-  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  // In dry-run the fence stays open (controllers decide as a leader would); the guard refuses every write.
+  const fence = config.leaderElection.enabled && !config.dryRun ? new SwitchFence(false) : ALWAYS_LEADING;
+  const writeGuard = config.dryRun
+    ? new DryRunGuard({ log: componentLogger("dry-run"), metrics })
+    : undefined;
   const identity = newIdentity(deps.hostname);
   const userAgent = userAgentOf(identity);
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence, userAgent });
+  const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
   const secrets = secretsOf(tokens, kc);
-  const linode = linodeClient(config, deps, { tokens, fence, userAgent });
+  const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
@@ -144,14 +162,18 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     clock,
     host: deps.hostname,
     secrets,
+    dryRun: config.dryRun,
   });
+  const projection = config.dryRun ? new ProjectedNodes(nodes) : undefined;
+  const plan = new PlanRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
   const service = config.controllers.has("service")
     ? wireServiceController(config, {
       kc,
       kube,
       linode,
-      nodes,
+      nodes: projection ?? nodes,
       events,
+      plan,
       clock,
       metrics,
       logFor: componentLogger,
@@ -169,29 +191,35 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     vpcIps,
     instances,
     nodes,
+    plannedNodes: projection ?? nodes,
+    projection,
     events,
+    plan,
     service,
     secrets,
   };
 }
 
-/** Every informer of `parts`: started together, and `/readyz` waits for all of them to sync. */
+/**
+ * The informers a term's controllers need synced: `runInformers` starts them, `waitForInformers` awaits
+ * them and `/readyz` checks them (synced and watching).
+ */
 export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
-  return [parts.nodes];
+  return parts.service ? [parts.nodes, parts.service.services] : [parts.nodes];
+}
+
+/** Informers that run with the process but that nothing waits for (RBAC may forbid Secrets). */
+function optionalInformersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
+  return parts.service ? [parts.service.secrets] : [];
 }
 
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
 export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all([
-    ...informersOf(parts).map((informer) => informer.start(signal)),
-    parts.service?.startInformers(signal),
-  ]);
+  const all = [...informersOf(parts), ...optionalInformersOf(parts)];
+  await Promise.all(all.map((informer) => informer.start(signal)));
 }
 
-/** Resolves once every informer of `parts` has synced; rejects when `signal` aborts first. */
+/** Resolves once every informer of `informersOf(parts)` has synced; rejects when `signal` aborts first. */
 export async function waitForInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  await Promise.all([
-    ...informersOf(parts).map((informer) => informer.waitForSync(signal)),
-    parts.service?.waitForSync(signal),
-  ]);
+  await Promise.all(informersOf(parts).map((informer) => informer.waitForSync(signal)));
 }

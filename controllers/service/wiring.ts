@@ -1,9 +1,9 @@
 /**
  * The `service` controller as one process runs it: its Service and Secret informers, the NodeBalancer cache
- * and the controller over the shared Linode client, Node informer and Event recorder. `ccm.ts` starts the
- * informers with the process and runs the controller for each leadership term.
+ * and the controller over the shared Linode client, Node informer and Event recorder. `wiring/parts.ts`
+ * runs the informers with the process; `ccm.ts` runs the controller for each leadership term.
  */
-import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import type { KubeConfig, V1Secret, V1Service } from "@kubernetes/client-node";
 import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
@@ -17,14 +17,20 @@ import type { Registry } from "../../server/metrics.ts";
 import { serviceDefaults } from "./defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./subnets.ts";
+import { OrphanCheck, type OrphanedNodeBalancer } from "./orphans.ts";
+import type { PlanRecorder } from "../loop/plan.ts";
+import type { NodeSource } from "../node/projected_nodes.ts";
 
 /** What the process already has. */
 export interface ServiceWiringDeps {
   kc: KubeConfig;
   kube: KubeClients;
   linode: LinodeClient;
-  nodes: Informer<V1Node>;
+  /** The Nodes to decide backends from (in dry run, with held initialisations applied). */
+  nodes: NodeSource;
   events: EventSink;
+  /** Where syncs name their writes (`--dry-run` holds them). */
+  plan?: PlanRecorder;
   clock: Clock;
   metrics: Registry;
   logFor: (component: string) => Logger;
@@ -33,12 +39,17 @@ export interface ServiceWiringDeps {
 /** The wired controller: informers to run with the process, the controller to run per term. */
 export interface ServiceWiring {
   readonly nodeBalancers: NodeBalancerCache;
-  /** Lists and watches Services and Secrets until `signal` aborts (restarting after failures). */
-  startInformers(signal: AbortSignal): Promise<void>;
-  /** Resolves once both informers listed; rejects when `signal` aborts first. */
-  waitForSync(signal: AbortSignal): Promise<void>;
+  /** Services: a term's controllers wait for it to sync, and `/readyz` checks it. */
+  readonly services: Informer<V1Service>;
+  /**
+   * TLS Secrets: RBAC may forbid them, so nothing waits for this one and `/readyz` ignores it; only
+   * Services with HTTPS ports wait (`SecretsUnavailableError`) until it has listed.
+   */
+  readonly secrets: Informer<V1Secret>;
   /** Runs the controller for one leadership term. */
   run(term: AbortSignal): Promise<void>;
+  /** The orphaned NodeBalancers found by the last check (for `/plan`). */
+  orphans(): readonly OrphanedNodeBalancer[];
 }
 
 /** Wires the `service` controller from `config` and the process's clients. */
@@ -53,6 +64,18 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     region: config.linode.region,
     ttlMs: config.linode.instanceCacheTtlMs,
   });
+  const orphanCheck = new OrphanCheck({
+    clusterName: config.clusterName,
+    cleanup: config.services.cleanupOrphanedNodeBalancers,
+  });
+  const orphanDeps = {
+    cache: nodeBalancers,
+    nodeBalancers: deps.linode.nodeBalancers,
+    firewalls: deps.linode.firewalls,
+    services: { list: () => services.list(), trusted: () => services.synced && services.healthy },
+    log: deps.logFor("service"),
+    metrics,
+  };
   const controller = startServiceController({
     services,
     nodes: deps.nodes,
@@ -65,19 +88,17 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     defaults: serviceDefaults(config),
     subnets: new SubnetResolver(deps.linode.vpcs, clock),
     events: deps.events,
+    plan: deps.plan,
+    orphans: { check: (plan) => orphanCheck.check(orphanDeps, plan) },
     log: deps.logFor("service"),
     metrics,
     clock,
   }, { workers: config.services.concurrentSyncs });
   return {
     nodeBalancers,
-    async startInformers(signal) {
-      await Promise.all([services.start(signal), secrets.start(signal)]);
-    },
-    async waitForSync(signal) {
-      // Secrets may be unreadable (RBAC): HTTPS Services then wait, the others need not.
-      await services.waitForSync(signal);
-    },
+    services,
+    secrets,
     run: (term) => controller.run(term),
+    orphans: () => orphanCheck.list(),
   };
 }

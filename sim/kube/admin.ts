@@ -1,4 +1,5 @@
 /** `/__admin/` endpoints (no token): counters, faults, watches and objects, for tools outside the process. */
+import type { AuditLog } from "./audit.ts";
 import type { Calls, FaultRule, Faults } from "./faults.ts";
 import { json } from "./handlers.ts";
 import { isRecord } from "./resources.ts";
@@ -10,6 +11,7 @@ export interface AdminContext {
   store: KubeStore;
   faults: Faults;
   calls: Calls;
+  audit: AuditLog;
   watches: WatchHub;
 }
 
@@ -40,6 +42,11 @@ export async function handleAdmin(ctx: AdminContext, req: Request, path: string)
     if (op === "GET calls") return json({ total: ctx.calls.total(), counts: ctx.calls.snapshot() });
     if (op === "POST calls/reset") {
       ctx.calls.reset();
+      return json({ ok: true });
+    }
+    if (op === "GET audit") return json({ entries: ctx.audit.entries, distinct: ctx.audit.distinct() });
+    if (op === "POST audit/reset") {
+      ctx.audit.reset();
       return json({ ok: true });
     }
     if (op === "GET faults") {

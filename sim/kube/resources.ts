@@ -128,6 +128,13 @@ export const RESOURCES: readonly ResourceDef[] = [
     fields: ["reason", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "type"],
   }),
   def("coordination.k8s.io", "v1", "leases", "Lease", { createOnUpdate: true }),
+  // What an install applies (deploy/ccm.yaml): kubectl maps and validates it only against served kinds.
+  def("", "v1", "serviceaccounts", "ServiceAccount", { shortNames: ["sa"] }),
+  def("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", { namespaced: false }),
+  def("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", { namespaced: false }),
+  def("rbac.authorization.k8s.io", "v1", "roles", "Role"),
+  def("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
+  def("apps", "v1", "daemonsets", "DaemonSet", { status: true, shortNames: ["ds"] }),
 ];
 
 /** Looks a resource up by its store key (`"nodes"`, `"events.k8s.io/events"`, `"coordination.k8s.io/leases"`). */

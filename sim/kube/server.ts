@@ -1,6 +1,7 @@
 /** The Kubernetes API emulator: `startKubeSim()` serves the store over HTTP(S) on 127.0.0.1. */
 import { type Clock, systemClock } from "../../common/clock.ts";
 import { handleAdmin } from "./admin.ts";
+import { auditEntryOf, AuditLog } from "./audit.ts";
 import { Calls, type FaultRule, Faults } from "./faults.ts";
 import { handleResource, json } from "./handlers.ts";
 import { kubeconfigYaml } from "./kubeconfig.ts";
@@ -51,6 +52,8 @@ export class KubeSim {
   readonly faults: Faults;
   /** Request counters keyed by `VERB /route/{template}`. */
   readonly calls: Calls;
+  /** Every request with its RBAC attributes (verb, group, resource, subresource, namespace, name). */
+  readonly audit: AuditLog = new AuditLog();
   readonly #listener: Listener;
   readonly #watches: WatchHub;
   readonly #certs: SimCertificates | undefined;
@@ -110,7 +113,13 @@ export class KubeSim {
     const path = url.pathname;
     if (path.startsWith("/__admin/")) {
       return handleAdmin(
-        { store: this.store, faults: this.faults, calls: this.calls, watches: this.#watches },
+        {
+          store: this.store,
+          faults: this.faults,
+          calls: this.calls,
+          audit: this.audit,
+          watches: this.#watches,
+        },
         req,
         path,
       );
@@ -118,8 +127,10 @@ export class KubeSim {
     const route = parseRoute(path);
     const verb = verbOf(req.method, route, url.searchParams);
     const record = this.calls.record(`${verb} ${route.template}`, path, req.headers.get("user-agent") ?? "");
+    const audited = this.audit.record(auditEntryOf(req.method, verb, route, url));
     const response = await this.#serve(req, url, verb, route);
     this.calls.answered(record, response.status);
+    audited.status = response.status;
     return response;
   }
 

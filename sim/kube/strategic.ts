@@ -42,6 +42,12 @@ export const STRATEGIES: Record<string, Record<string, ListStrategy>> = {
   Service: { "spec.ports": { key: "port" }, "status.conditions": { key: "type" } },
   Namespace: { "status.conditions": { key: "type" } },
   Pod: CONTAINER_LISTS,
+  DaemonSet: Object.fromEntries(
+    Object.entries(CONTAINER_LISTS).filter(([path]) => path.startsWith("spec.")).map(([path, s]) => [
+      `spec.template.${path}`,
+      s,
+    ]),
+  ),
 };
 
 const DELETE = Symbol("delete");

@@ -2,6 +2,7 @@
 import { isRecord, type KubeObject, type ResourceDef } from "./resources.ts";
 import { badRequest, fieldError, invalid, type StatusCause } from "./status.ts";
 import { prepareService } from "./service_alloc.ts";
+import { immutableCauses, INSTALL_KIND_CAUSES, rbacNameCauses } from "./validate_rbac.ts";
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -10,6 +11,7 @@ const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 function nameCauses(def: ResourceDef, name: string): StatusCause[] {
+  if (def.group === "rbac.authorization.k8s.io") return rbacNameCauses(name);
   const [pattern, max, what] = def.kind === "Namespace"
     ? [DNS_LABEL, 63, "a lowercase RFC 1123 label"]
     : def.kind === "Service"
@@ -86,6 +88,7 @@ const KIND_CAUSES: Record<string, (obj: KubeObject) => StatusCause[]> = {
   Node: nodeCauses,
   Lease: leaseCauses,
   Secret: secretCauses,
+  ...INSTALL_KIND_CAUSES,
 };
 
 /** Validates an object about to be written; throws 422 Invalid listing every problem. */
@@ -150,11 +153,24 @@ export function applyDefaults(
     case "pods":
       if (!old) obj.status = { phase: "Pending" };
       break;
+    case "apps/daemonsets":
+      // Nothing schedules Pods here: the status a controller would fill in stays at zero.
+      if (!old) {
+        obj.status = {
+          currentNumberScheduled: 0,
+          numberMisscheduled: 0,
+          desiredNumberScheduled: 0,
+          numberReady: 0,
+        };
+      }
+      break;
   }
 }
 
-/** Upstream forbids new finalizers on an object that is being deleted. */
+/** Upstream forbids new finalizers on an object that is being deleted, and changes to immutable fields. */
 export function checkFinalizersWhileDeleting(def: ResourceDef, obj: KubeObject, old: KubeObject): void {
+  const immutable = immutableCauses(def.kind, obj, old);
+  if (immutable.length > 0) throw invalid(def, obj.metadata.name ?? "", immutable);
   if (!old.metadata.deletionTimestamp) return;
   const before = new Set(old.metadata.finalizers ?? []);
   const added = (obj.metadata.finalizers ?? []).filter((f) => !before.has(f));

@@ -6,9 +6,10 @@
 import { DEFAULT_REFRESH_RETRY } from "../../cache/ttl_cache.ts";
 import type { BackoffOptions } from "../../common/backoff.ts";
 import {
-  DEFAULT_RETRY_BASE_MS as SERVICE_RETRY_BASE_MS,
-  DEFAULT_RETRY_MAX_MS as SERVICE_RETRY_MAX_MS,
-  DEFAULT_SERVICE_RESYNC_MS,
+  ORPHAN_CHECK_MS,
+  RETRY_BASE_MS as SERVICE_RETRY_BASE_MS,
+  RETRY_MAX_MS as SERVICE_RETRY_MAX_MS,
+  SERVICE_RESYNC_MS,
 } from "../../controllers/service/service_controller.ts";
 import { DEFAULT_MAX_RETRIES } from "../../linode/caller.ts";
 
@@ -47,8 +48,13 @@ export function cachedListingBound(windowMs: number, pages = 1): number {
  */
 export function serviceSyncBound(windowMs: number): number {
   const retries = attemptsWithin(windowMs, { baseMs: SERVICE_RETRY_BASE_MS, maxMs: SERVICE_RETRY_MAX_MS });
-  const resyncs = Math.floor(windowMs / DEFAULT_SERVICE_RESYNC_MS) + 1;
+  const resyncs = Math.floor(windowMs / SERVICE_RESYNC_MS) + 1;
   return (retries + resyncs) * CALLS_PER_ATTEMPT;
+}
+
+/** The calls of the service controller's orphan check (one NodeBalancer listing per period) in `windowMs`. */
+export function orphanCheckBound(windowMs: number, pages = 1): number {
+  return (Math.floor(windowMs / ORPHAN_CHECK_MS) + 1) * CALLS_PER_ATTEMPT * pages;
 }
 
 /** Route keys a Service sync reads or writes (its NodeBalancer, configs, nodes, firewalls). */

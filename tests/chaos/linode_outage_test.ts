@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { setNodeReady } from "../../sim/kubelet.ts";
-import { cachedListingBound, isServiceCall, serviceSyncBound } from "./bounds.ts";
+import { cachedListingBound, isServiceCall, orphanCheckBound, serviceSyncBound } from "./bounds.ts";
 import { SafetyMonitor } from "./safety.ts";
 import { report, scaled } from "./scale.ts";
 import { startChaosWorld } from "./world.ts";
@@ -38,7 +38,7 @@ Deno.test("runCcm() through a 10-minute Linode outage destroys nothing, backs of
   assert.ok(w.node("node-2"), "a NotReady Node whose Linode could not be checked stays");
   const keys = Object.keys(during);
   const listing = cachedListingBound(OUTAGE_MS);
-  const serviceBound = services * serviceSyncBound(OUTAGE_MS);
+  const serviceBound = services * serviceSyncBound(OUTAGE_MS) + orphanCheckBound(OUTAGE_MS);
   const serviceCalls = keys.filter(isServiceCall).reduce((n, k) => n + (during[k] ?? 0), 0);
   const counts = JSON.stringify(during);
   assert.ok((during[LIST_INSTANCES] ?? 0) <= listing, `instance listings ${counts} > ${listing}`);

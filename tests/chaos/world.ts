@@ -5,6 +5,8 @@
  * the CCM's time and a few seconds of ours. `converged()` says what still differs from the goal state.
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { FakeClock } from "../../common/clock.ts";
+import { startDemoWorld } from "../../sim/demo_world.ts";
 import { type CcmWorld, startWorld } from "../ccm_fixture.ts";
 import {
   convergenceProblems,
@@ -63,21 +65,24 @@ export function chaosFlags(world: { vpcLabel: string; clusterCidr: string }): st
 
 /** Starts the emulators with a demo cluster on a fake clock; `start()` then runs the whole CCM. */
 export async function startChaosWorld(options: ChaosWorldOptions = {}): Promise<ChaosWorld> {
-  const w = await startWorld({
+  const clock = new FakeClock();
+  const demo = await startDemoWorld({
+    nodes: 0,
+    services: options.services ?? 2,
+    clock,
+    tls: false,
+    random: options.random,
     // On the fake clock 5 minutes pass in a second: a watch the informers' 30 s silence watchdog ends holds
     // client-node's 30 s (real) timer and its closures until it fires, so quiet watches get BOOKMARKs often
     // enough that ticks of up to 15 s never let 30 s pass without one.
-    demo: { nodes: 0, services: options.services ?? 2, random: options.random, bookmarkIntervalMs: 10_000 },
-    flags: [
-      "--vpc-names=demo-vpc",
-      "--enable-route-controller",
-      "--cluster-cidr=10.0.0.0/8",
-      ...options.flags ?? [],
-    ],
+    bookmarkIntervalMs: 10_000,
+  });
+  const w = await startWorld({
+    sims: demo,
+    clock,
+    flags: [...chaosFlags(demo), ...options.flags ?? []],
     env: options.env,
   });
-  const demo = w.demo;
-  if (!demo) throw new TypeError("startWorld ignored the demo option");
   for (let i = 0; i < (options.fillers ?? 0); i++) demo.addLinode(`filler-${i}`);
   for (let i = 1; i <= (options.nodes ?? 4); i++) demo.addNode(`node-${i}`);
   const linodeIds = new Map<string, number>();

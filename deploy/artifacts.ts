@@ -1,0 +1,70 @@
+/**
+ * What ships, rebuilt the way the tasks build it: the bundle (`deno task bundle`) and the `ccm` permission
+ * set as explicit flags (what `deno compile -P=ccm` embeds in the binary). The deploy tests and the
+ * footprint bench run the bundle with these flags, the closest stand-in for the binary on a machine that
+ * cannot download `denort`.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const REPO_DIR: string = fileURLToPath(new URL("..", import.meta.url));
+
+/** The `ccm` permission set of `deno.json`. */
+export interface CcmPermissions {
+  readonly net: boolean | readonly string[];
+  /** Hosts refused even though `net` allows every other one. */
+  readonly denyNet: readonly string[];
+  readonly env: readonly string[];
+  readonly read: readonly string[];
+  readonly sys: readonly string[];
+}
+
+/** Reads the `ccm` permission set from `deno.json`. */
+export function ccmPermissions(): CcmPermissions {
+  const ccm = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json")))?.permissions?.ccm;
+  if (!ccm) throw new TypeError("deno.json has no ccm permission set");
+  // `"net": { "allow": ..., "deny": [...] }` or a plain allow value.
+  const net = typeof ccm.net === "object" && !Array.isArray(ccm.net) ? ccm.net : { allow: ccm.net, deny: [] };
+  return {
+    net: net.allow ?? false,
+    denyNet: net.deny ?? [],
+    env: ccm.env ?? [],
+    read: ccm.read ?? [],
+    sys: ccm.sys ?? [],
+  };
+}
+
+function allow(name: string, value: boolean | readonly string[]): string[] {
+  if (value === true) return [`--allow-${name}`];
+  return Array.isArray(value) && value.length ? [`--allow-${name}=${value.join(",")}`] : [];
+}
+
+/**
+ * `-P=ccm --ignore-env` spelled out, with `extraRead` folders added to the read list (a test's temporary
+ * kubeconfig). Needed where `deno.json` is not in effect (`--no-config`) or where the read list must grow:
+ * `--allow-read` on a command line replaces the set's list rather than adding to it.
+ */
+export function ccmPermissionFlags(extraRead: readonly string[] = []): string[] {
+  const p = ccmPermissions();
+  return [
+    ...allow("net", p.net),
+    ...(p.denyNet.length ? [`--deny-net=${p.denyNet.join(",")}`] : []),
+    ...allow("env", p.env),
+    "--ignore-env",
+    ...allow("read", [...p.read, ...extraRead]),
+    ...allow("sys", p.sys),
+  ];
+}
+
+/** Builds the bundle as `deno task bundle` does, to `path`; returns its size in bytes. */
+export async function buildBundle(path: string): Promise<number> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["bundle", "--quiet", "--platform=deno", "-o", path, "main.ts"],
+    cwd: REPO_DIR,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`Cannot bundle main.ts: ${new TextDecoder().decode(out.stderr)}`);
+  return (await Deno.stat(path)).size;
+}

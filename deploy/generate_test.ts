@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import * as yaml from "js-yaml";
+import { parseGenerateArgs, rbacOnly, renderManifest, secretYaml, UsageError } from "./generate.ts";
+
+const TEMPLATE = Deno.readTextFileSync(new URL("./ccm.yaml", import.meta.url));
+const TOKEN = "f3c1a9e07b2d4c6e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f";
+
+Deno.test("renderManifest() puts the Secret (token and region, base64) before deploy/ccm.yaml", () => {
+  const text = renderManifest({ token: TOKEN, region: "nl-ams" }, TEMPLATE);
+  const docs = yaml.loadAll(text) as { kind: string; data?: Record<string, string> }[];
+  assert.deepEqual(docs.map((d) => d.kind), [
+    "Secret",
+    ...(yaml.loadAll(TEMPLATE) as { kind: string }[]).map((d) => d.kind),
+  ]);
+  assert.equal(atob(docs[0]?.data?.apiToken ?? ""), TOKEN);
+  assert.equal(atob(docs[0]?.data?.region ?? ""), "nl-ams");
+  assert.ok(text.endsWith(TEMPLATE), "the rest is the template as it is");
+  assert.ok(!text.includes(TOKEN), "the token appears only base64-encoded");
+});
+
+Deno.test("renderManifest() replaces the image, and only the image", () => {
+  const image = "registry.example.com/ccm@sha256:" + "a".repeat(64);
+  const text = renderManifest({ token: TOKEN, region: "us-east", image }, TEMPLATE);
+  assert.equal(
+    text,
+    secretYaml(TOKEN, "us-east") + "---\n" + TEMPLATE.replace(/image: .*/, `image: ${image}`),
+  );
+});
+
+const BAD: { name: string; input: { token: string; region: string; image?: string }; error: RegExp }[] = [
+  { name: "an empty token", input: { token: "", region: "us-east" }, error: /token is empty/ },
+  {
+    name: "a token with a space",
+    input: { token: "a b", region: "us-east" },
+    error: /token is empty or contains spaces/,
+  },
+  {
+    name: "an upper-case region",
+    input: { token: TOKEN, region: "US-EAST" },
+    error: /--region: not a Linode region/,
+  },
+  { name: "a token given as the region", input: { token: TOKEN, region: TOKEN }, error: /--region/ },
+  {
+    name: "an image with a quote",
+    input: { token: TOKEN, region: "us-east", image: 'x"y' },
+    error: /--image/,
+  },
+];
+
+for (const c of BAD) {
+  Deno.test(`renderManifest() refuses ${c.name}, without echoing the token`, () => {
+    assert.throws(() => renderManifest(c.input, TEMPLATE), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match(e.message, c.error);
+      assert.ok(!e.message.includes(TOKEN));
+      return true;
+    });
+  });
+}
+
+Deno.test("parseGenerateArgs() takes --name=value and --name value, and needs --region", () => {
+  assert.deepEqual(parseGenerateArgs(["--region", "us-east", "--token-file=-"]), {
+    rbacOnly: false,
+    region: "us-east",
+    tokenFile: "-",
+    image: undefined,
+    out: "ccm-linode.yaml",
+  });
+  assert.throws(() => parseGenerateArgs(["--token-file=t"]), /--region is required/);
+  assert.throws(() => parseGenerateArgs(["--region"]), /--region needs a value/);
+  assert.throws(() => parseGenerateArgs([TOKEN, "us-east"]), (e: unknown) => {
+    assert.ok(
+      e instanceof UsageError && /positional arguments/.test(e.message) && !e.message.includes(TOKEN),
+    );
+    return true;
+  });
+  assert.throws(() => parseGenerateArgs([`--token=${TOKEN}`]), (e: unknown) => {
+    assert.ok(
+      e instanceof UsageError && /unknown flag --token\n/.test(e.message) && !e.message.includes(TOKEN),
+    );
+    return true;
+  });
+});
+
+Deno.test("rbacOnly() keeps the ServiceAccount and its RBAC, without the DaemonSet; --rbac-only needs no region", () => {
+  const docs = yaml.loadAll(rbacOnly(TEMPLATE)) as { kind: string }[];
+  assert.deepEqual(docs.map((d) => d.kind), [
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+  ]);
+  assert.deepEqual(parseGenerateArgs(["--rbac-only"]).out, "ccm-rbac.yaml");
+});
