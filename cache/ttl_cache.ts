@@ -30,7 +30,8 @@ export interface GetOptions {
 /** Listener of data replacements. */
 export type CellListener<T> = (previous: T | undefined, next: T) => void;
 
-const DEFAULT_RETRY: BackoffOptions = { baseMs: 1000, maxMs: 60_000 };
+/** Default backoff between failed refreshes of one cell: whatever reads it, it asks the API no more often. */
+export const DEFAULT_REFRESH_RETRY: BackoffOptions = { baseMs: 1000, maxMs: 60_000 };
 
 /** A single-flight TTL cache of one value (usually a list). */
 export class TtlCell<T> {
@@ -54,7 +55,7 @@ export class TtlCell<T> {
 
   constructor(options: TtlCellOptions<T>) {
     this.#o = options;
-    this.#retry = new Backoff(options.retry ?? DEFAULT_RETRY);
+    this.#retry = new Backoff(options.retry ?? DEFAULT_REFRESH_RETRY);
     const m = options.metrics;
     this.#refreshes = m.counter("ccm_cache_refreshes_total", "Cache refreshes by result", [
       "cache",

@@ -73,10 +73,17 @@ export class FakeClock implements Clock {
     return new Promise((resolve, reject) => {
       const sleeper: Sleeper = { at: this.#mono + Math.max(0, ms), resolve, reject };
       this.#sleepers.push(sleeper);
-      signal?.addEventListener("abort", () => {
+      if (!signal) return;
+      const onAbort = () => {
         this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
         reject(abortReason(signal));
-      }, { once: true });
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      // The listener goes with the sleep: a long-lived signal would otherwise keep every finished sleep alive.
+      sleeper.resolve = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
     });
   }
 

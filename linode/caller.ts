@@ -47,6 +47,8 @@ export interface CallerOptions {
   maxRetrySleepMs?: number;
   /** `--linodego-debug`: log every request sent (method, route, status, duration; never headers or bodies). */
   logRequests?: boolean;
+  /** `User-Agent` of every request (default: the fetch implementation's). */
+  userAgent?: string;
   /** Shared rate-limit state (default: one per caller, built from `metrics`, `clock` and `log`). */
   rateLimiter?: RateLimiter;
 }
@@ -261,7 +263,13 @@ export class ApiCaller {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
-    const ctx: RequestContext = { baseUrl: this.#o.baseUrl, token, signal, sent: false };
+    const ctx: RequestContext = {
+      baseUrl: this.#o.baseUrl,
+      token,
+      signal,
+      userAgent: this.#o.userAgent,
+      sent: false,
+    };
     const started = this.#o.clock.monotonic();
     let status = "200";
     try {

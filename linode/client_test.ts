@@ -194,3 +194,31 @@ Deno.test("LinodeClient() sends a rotated token file's new token", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("LinodeClient sends its userAgent on every request, reads and writes alike", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "v",
+    region: "us-east",
+    subnets: [{ label: "s", ipv4: "10.0.0.0/24" }],
+  });
+  const linode = sim.world.addInstance({
+    region: "us-east",
+    vpc: { vpcId: vpc.id, subnetId: vpc.subnets[0]?.id ?? 0 },
+  });
+  const agent = "linode-cloud-controller-manager/0.1.0 (host_1)";
+  const { client } = clientFor(sim, { userAgent: agent });
+  const [config] = await client.instances.listConfigs(linode.id);
+  const iface = config?.interfaces?.find((i) => i.purpose === "vpc");
+  assert.ok(config && iface);
+  await client.instances.updateConfigInterface(linode.id, config.id, iface.id, {
+    ip_ranges: ["10.1.2.0/24"],
+  });
+  await clientFor(sim).client.vpcs.list();
+  // Without one, api-v4's own: the emulator tells the two clients apart.
+  assert.deepEqual(sim.calls.log.map((c) => `${c.method} ${c.userAgent}`), [
+    `GET ${agent}`,
+    `PUT ${agent}`,
+    "GET linodejs",
+  ]);
+});

@@ -110,23 +110,31 @@ export class RateLimiter {
    */
   async acquire(bucket: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    // Sleep to each pause's end; a later pause (another 429 meanwhile) is waited out too.
-    let servedUntil = 0;
-    while (this.#pausedUntil > servedUntil) {
-      servedUntil = this.#pausedUntil;
-      await this.#wait(servedUntil - this.#o.clock.now(), signal);
-    }
-    const b = this.#buckets.get(bucket);
-    if (!b) return;
-    if (this.#o.clock.now() >= b.resetAtMs) this.#roll(b);
-    while (this.#exhausted(b)) {
+    // A 429 may come back while this request waits for its window: every wait ends with the pause checked again.
+    for (;;) {
+      await this.#waitOutPauses(signal);
+      const b = this.#buckets.get(bucket);
+      if (!b) return;
+      if (this.#o.clock.now() >= b.resetAtMs) this.#roll(b);
+      if (!this.#exhausted(b)) {
+        b.spent++;
+        this.#remainingGauge.set({ bucket }, Math.max(0, b.remaining - b.spent));
+        return;
+      }
       const resetAtMs = b.resetAtMs;
       await this.#wait(resetAtMs - this.#o.clock.now(), signal);
       // The first waiter to wake opens the new window; the others count against it.
       if (b.resetAtMs === resetAtMs) this.#roll(b);
     }
-    b.spent++;
-    this.#remainingGauge.set({ bucket }, Math.max(0, b.remaining - b.spent));
+  }
+
+  /** Sleeps to each pause's end; a later pause (another 429 meanwhile) is waited out too. */
+  async #waitOutPauses(signal?: AbortSignal): Promise<void> {
+    let servedUntil = 0;
+    while (this.#pausedUntil > servedUntil) {
+      servedUntil = this.#pausedUntil;
+      await this.#wait(servedUntil - this.#o.clock.now(), signal);
+    }
   }
 
   /** Records the budget a response of `bucket` reported. */

@@ -114,3 +114,20 @@ Deno.test("LinodeClient keeps a burst under the emulator's rate limit instead of
   const remaining = metrics.gauge("ccm_linode_ratelimit_remaining", "", ["bucket"]);
   assert.ok(remaining.get({ bucket: "GET /linode/instances/{id}" }) !== undefined, "the budget is a gauge");
 });
+
+Deno.test("RateLimiter.acquire() waiting for its window also waits out a 429 pause that began meanwhile", async () => {
+  const { rl, clock } = limiter();
+  rl.observe("default", { limit: 20, remaining: 2, resetAtMs: clock.now() + 3_000 });
+  let admitted = false;
+  const waiting = rl.acquire("default").then(() => void (admitted = true));
+  await settle();
+  assert.equal(admitted, false, "the window is down to its reserve");
+  await clock.advance(1_000);
+  rl.pause(7_000); // another request's 429: nothing goes until 8 s
+  await clock.advance(2_000);
+  await settle();
+  assert.equal(admitted, false, "the window reset, but the pause still runs");
+  await clock.advance(5_000);
+  await waiting;
+  assert.equal(admitted, true);
+});

@@ -20,6 +20,8 @@ export interface RequestContext {
   readonly baseUrl: string;
   readonly token: string;
   readonly signal: AbortSignal;
+  /** Sent as `User-Agent` when set: names the process, so API-side logs (and the emulator) tell replicas apart. */
+  readonly userAgent?: string;
   sent: boolean;
   /** Reads a header of the response, once one arrived (success or HTTP error). */
   responseHeader?: (name: string) => unknown;
@@ -59,6 +61,21 @@ function noteHeaders(response: unknown): void {
   ctx.responseHeader = (name) => header(headers, name);
 }
 
+type Transformer = Extract<
+  NonNullable<typeof baseRequest.defaults.transformRequest>,
+  readonly unknown[]
+>[number];
+
+/**
+ * Sets the context's `User-Agent`. A request transform, not an interceptor: axios runs request interceptors
+ * last-registered first, so api-v4's own (registered at its import, setting "linodejs") would run after ours.
+ */
+const setUserAgent: Transformer = function (data, headers) {
+  const agent = contexts.getStore()?.userAgent;
+  if (agent !== undefined) headers.set("User-Agent", agent);
+  return data;
+};
+
 function installInterceptor(): void {
   // Marked on the shared instance, so even a second copy of this module installs nothing more.
   if (Object.hasOwn(baseRequest, INSTALLED)) return;
@@ -66,6 +83,11 @@ function installInterceptor(): void {
   // The default node adapter reads proxy variables (broad env permission); fetch does not.
   baseRequest.defaults.adapter = "fetch";
   baseRequest.interceptors.request.use(routeRequest);
+  const transforms = baseRequest.defaults.transformRequest;
+  baseRequest.defaults.transformRequest = [
+    ...(Array.isArray(transforms) ? transforms : transforms ? [transforms] : []),
+    setUserAgent,
+  ];
 }
 
 function installResponseInterceptor(): void {

@@ -8,6 +8,7 @@
  */
 import { join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
+import type { Clock } from "../common/clock.ts";
 import { type KubeSim, startKubeSim } from "./kube/server.ts";
 import * as kubelet from "./kubelet.ts";
 import type { InterfaceGeneration } from "./linode/instance_shape.ts";
@@ -35,6 +36,12 @@ export interface DemoWorldOptions {
   subnet?: string;
   /** How the Linodes' interfaces are defined (default `legacy_config`, config profile interfaces). */
   interfaceGeneration?: InterfaceGeneration;
+  /** Clock of both emulators (fault windows, rate-limit windows, watch history); the system clock by default. */
+  clock?: Clock;
+  /** Random source of the Linode emulator's fault probabilities (a seeded one makes a run repeatable). */
+  random?: () => number;
+  /** Interval of the Kubernetes emulator's watch BOOKMARKs (default 60 s, as the apiserver's). */
+  bookmarkIntervalMs?: number;
 }
 
 /** Both emulators, seeded, plus the environment that points a CCM at them. */
@@ -79,8 +86,13 @@ function loadBalancer(name: string, port: number): V1Service {
 /** Starts both emulators and seeds them. */
 export async function startDemoWorld(options: DemoWorldOptions = {}): Promise<DemoWorld> {
   const region = options.region ?? "us-east";
-  const linode = await startLinodeSim({ token: options.linodeToken });
-  const kube = await startKubeSim({ tls: options.tls ?? true });
+  const { clock, random } = options;
+  const linode = await startLinodeSim({ token: options.linodeToken, clock, random });
+  const kube = await startKubeSim({
+    tls: options.tls ?? true,
+    clock,
+    bookmarkIntervalMs: options.bookmarkIntervalMs,
+  });
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? await Deno.makeTempDir({ prefix: "linode-ccm-demo-" });
   await Deno.mkdir(dir, { recursive: true });

@@ -24,16 +24,22 @@ export interface ElectionWorld extends AsyncDisposable {
   readonly world: DemoWorld;
   readonly lease: LeaseHistory;
   readonly timing: LeaseTiming;
-  /** Starts one replica with `timing`; `kubeconfig` overrides the world's (to go through a proxy). */
-  spawn(name: string, options?: { kubeconfig?: string }): CcmProcess;
+  /**
+   * Starts one replica with `timing`; `kubeconfig` overrides the world's (to go through a proxy), `flags` are
+   * added to the lease flags.
+   */
+  spawn(name: string, options?: { kubeconfig?: string; flags?: readonly string[] }): CcmProcess;
 }
 
-/** Starts the emulators with `nodes` demo Nodes and records the leader Lease; replicas use `timing`. */
+/**
+ * Starts the emulators with `nodes` demo Nodes (and `services` LoadBalancer Services, default none) and
+ * records the leader Lease; replicas use `timing`.
+ */
 export async function startElectionWorld(
-  options: { nodes?: number; timing?: LeaseTiming } = {},
+  options: { nodes?: number; services?: number; timing?: LeaseTiming } = {},
 ): Promise<ElectionWorld> {
   const timing = options.timing ?? FAST_LEASE;
-  const world = await startDemoWorld({ nodes: options.nodes ?? 1, services: 0 });
+  const world = await startDemoWorld({ nodes: options.nodes ?? 1, services: options.services ?? 0 });
   const lease = new LeaseHistory(world.kube);
   const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
   return {
@@ -41,7 +47,7 @@ export async function startElectionWorld(
     lease,
     timing,
     spawn: (name, options = {}) =>
-      spawnCcm(leaseFlags(timing), {
+      spawnCcm([...leaseFlags(timing), ...(options.flags ?? [])], {
         env: {
           ...world.env,
           LINODE_INSTANCE_CACHE_TTL: "1",

@@ -49,6 +49,14 @@ function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): v
   warnOnce(deps, svc, "AnnotationWarning", warnings);
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
   warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
+  const unreadable = plan.unreadableCertificates.join(", ");
+  warnOnce(
+    deps,
+    svc,
+    "InvalidTLSSecret",
+    unreadable &&
+      `No readable PEM certificate in tls.crt of Secret ${unreadable}: a NodeBalancer keeps its current one`,
+  );
 }
 
 /** Creates the Service's NodeBalancer; undefined when the creation is held (dry run). */

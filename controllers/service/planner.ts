@@ -37,6 +37,8 @@ export interface PlannedService {
   readonly desired: DesiredNodeBalancer;
   readonly skippedNodes: readonly SkippedNode[];
   readonly warnings: readonly AnnotationWarning[];
+  /** TLS Secrets whose `tls.crt` holds no readable certificate, named `ns/name`. */
+  readonly unreadableCertificates: readonly string[];
 }
 
 /** Plans `svc` over `nodes`; throws `InvalidServiceError` naming every problem. */
@@ -59,7 +61,17 @@ export async function planService(
     tls,
   });
   if (!plan.ok) throw new InvalidServiceError(plan.errors);
-  return { spec, desired: plan.desired, skippedNodes: plan.skippedNodes, warnings: spec.warnings };
+  // Sent to a new NodeBalancer, the API refuses it (a Warning then); an existing one keeps serving the
+  // certificate it has, since one that cannot be read cannot be compared: either way the user must hear of it.
+  const unreadableCertificates = [...tls].filter(([, m]) => m.fingerprint === null)
+    .map(([name]) => `${svc.metadata?.namespace ?? ""}/${name}`);
+  return {
+    spec,
+    desired: plan.desired,
+    skippedNodes: plan.skippedNodes,
+    warnings: spec.warnings,
+    unreadableCertificates,
+  };
 }
 
 /** The settings that decide what happens to a NodeBalancer when its Service goes. */

@@ -68,8 +68,9 @@ export interface ServiceControllerOptions {
 }
 
 /** Per-Service backoff after the first failure, as upstream: 5 s doubling to 5 min. */
-const RETRY_BASE_MS = 5_000;
-const RETRY_MAX_MS = 300_000;
+export const RETRY_BASE_MS = 5_000;
+/** The longest per-Service backoff. */
+export const RETRY_MAX_MS = 300_000;
 /** Every Service is synced again this often, as a safety net (no call when unchanged). */
 export const SERVICE_RESYNC_MS = 300_000;
 /**

@@ -17,12 +17,19 @@ export interface FaultRule {
   /** How many requests the rule applies to; omitted: until removed. */
   times?: number;
   message?: string;
+  /**
+   * Per request path, every other matching request: the first one to a path gets the fault, the next one to the
+   * same path passes, and so on (a 409 on every first write, each retry succeeding).
+   */
+  alternate?: boolean;
 }
 
 interface ActiveRule {
   rule: FaultRule;
   pattern: RegExp | undefined;
   remaining: number;
+  /** Paths whose last matching request got the fault (`alternate`). */
+  faulted: Set<string>;
 }
 
 /** What the fault controls act on: provided by the server. */
@@ -31,7 +38,11 @@ export interface FaultTargets {
   /** Holds live watch events back (see `Faults.lagWatchEvents`); `undefined` sends them at once again. */
   lagWatches(lag: { ms: number; match: (obj: KubeObject) => boolean } | undefined): void;
   refuse(ms: number): Promise<void>;
+  /** Listens again now, ending a `refuse` early. */
+  reopen(): Promise<void>;
   whenListening(): Promise<void>;
+  /** Compacts the watch history up to the current resourceVersion. */
+  compact(): void;
 }
 
 /** Programmable faults: `add()` rules per method + route, drop watches, refuse connections for a while. */
@@ -50,7 +61,7 @@ export class Faults {
       : typeof rule.route === "string"
       ? globToRegExp(rule.route)
       : rule.route;
-    const active: ActiveRule = { rule, pattern, remaining: rule.times ?? Infinity };
+    const active: ActiveRule = { rule, pattern, remaining: rule.times ?? Infinity, faulted: new Set() };
     this.#rules.push(active);
     return () => {
       this.#rules = this.#rules.filter((r) => r !== active);
@@ -68,12 +79,14 @@ export class Faults {
     return this.#rules.map((r) => r.rule);
   }
 
-  /** Finds and consumes the first rule matching a request. */
-  match(verb: string, route: string): FaultRule | undefined {
+  /** Finds and consumes the first rule matching a request (`path`: the request's own path, for `alternate`). */
+  match(verb: string, route: string, path = route): FaultRule | undefined {
     for (const active of this.#rules) {
       const { rule, pattern } = active;
       if (rule.method !== undefined && rule.method !== "*" && rule.method.toUpperCase() !== verb) continue;
       if (pattern && !pattern.test(route)) continue;
+      if (rule.alternate && active.faulted.delete(path)) continue;
+      if (rule.alternate) active.faulted.add(path);
       active.remaining--;
       if (active.remaining <= 0) this.#rules = this.#rules.filter((r) => r !== active);
       return rule;
@@ -102,6 +115,19 @@ export class Faults {
     return this.#targets.refuse(ms);
   }
 
+  /** Ends a `refuseConnections` now: listens again on the same port. */
+  acceptConnections(): Promise<void> {
+    return this.#targets.reopen();
+  }
+
+  /**
+   * Compacts the watch history up to now, as etcd compaction does: a watch or list from any older
+   * resourceVersion (an informer re-watching after a drop) gets 410 Expired and must list again.
+   */
+  expireWatchHistory(): void {
+    this.#targets.compact();
+  }
+
   /** Resolves when the server accepts connections again. */
   whenListening(): Promise<void> {
     return this.#targets.whenListening();
@@ -114,6 +140,15 @@ export interface CallRecord {
   key: string;
   path: string;
   status: number;
+  /** The request's `User-Agent` ("" when none): the CCM names its process there, so replicas are told apart. */
+  userAgent: string;
+  /** `performance.now()` when the request arrived: orders requests across the emulators of one process. */
+  receivedAt: number;
+  /**
+   * `performance.now()` when the answer was ready (a write is committed by then): orders requests across the
+   * emulators of one process. Undefined while pending.
+   */
+  answeredAt?: number;
 }
 
 const MAX_LOG = 10_000;
@@ -122,14 +157,28 @@ const MAX_LOG = 10_000;
 export class Calls {
   #counts = new Map<string, number>();
   #log: CallRecord[] = [];
+  readonly #listeners = new Set<(record: Readonly<CallRecord>) => void>();
 
   /** Counts a request as it arrives; the returned record gets its status when answered. */
-  record(key: string, path: string): CallRecord {
+  record(key: string, path: string, userAgent = ""): CallRecord {
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
-    const rec: CallRecord = { key, path, status: 0 };
+    const rec: CallRecord = { key, path, status: 0, userAgent, receivedAt: performance.now() };
     this.#log.push(rec);
     if (this.#log.length > MAX_LOG) this.#log = this.#log.slice(-MAX_LOG / 2);
     return rec;
+  }
+
+  /** Fills in the answer of `rec` and tells every listener (the emulator calls it as it answers). */
+  answered(rec: CallRecord, status: number): void {
+    rec.status = status;
+    rec.answeredAt = performance.now();
+    for (const listener of this.#listeners) listener(rec);
+  }
+
+  /** Calls `listener` for every request as it is answered (a watch: when its stream starts). Returns the unsubscribe. */
+  subscribe(listener: (record: Readonly<CallRecord>) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Requests seen for one key (`"GET /api/v1/nodes"`). */

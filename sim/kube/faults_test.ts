@@ -135,3 +135,50 @@ Deno.test("/__admin/ exposes counters and faults without a token", async () => {
   const objects = await (await fetch(`${kube.url}/__admin/objects/namespaces`)).json();
   assert.equal(objects.items.length, 4);
 });
+
+Deno.test("faults.add() with alternate refuses the first write to each path, lets its retry through, and so on", async () => {
+  await using kube = await startKubeSim();
+  const { core } = clientsFor(kube);
+  for (const name of ["a", "b"]) kube.store.create("nodes", node({ name }));
+  kube.faults.add({ method: "PATCH", status: 409, alternate: true });
+  await rejectsWith(core.patchNode({ name: "a", body: [] }), 409);
+  await rejectsWith(core.patchNode({ name: "b", body: [] }), 409);
+  await core.patchNode({ name: "a", body: [] });
+  await rejectsWith(core.patchNode({ name: "a", body: [] }), 409);
+  await core.patchNode({ name: "b", body: [] });
+  assert.deepEqual(kube.calls.log.map((c) => `${c.path} ${c.status}`), [
+    "/api/v1/nodes/a 409",
+    "/api/v1/nodes/b 409",
+    "/api/v1/nodes/a 200",
+    "/api/v1/nodes/a 409",
+    "/api/v1/nodes/b 200",
+  ]);
+  assert.ok(kube.calls.log.every((c) => c.userAgent !== "" && c.answeredAt !== undefined));
+});
+
+Deno.test("faults.expireWatchHistory() makes a re-watch from an older resourceVersion a 410, so informers relist", async () => {
+  await using kube = await startKubeSim();
+  kube.store.create("nodes", node({ name: "a" }));
+  const { informer, events } = await nodeInformer(kube);
+  await waitFor(() => kube.openWatches === 1);
+  kube.faults.dropWatches();
+  kube.store.delete("nodes", "a");
+  kube.faults.expireWatchHistory();
+  await waitFor(() => kube.calls.count("GET /api/v1/nodes") === 2 && kube.openWatches === 1, {
+    what: "relist",
+  });
+  assert.deepEqual(informer.list(), []);
+  assert.deepEqual(events, ["add a", "delete a"]);
+  await informer.stop();
+});
+
+Deno.test("faults.acceptConnections() ends a refusal early on the same port", async () => {
+  await using kube = await startKubeSim();
+  const { core } = clientsFor(kube);
+  const port = Number(new URL(kube.url).port);
+  await kube.faults.refuseConnections(600_000);
+  await assert.rejects(Deno.connect({ hostname: "127.0.0.1", port }), Deno.errors.ConnectionRefused);
+  await kube.faults.acceptConnections();
+  await kube.faults.whenListening();
+  assert.equal((await core.listNode()).items.length, 0);
+});

@@ -38,6 +38,14 @@ export class History {
     this.prune(event.at);
   }
 
+  /** Drops every event, as a compaction at the newest revision does. */
+  compactAll(): void {
+    const last = this.#events.at(-1);
+    if (last) this.#compactedRv = Math.max(this.#compactedRv, last.rv);
+    this.#events = [];
+    this.#head = 0;
+  }
+
   /** Drops events older than the window. */
   prune(nowMs: number): void {
     const cutoff = nowMs - this.#windowMs;

@@ -58,6 +58,15 @@ export class Listener {
     }, ms);
   }
 
+  /** Listens again at once when a `refuse` is under way; nothing otherwise. */
+  async reopen(): Promise<void> {
+    if (this.#closed || this.#reopenTimer === undefined) return;
+    clearTimeout(this.#reopenTimer);
+    this.#reopenTimer = undefined;
+    await this.listen();
+    this.#markListening();
+  }
+
   /** Stops for good. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -25,7 +25,7 @@ export interface KubeSimOptions {
   watchMaxMs?: number;
   /** Interval of BOOKMARK events for watches that allow them; default 60 s. */
   bookmarkIntervalMs?: number;
-  /** Clock for timestamps and history expiry (tests pass a `FakeClock`); watch timers stay real. */
+  /** Clock for timestamps, history expiry, bookmarks and watch lifetimes (tests pass a `FakeClock`). */
   clock?: Clock;
 }
 
@@ -76,7 +76,9 @@ export class KubeSim {
       closeWatches: (reset) => this.#watches.closeAll(reset),
       lagWatches: (lag) => (this.#watches.lag = lag),
       refuse: (ms) => this.#listener.refuse(ms, () => this.#watches.closeAll(false)),
+      reopen: () => this.#listener.reopen(),
       whenListening: () => this.#listener.whenListening(),
+      compact: () => this.store.compact(),
     });
   }
 
@@ -124,10 +126,10 @@ export class KubeSim {
     }
     const route = parseRoute(path);
     const verb = verbOf(req.method, route, url.searchParams);
-    const record = this.calls.record(`${verb} ${route.template}`, path);
+    const record = this.calls.record(`${verb} ${route.template}`, path, req.headers.get("user-agent") ?? "");
     const audited = this.audit.record(auditEntryOf(req.method, verb, route, url));
     const response = await this.#serve(req, url, verb, route);
-    record.status = response.status;
+    this.calls.answered(record, response.status);
     audited.status = response.status;
     return response;
   }
@@ -139,7 +141,7 @@ export class KubeSim {
     route: ReturnType<typeof parseRoute>,
   ): Promise<Response> {
     try {
-      const fault = this.faults.match(verb, route.template);
+      const fault = this.faults.match(verb, route.template, url.pathname);
       if (fault) {
         const injected = await this.#applyFault(fault);
         if (injected) return injected;
@@ -205,6 +207,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const watches = new WatchHub(store, {
     maxMs: options.watchMaxMs ?? 300_000,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    clock: options.clock,
   });
   const sim = new KubeSim({ token: options.token ?? `sim-${crypto.randomUUID()}`, store, watches, certs });
   await sim.listen();

@@ -314,3 +314,18 @@ Deno.test("deleteNamespace() removes its contents; a pending finalizer keeps it 
   const protectedNs = await rejectsWith(core.deleteNamespace({ name: "kube-system" }), 403);
   assert.equal(protectedNs.reason, "Forbidden");
 });
+
+Deno.test("store refuses a kubernetes.io/tls Secret without tls.crt and tls.key, as the apiserver does", async () => {
+  await using kube = await startKubeSim();
+  const secret = (data: Record<string, string>) => ({
+    metadata: { name: "t", namespace: "default" },
+    type: "kubernetes.io/tls",
+    data,
+  });
+  assert.throws(
+    () => kube.store.create("secrets", secret({ "tls.crt": btoa("x") })),
+    /data\[tls\.key\]: Required value/,
+  );
+  kube.store.create("secrets", secret({ "tls.crt": btoa("x"), "tls.key": btoa("y") }));
+  kube.store.create("secrets", { metadata: { name: "o", namespace: "default" }, data: {} });
+});

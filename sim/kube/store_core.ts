@@ -111,6 +111,11 @@ export class StoreCore {
     return this.#history.compactedRv(this.#clock.monotonic());
   }
 
+  /** Compacts the history at the current resourceVersion: watching or listing from an older one is a 410. */
+  compact(): void {
+    this.#history.compactAll();
+  }
+
   /** Committed events after `rv`, oldest first. */
   eventsSince(rv: number): Iterable<StoreEvent> {
     return this.#history.since(rv);

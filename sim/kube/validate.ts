@@ -75,9 +75,19 @@ function leaseCauses(obj: KubeObject): StatusCause[] {
   return [];
 }
 
+/** The apiserver's rule for `kubernetes.io/tls` Secrets: both keys present (their content is not checked). */
+function secretCauses(obj: KubeObject): StatusCause[] {
+  if (obj.type !== "kubernetes.io/tls") return [];
+  const data = isRecord(obj.data) ? obj.data : {};
+  return ["tls.crt", "tls.key"].filter((k) => !Object.hasOwn(data, k)).map((k) =>
+    fieldError(`data[${k}]`, "Required")
+  );
+}
+
 const KIND_CAUSES: Record<string, (obj: KubeObject) => StatusCause[]> = {
   Node: nodeCauses,
   Lease: leaseCauses,
+  Secret: secretCauses,
   ...INSTALL_KIND_CAUSES,
 };
 

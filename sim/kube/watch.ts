@@ -1,4 +1,5 @@
 /** Watch streams: newline-delimited JSON events replayed from a resourceVersion, then live, with bookmarks. */
+import { type Clock, systemClock } from "../../common/clock.ts";
 import type { EventType, StoreEvent } from "./history.ts";
 import { apiVersionOf, type KubeObject, type ResourceDef } from "./resources.ts";
 import type { Selector } from "./selectors.ts";
@@ -23,6 +24,8 @@ export interface WatchRequest {
 export interface WatchSettings {
   maxMs: number;
   bookmarkIntervalMs: number;
+  /** Clock of bookmarks and watch lifetimes (the server's: a test's fake clock moves them too). */
+  clock?: Clock;
 }
 
 /** Watch events held back: from the first event `match` accepts on, each is sent `ms` after it happened. */
@@ -40,7 +43,9 @@ class Watcher {
   readonly #req: WatchRequest;
   readonly #hub: WatchHub;
   #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  #timers: ReturnType<typeof setTimeout>[] = [];
+  /** Ends the bookmark and lifetime sleeps. */
+  readonly #stop = new AbortController();
+  #timers: Promise<void>[] = [];
   #unsubscribe: (() => void) | undefined;
   #closed = false;
   /** Lines held back by a lag, oldest first, each with the time it is due; later lines queue behind them. */
@@ -87,16 +92,36 @@ class Watcher {
       const line = this.#translate(ev);
       if (line) this.#send(line, ev.object);
     });
+    const clock = settings.clock ?? systemClock;
     if (req.allowBookmarks) {
       this.#timers.push(
-        setInterval(() => this.#send(this.#bookmark(store, false)), settings.bookmarkIntervalMs),
+        this.#every(clock, settings.bookmarkIntervalMs, () => this.#send(this.#bookmark(store, false))),
       );
     }
     const lifetime = req.timeoutMs ?? settings.maxMs * (0.5 + Math.random() / 2);
-    this.#timers.push(setTimeout(() => {
+    this.#timers.push(this.#after(clock, lifetime, () => {
       if (req.allowBookmarks) this.#write(this.#bookmark(store, false));
       this.close(false);
-    }, lifetime));
+    }));
+  }
+
+  /** Runs `fn` every `ms` on `clock` until the watch ends. */
+  async #every(clock: Clock, ms: number, fn: () => void): Promise<void> {
+    while (await this.#slept(clock, ms)) fn();
+  }
+
+  /** Runs `fn` once after `ms` on `clock`, unless the watch ends first. */
+  async #after(clock: Clock, ms: number, fn: () => void): Promise<void> {
+    if (await this.#slept(clock, ms)) fn();
+  }
+
+  async #slept(clock: Clock, ms: number): Promise<boolean> {
+    try {
+      await clock.sleep(ms, this.#stop.signal);
+      return !this.#closed;
+    } catch {
+      return false;
+    }
   }
 
   /** Maps a store change to what this watcher sees: selector transitions become ADDED/DELETED. */
@@ -179,7 +204,7 @@ class Watcher {
 
   #cleanup(): void {
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
+    this.#stop.abort();
     this.#timers = [];
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;

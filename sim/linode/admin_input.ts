@@ -55,6 +55,8 @@ export function parseFaultRule(body: Body): FaultRule {
     route: optString(body, "route"),
     count: optInt(body, "count", 1, MAX_ID),
     probability: typeof body.probability === "number" ? body.probability : undefined,
+    page: optInt(body, "page", 1, MAX_ID),
+    agent: optString(body, "agent"),
   };
   const num = (field: string) => (typeof body[field] === "number" ? body[field] : undefined);
   switch (kind) {

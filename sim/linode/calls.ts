@@ -8,7 +8,21 @@ export interface CallRecord {
   status: number;
   fault?: string;
   atMs: number;
+  /** The request's `User-Agent` ("" when none): the CCM names its process there, so replicas are told apart. */
+  userAgent: string;
+  /** `performance.now()` when the request arrived: orders requests across the emulators of one process. */
+  receivedAt: number;
+  /**
+   * `performance.now()` when the answer was ready (the world already changed): orders requests across the
+   * emulators of one process. Undefined while pending.
+   */
+  answeredAt?: number;
+  /** The `Retry-After` of a 429, in seconds. */
+  retryAfterSec?: number;
 }
+
+/** Called once per request, synchronously, when its answer is ready. */
+export type CallListener = (record: Readonly<CallRecord>) => void;
 
 /** A point-in-time copy of the counters. */
 export interface CallSnapshot {
@@ -29,6 +43,7 @@ export class CallCounter {
   #counts = new Map<string, number>();
   #total = 0;
   #log: CallRecord[] = [];
+  readonly #listeners = new Set<CallListener>();
   readonly #logLimit: number;
 
   constructor(logLimit = 10_000) {
@@ -36,15 +51,41 @@ export class CallCounter {
   }
 
   /** Records a request and returns its log entry (mutated later with the status). */
-  record(method: string, path: string, atMs: number): CallRecord {
+  record(method: string, path: string, atMs: number, userAgent = ""): CallRecord {
     const key = routeTemplate(method, path);
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     this.#total++;
-    const entry: CallRecord = { key, method: method.toUpperCase(), path, status: 0, atMs };
+    const entry: CallRecord = {
+      key,
+      method: method.toUpperCase(),
+      path,
+      status: 0,
+      atMs,
+      userAgent,
+      receivedAt: performance.now(),
+    };
     this.#log.push(entry);
     // Keep memory bounded in long benchmarks: drop the oldest half when full.
     if (this.#log.length > this.#logLimit) this.#log = this.#log.slice(this.#log.length >> 1);
     return entry;
+  }
+
+  /** Fills in the answer of `entry` and tells every listener (the emulator calls it as it answers). */
+  answered(entry: CallRecord, status: number, retryAfter?: string | null): void {
+    entry.status = status;
+    const seconds = Number(retryAfter ?? NaN);
+    if (Number.isFinite(seconds)) entry.retryAfterSec = seconds;
+    entry.answeredAt = performance.now();
+    for (const listener of this.#listeners) listener(entry);
+  }
+
+  /**
+   * Calls `listener` for every request as it is answered, after the world changed and before the client reads
+   * the answer (fault suites check invariants there, so nothing transient escapes them). Returns the unsubscribe.
+   */
+  subscribe(listener: CallListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Requests received for a key such as `"GET /v4/linode/instances"`. */

@@ -12,6 +12,10 @@ export interface FaultMatch {
   count?: number;
   /** Chance (0..1) that a matching request triggers; 1 when omitted. */
   probability?: number;
+  /** Only this page of a list (its `page` query parameter, 1 when absent): a listing failing half-way. */
+  page?: number;
+  /** Only requests whose `User-Agent` contains this (one CCM replica among several sharing a token). */
+  agent?: string;
 }
 
 /** What a triggered rule does. */
@@ -51,6 +55,9 @@ function checkRule(rule: FaultRule): void {
   if (p !== undefined && !(p >= 0 && p <= 1)) throw new RangeError("probability must be within 0..1");
   if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count > 0)) {
     throw new RangeError("count must be a positive integer");
+  }
+  if (rule.page !== undefined && !(Number.isInteger(rule.page) && rule.page > 0)) {
+    throw new RangeError("page must be a positive integer");
   }
   if (rule.kind === "error" && rule.status !== undefined && ![500, 502, 503, 504].includes(rule.status)) {
     throw new RangeError("error status must be 500, 502, 503 or 504");
@@ -143,8 +150,11 @@ export class Faults {
     return n;
   }
 
-  /** The rules that trigger for one request (consumes counts). Route is the path template. */
-  select(method: string, pathTemplate: string): Triggered[] {
+  /**
+   * The rules that trigger for one request (consumes counts). Route is the path template; `page` its list
+   * page, `agent` its User-Agent.
+   */
+  select(method: string, pathTemplate: string, page = 1, agent = ""): Triggered[] {
     this.#expire();
     const bare = pathTemplate.replace(/^\/v4(beta)?(?=\/)/, "");
     const out: Triggered[] = [];
@@ -152,6 +162,8 @@ export class Faults {
       const { rule } = active;
       if (rule.method !== undefined && rule.method.toUpperCase() !== method) continue;
       if (active.pattern && !active.pattern.test(pathTemplate) && !active.pattern.test(bare)) continue;
+      if (rule.page !== undefined && rule.page !== page) continue;
+      if (rule.agent !== undefined && !agent.includes(rule.agent)) continue;
       if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
       active.hits++;
       if (active.remaining !== undefined && --active.remaining <= 0) this.#rules.delete(active.id);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { getLinode, getLinodes, getVPCs, updateConfigInterface } from "@linode/api-v4";
 import { FakeClock } from "../../common/clock.ts";
 import { startLinodeSim } from "./server.ts";
+import { withRequestContext } from "../../linode/transport.ts";
 import { failure, oneSubnetVpc, settled, waitFor, withSim } from "./test_client.ts";
 
 Deno.test("faults.error() answers 500/502/503/504 for a count, then recovers", async () => {
@@ -151,4 +152,33 @@ Deno.test("faults.add() rejects malformed rules", async () => {
   assert.throws(() => sim.faults.hang({ count: 0 }), RangeError);
   assert.throws(() => sim.faults.latency(-1), RangeError);
   assert.deepEqual(sim.faults.list(), []);
+});
+
+Deno.test("faults with a page fail only that page of a listing", async () => {
+  await using sim = await startLinodeSim();
+  sim.world.addInstances(60);
+  sim.faults.error(503, { route: "/linode/instances", page: 2 });
+  assert.equal((await withSim(sim, () => getLinodes({ page: 1, page_size: 25 }))).data.length, 25);
+  assert.equal((await failure(withSim(sim, () => getLinodes({ page: 2, page_size: 25 })))).status, 503);
+  assert.equal((await withSim(sim, () => getLinodes({ page: 3, page_size: 25 }))).data.length, 10);
+  assert.throws(() => sim.faults.error(503, { page: 0 }), RangeError);
+});
+
+Deno.test("calls record each request's User-Agent, answer time and Retry-After, and tell subscribers as answered", async () => {
+  await using sim = await startLinodeSim();
+  const seen: string[] = [];
+  const off = sim.calls.subscribe((c) => seen.push(`${c.key} ${c.status} ${c.userAgent}`));
+  sim.faults.rateLimit(9, { count: 1 });
+  const ctx = { baseUrl: sim.url, token: sim.token, signal: new AbortController().signal, sent: false };
+  const agent = { ...ctx, userAgent: "replica-a (id-1)" };
+  assert.equal((await failure(withRequestContext(agent, () => getVPCs()))).status, 429);
+  await withRequestContext(agent, () => getVPCs());
+  off();
+  await withSim(sim, () => getVPCs());
+  assert.deepEqual(seen, ["GET /v4/vpcs 429 replica-a (id-1)", "GET /v4/vpcs 200 replica-a (id-1)"]);
+  const [limited, ok] = sim.calls.log;
+  assert.equal(limited?.retryAfterSec, 9);
+  assert.ok(
+    limited?.answeredAt !== undefined && ok?.answeredAt !== undefined && limited.answeredAt <= ok.answeredAt,
+  );
 });

@@ -122,7 +122,13 @@ async function answerUnlimited(
   call: CallRecord,
   pathTemplate: string,
 ): Promise<Response> {
-  const triggered = state.faults.select(call.method, pathTemplate);
+  const page = Number(url.searchParams.get("page") ?? "1");
+  const triggered = state.faults.select(
+    call.method,
+    pathTemplate,
+    Number.isInteger(page) ? page : 1,
+    call.userAgent,
+  );
   const cut = await applyBefore(state, triggered);
   if (cut) {
     call.fault = cut.kind;
@@ -137,9 +143,10 @@ async function handle(req: Request, state: SimState): Promise<Response> {
   if (url.pathname.startsWith("/__admin/")) {
     return await handleAdmin(req, url.pathname, state).catch(toErrorResponse);
   }
-  const call = state.calls.record(req.method, url.pathname, state.clock.now());
+  const userAgent = req.headers.get("user-agent") ?? "";
+  const call = state.calls.record(req.method, url.pathname, state.clock.now(), userAgent);
   const response = await answerApi(req, url, state, call).catch(toErrorResponse);
-  call.status = response.status;
+  state.calls.answered(call, response.status, response.headers.get("retry-after"));
   return response;
 }
 
