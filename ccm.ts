@@ -4,9 +4,9 @@
  * it with the real clock; the demo, the bench and the scenario tests call it against the emulators.
  */
 import type { Config } from "./config/config.ts";
-import { type ElectionOutcome, LeaderElector } from "./lease/elector.ts";
-import { SwitchFence } from "./lease/fence.ts";
+import { LeadershipReadiness, runLeadership } from "./lease/leadership.ts";
 import { KubeLeaseApi } from "./lease/lease.ts";
+import { LeaseWatch } from "./lease/watch.ts";
 import type { LinodeClient } from "./linode/client.ts";
 import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
 import { componentLogger, type Logger } from "./common/log.ts";
@@ -37,10 +37,11 @@ export interface RunningCcm extends CcmParts {
 }
 
 /**
- * How a CCM run ended: stopped on request (exit 0); leadership lost, or the Linode API token rejected by
+ * How a CCM run ended: stopped on request (exit 0); leadership lost, a failed leader term (the controllers or
+ * their setup threw; the Lease was released), or the Linode API token rejected by
  * `--enable-token-health-checker` (exit 1: the supervisor restarts the process, which re-reads the token).
  */
-export type CcmOutcome = "stopped" | "lost" | "token-invalid";
+export type CcmOutcome = "stopped" | "lost" | "failed" | "token-invalid";
 
 /** Where the token came from, for messages: the variable (and file), never the token. */
 function tokenOrigin(config: Config): string {
@@ -113,7 +114,7 @@ function informerChecks(parts: CcmParts): HealthCheck[] {
   ];
 }
 
-async function startHealthServer(parts: CcmParts): Promise<RunningServer | null> {
+async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promise<RunningServer | null> {
   const s = parts.config.serve;
   const tls = s.tlsCertFile && s.tlsPrivateKeyFile
     ? await readTlsFiles(s.tlsCertFile, s.tlsPrivateKeyFile)
@@ -123,7 +124,7 @@ async function startHealthServer(parts: CcmParts): Promise<RunningServer | null>
     port: s.securePort,
     tls,
     registry: parts.metrics,
-    checks: { healthz: [], readyz: informerChecks(parts) },
+    checks: { healthz: [], readyz: [...informerChecks(parts), readiness] },
     leading: () => parts.fence.leading,
     log: componentLogger("serve"),
   });
@@ -141,7 +142,10 @@ function reportConfig(config: Config, log: Logger): void {
   }
 }
 
-/** Runs the CCM until `signal` aborts ("stopped"), leadership is lost ("lost") or the token is revoked. */
+/**
+ * Runs the CCM until `signal` aborts ("stopped"), leadership is lost ("lost"), a leader term fails ("failed")
+ * or the token is revoked.
+ */
 export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSignal): Promise<CcmOutcome> {
   const log = componentLogger("ccm");
   reportConfig(config, log);
@@ -162,31 +166,34 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
     if (!term.aborted) await runControllers(parts, term);
   };
   let server: RunningServer | null = null;
+  const readiness = new LeadershipReadiness();
   // Everything started above is stopped in `finally`, also when serving fails to start (port taken, bad TLS files).
   try {
-    server = await startHealthServer(parts);
+    server = await startHealthServer(parts, readiness);
     deps.onStarted?.({ ...parts, server });
-    if (!(fence instanceof SwitchFence)) {
-      log.info("leader election disabled: controllers start now");
-      await onStartedLeading(signal);
-      return await outcomeOf(run, tokenRevoked, "stopped");
-    }
     const le = config.leaderElection;
-    const elector = new LeaderElector({
-      api: new KubeLeaseApi(parts.kube.coordination),
-      clock,
-      log: componentLogger("lease"),
-      metrics,
-      identity: parts.identity,
-      namespace: le.namespace,
-      name: le.name,
-      leaseDurationMs: le.leaseDurationMs,
-      renewDeadlineMs: le.renewDeadlineMs,
-      retryPeriodMs: le.retryPeriodMs,
-      fence,
-    });
-    const outcome: ElectionOutcome = await elector.run(signal, { onStartedLeading });
-    return await outcomeOf(run, tokenRevoked, outcome === "lost" ? "lost" : "stopped");
+    const coordination = parts.kube.coordination;
+    const outcome = await runLeadership(
+      le,
+      {
+        api: new KubeLeaseApi(coordination),
+        // A standby sees a release at once through it; polling every retry period stays the fallback.
+        watch: new LeaseWatch(parts.kube.kc, coordination, le, {
+          clock,
+          metrics,
+          log: componentLogger("lease-watch"),
+        }),
+        fence,
+        clock,
+        log: componentLogger("lease"),
+        metrics,
+        identity: parts.identity,
+        readiness,
+      },
+      onStartedLeading,
+      signal,
+    );
+    return await outcomeOf(run, tokenRevoked, outcome);
   } finally {
     stopSignal.removeEventListener("abort", forwardStop);
     run.abort();

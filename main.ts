@@ -1,13 +1,15 @@
 /**
  * Composition root of the Linode cloud controller manager: config → logging → runCcm; signals and exit codes.
  * Exit 0 after a clean stop, 1 when leadership was lost or the process failed, 2 on a configuration error
- * (flags, environment, or a kubeconfig that cannot be loaded).
+ * (flags, environment, or a kubeconfig that cannot be loaded). `lint` as the first argument checks Service
+ * manifests instead (`lint/command.ts`: exit 0 valid, 1 invalid, 2 usage).
  */
-import { runCcm } from "./ccm.ts";
+import { type CcmOutcome, runCcm } from "./ccm.ts";
 import { systemClock } from "./common/clock.ts";
-import { type Config, ConfigError, describeConfig, readConfig } from "./config/config.ts";
+import { processSignals, stopOnSignals } from "./common/signals.ts";
+import { type Config, ConfigError, describeConfig, readConfig, readLintConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
-import { componentLogger, setupLogging, writeAllSync } from "./common/log.ts";
+import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
 import { Registry } from "./server/metrics.ts";
 import { VERSION } from "./config/version.ts";
 
@@ -15,16 +17,32 @@ function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string)
   writeAllSync(stream, text.endsWith("\n") ? text : text + "\n");
 }
 
-/** Aborts on the first SIGTERM/SIGINT; a second one exits at once. */
-function stopOnSignals(): AbortController {
-  const stop = new AbortController();
-  for (const sig of ["SIGTERM", "SIGINT"] as const) {
-    Deno.addSignalListener(sig, () => {
-      if (stop.signal.aborted) Deno.exit(130);
-      stop.abort(new DOMException(`received ${sig}`, "AbortError"));
-    });
-  }
-  return stop;
+/** How each outcome of `runCcm` ends the process: exit code and the last log line. */
+const ENDINGS: Readonly<Record<CcmOutcome, { code: number; level: "info" | "error"; message: string }>> = {
+  stopped: { code: 0, level: "info", message: "stopped" },
+  lost: {
+    code: 1,
+    level: "error",
+    message: "leadership lost: exiting so the supervisor restarts this process",
+  },
+  failed: {
+    code: 1,
+    level: "error",
+    message:
+      "the controllers failed (the Lease was released): exiting so the supervisor restarts this process",
+  },
+  "token-invalid": {
+    code: 1,
+    level: "error",
+    message: "the linode api token was rejected: exiting so the supervisor restarts this process",
+  },
+};
+
+/** Logs how the run ended and returns the exit code: 0 after a requested stop, 1 otherwise. */
+export function exitCodeOf(outcome: CcmOutcome, log: Logger): number {
+  const ending = ENDINGS[outcome];
+  log[ending.level](ending.message);
+  return ending.code;
 }
 
 async function configure(): Promise<{ config: Config; cleanup?: () => Promise<void> } | number> {
@@ -40,7 +58,27 @@ async function configure(): Promise<{ config: Config; cleanup?: () => Promise<vo
   return { config: parsed.resolve(world.env), cleanup: () => world.close() };
 }
 
+/** `lint [files…] [flags]`: checks Service manifests, prints findings; never starts the CCM. */
+async function lint(): Promise<number> {
+  let parsed;
+  try {
+    parsed = readLintConfig();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    writeOut(Deno.stderr, `${e.message}\nRun lint --help for usage.`);
+    return 2;
+  }
+  if (parsed.kind === "help") {
+    writeOut(Deno.stdout, parsed.text);
+    return 0;
+  }
+  // Loaded only here, like the emulators of --dev: a normal start does not pay for it.
+  const { denoLintIo, runLint } = await import("./lint/command.ts");
+  return await runLint(parsed.config, denoLintIo(writeAllSync));
+}
+
 async function main(): Promise<number> {
+  if (Deno.args[0] === "lint") return await lint();
   let setup;
   try {
     setup = await configure();
@@ -60,7 +98,7 @@ async function main(): Promise<number> {
     version: VERSION,
     config: describeConfig(config),
   });
-  const stop = stopOnSignals();
+  using stop = stopOnSignals({ ...processSignals(), clock: systemClock, log });
   try {
     const outcome = await runCcm(config, {
       clock: systemClock,
@@ -68,16 +106,7 @@ async function main(): Promise<number> {
       hostname: Deno.hostname(),
       onStarted: (ccm) => secrets = ccm.secrets,
     }, stop.signal);
-    if (outcome === "lost") {
-      log.error("leadership lost: exiting so the supervisor restarts this process");
-      return 1;
-    }
-    if (outcome === "token-invalid") {
-      log.error("the linode api token was rejected: exiting so the supervisor restarts this process");
-      return 1;
-    }
-    log.info("stopped");
-    return 0;
+    return exitCodeOf(outcome, log);
   } catch (e) {
     log.error("cannot run: {error}", { error: e instanceof Error ? e.message : String(e) });
     // An unusable kubeconfig is a configuration error like the others.

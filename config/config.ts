@@ -11,6 +11,7 @@ import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./secti
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
+import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
 export type { Env, KubeSource, TokenSource } from "./env.ts";
@@ -30,6 +31,7 @@ export type {
   VpcConfig,
 } from "./types.ts";
 export { describeConfig } from "./describe.ts";
+export type { LintConfig, LintDefaults, LintParse } from "./lint_args.ts";
 
 /** The command line or environment is unusable: exit 2 and print `message` (one line per problem). */
 export class ConfigError extends Error {
@@ -147,4 +149,16 @@ function readEnv(): Env {
 /** Reads `Deno.args` and the variables in `ENV_VARS`, and parses them; throws `ConfigError`. */
 export function readConfig(): ParseResult {
   return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead });
+}
+
+/** Parses the arguments after `lint`; throws `ConfigError` (exit 2) listing every usage problem. */
+export function parseLintConfig(args: readonly string[], env: Env): LintParse {
+  const parsed = parseLintArgs(args, env);
+  if (parsed.kind === "problems") throw new ConfigError(parsed.problems);
+  return parsed;
+}
+
+/** Reads `Deno.args` after the word `lint` and the variables in `ENV_VARS`; throws `ConfigError`. */
+export function readLintConfig(): LintParse {
+  return parseLintConfig(Deno.args.slice(1), readEnv());
 }

@@ -558,7 +558,7 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "a bad external subnet",
     [],
     { ...ENV, LINODE_EXTERNAL_SUBNET: "172.24.0.0" },
-    /^LINODE_EXTERNAL_SUBNET: invalid CIDR "172\.24\.0\.0"/,
+    /^LINODE_EXTERNAL_SUBNET: invalid IPv4 CIDR "172\.24\.0\.0"/,
   ],
   [
     "a bad ingress boolean",

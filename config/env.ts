@@ -2,7 +2,18 @@
  * Environment variables (the Go CCM's names and defaults) and the value parsers shared with flags:
  * Go booleans, durations and integers, CIDRs, IP addresses, the Linode API URL. Pure: `config.ts` hands in the variables it read.
  */
-import { isIPv4, isIPv6 } from "node:net";
+import { isIPv4 } from "node:net";
+import {
+  checkMasterUrl,
+  checkRegion,
+  checkServiceEndpoint,
+  checkTimerSeconds,
+  cidrFamily,
+  isIpAddress,
+  isIpv4Cidr,
+} from "./checks.ts";
+
+export { cidrFamily, isIpAddress };
 
 /** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
 export const ENV_VARS: readonly { name: string; def: string; help: string }[] = Object.freeze([
@@ -147,23 +158,6 @@ export function splitList(text: string): string[] {
   return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
-/** `true` for an IPv4 or IPv6 address (no zone), as Go's `net.ParseIP`. */
-export function isIpAddress(text: string): boolean {
-  return isIPv4(text) || (isIPv6(text) && !text.includes("%"));
-}
-
-/** Go's `net.ParseCIDR`: `"10.0.0.0/8"`; returns the IP family, or `undefined` when invalid. */
-export function cidrFamily(text: string): 4 | 6 | undefined {
-  const slash = text.indexOf("/");
-  if (slash < 0) return undefined;
-  const ip = text.slice(0, slash);
-  const bits = text.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(bits)) return undefined;
-  if (isIPv4(ip)) return Number(bits) <= 32 ? 4 : undefined;
-  if (isIPv6(ip) && !ip.includes("%")) return Number(bits) <= 128 ? 6 : undefined;
-  return undefined;
-}
-
 /** `true` for `localhost` and loopback addresses (127.0.0.0/8, `::1`), the only hosts allowed over http. */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
@@ -229,9 +223,7 @@ function value(env: Env, name: string): string | undefined {
 function seconds(env: Env, name: string, def: number, problems: string[]): number {
   const text = value(env, name);
   if (text === undefined) return def * 1000;
-  if (/^\+?\d+$/.test(text) && Number(text) > 0) return Number(text) * 1000;
-  problems.push(`${name}: invalid value "${text}" (use a whole number of seconds above 0; default ${def})`);
-  return def * 1000;
+  return checkTimerSeconds(name, text, problems) ? Number(text) * 1000 : def * 1000;
 }
 
 function tokenSource(env: Env, check: TokenFileCheck | undefined, problems: string[]): TokenSource {
@@ -255,12 +247,16 @@ export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: To
   const region = value(env, "LINODE_REGION") ?? "";
   if (region === "") {
     problems.push("LINODE_REGION: not set (the region of the cluster's Linodes, e.g. us-east)");
-  }
+  } else checkRegion(region, problems);
   const parsed = parseLinodeUrl(value(env, "LINODE_URL") ?? "https://api.linode.com/v4");
   if (typeof parsed === "string") problems.push(parsed);
   const externalSubnet = value(env, "LINODE_EXTERNAL_SUBNET") ?? null;
-  if (externalSubnet !== null && cidrFamily(externalSubnet) === undefined) {
-    problems.push(`LINODE_EXTERNAL_SUBNET: invalid CIDR "${externalSubnet}" (use e.g. 172.24.0.0/16)`);
+  // Only private IPv4 addresses are re-labelled external, so only an IPv4 network means anything here.
+  if (externalSubnet !== null && !isIpv4Cidr(externalSubnet)) {
+    problems.push(
+      `LINODE_EXTERNAL_SUBNET: invalid IPv4 CIDR "${externalSubnet}" (use an IPv4 network such as ` +
+        "172.24.0.0/16; IPv6 is not accepted)",
+    );
   }
   const hostnameText = value(env, "LINODE_HOSTNAME_ONLY_INGRESS");
   const hostnameOnlyIngress = hostnameText === undefined ? false : parseGoBool(hostnameText);
@@ -289,6 +285,7 @@ export function chooseKubeSource(
   problems: string[],
 ): KubeSource {
   const master = flags.master === "" ? {} : { master: flags.master };
+  if (flags.master !== "") checkMasterUrl(flags.master, problems);
   if (flags.kubeconfig !== "") {
     return { kind: "kubeconfig", kubeconfig: flags.kubeconfig, from: "flag", ...master };
   }
@@ -297,6 +294,7 @@ export function chooseKubeSource(
   const serviceHost = value(env, "KUBERNETES_SERVICE_HOST");
   const servicePort = value(env, "KUBERNETES_SERVICE_PORT");
   if (serviceHost !== undefined && servicePort !== undefined) {
+    checkServiceEndpoint(serviceHost, servicePort, problems);
     return { kind: "in-cluster", serviceHost, servicePort, ...master };
   }
   if (flags.master !== "") return { kind: "master", master: flags.master };

@@ -192,6 +192,7 @@ const VALUE_HINT: Readonly<Record<FlagKind, string>> = {
 export function helpText(): string {
   const out = [
     "Usage: linode-cloud-controller-manager [flags]",
+    "       linode-cloud-controller-manager lint [-f FILE]... [flags]   check Service annotations (lint --help)",
     "",
     "Kubernetes cloud controller manager for Linode; flags and environment as the Go CCM.",
     "Flags: --name=value or --name value; booleans --name or --name=false; -name works too.",

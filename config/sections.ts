@@ -5,6 +5,7 @@
 import { levelForVerbosity, type LogFormat } from "../common/log.ts";
 import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./flags.ts";
 import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./env.ts";
+import { checkDnsLabel, checkDnsSubdomain, checkVpcLabels, MAX_TIMER_MS, MIN_TIMER_MS } from "./checks.ts";
 import {
   type Config,
   CONTROLLER_NAMES,
@@ -74,9 +75,13 @@ function oneOf<T extends string>(
   return allowed[0];
 }
 
-function positiveMs(flags: FlagReader, name: string, p: string[]): number {
+/** A duration that becomes a timer: 1 ms to 240 h (a longer timer would fire at once). */
+function timerMs(flags: FlagReader, name: string, p: string[]): number {
   const ms = flags.num(name);
-  if (!(ms > 0)) p.push(`--${name}: must be above 0, got ${formatGoDuration(ms)} (use e.g. 10s)`);
+  if (ms >= MIN_TIMER_MS && ms <= MAX_TIMER_MS) return ms;
+  const why = ms <= 0 ? "must be above 0" : ms < MIN_TIMER_MS ? "is below 1ms" : "is too long";
+  const range = `use ${formatGoDuration(MIN_TIMER_MS)} to ${formatGoDuration(MAX_TIMER_MS)}, e.g. 10s`;
+  p.push(`--${name}: ${why}, got ${formatGoDuration(ms)} (${range})`);
   return ms;
 }
 
@@ -93,26 +98,31 @@ function nullIfEmpty(text: string): string | null {
 function leaderElection(flags: FlagReader, p: string[]): LeaderElectionConfig {
   const enabled = flags.bool("leader-elect");
   const [lease, renew, retry] = ["lease-duration", "renew-deadline", "retry-period"].map((n) =>
-    positiveMs(flags, `leader-elect-${n}`, p)
+    timerMs(flags, `leader-elect-${n}`, p)
   ) as [number, number, number];
-  // client-go's NewLeaderElector refuses these combinations.
+  // client-go's NewLeaderElector refuses these combinations, and so does lease/elector.ts.
   if (enabled && lease <= renew) {
     p.push(
-      `--leader-elect-lease-duration: must exceed --leader-elect-renew-deadline (${formatGoDuration(renew)})`,
+      `--leader-elect-lease-duration: must exceed --leader-elect-renew-deadline (${
+        formatGoDuration(renew)
+      }), ` +
+        `got ${formatGoDuration(lease)}`,
     );
   }
   if (enabled && renew <= 1.2 * retry) {
     p.push(
       `--leader-elect-renew-deadline: must exceed 1.2 × --leader-elect-retry-period (${
         formatGoDuration(retry)
-      })`,
+      }), got ${formatGoDuration(renew)}`,
     );
   }
   const lock = flags.str("leader-elect-resource-lock");
   if (lock !== "leases") p.push(`--leader-elect-resource-lock: unsupported lock "${lock}" (only leases)`);
   const [namespace, name] = ["namespace", "name"].map((n) => flags.str(`leader-elect-resource-${n}`));
   if (!namespace) p.push("--leader-elect-resource-namespace: must not be empty (default kube-system)");
+  else checkDnsLabel("--leader-elect-resource-namespace", namespace, p);
   if (!name) p.push("--leader-elect-resource-name: must not be empty (default cloud-controller-manager)");
+  else checkDnsSubdomain("--leader-elect-resource-name", name, p);
   return {
     enabled,
     leaseDurationMs: lease,
@@ -159,6 +169,8 @@ function vpc(flags: FlagReader, p: string[], warnings: string[]): VpcConfig {
     warnings.push("--subnet-names is ignored: --subnet-ids wins");
   }
   const subnetNames = subnetIds.length > 0 ? [] : flags.list("subnet-names");
+  checkVpcLabels(legacy !== "" && !flags.given("vpc-names") ? "--vpc-name" : "--vpc-names", names, p);
+  checkVpcLabels("--subnet-names", subnetNames, p);
   return { names, ids, subnetNames, subnetIds };
 }
 
@@ -185,7 +197,7 @@ function routes(flags: FlagReader, p: string[]): RouteConfig {
   return {
     enableRouteController: flags.bool("enable-route-controller"),
     configureCloudRoutes: flags.bool("configure-cloud-routes"),
-    reconciliationPeriodMs: positiveMs(flags, "route-reconciliation-period", p),
+    reconciliationPeriodMs: timerMs(flags, "route-reconciliation-period", p),
     clusterCidrs: cidrs,
     allocateNodeCidrs,
     nodeCidrMaskSizeIpv4: v4 === 0 ? 24 : v4,
@@ -314,8 +326,8 @@ export function parseFlagSections(
     leaderElection: leaderElection(flags, p),
     vpc: vpc(flags, p, warnings),
     nodes: {
-      monitorPeriodMs: positiveMs(flags, "node-monitor-period", p),
-      statusUpdateFrequencyMs: positiveMs(flags, "node-status-update-frequency", p),
+      monitorPeriodMs: timerMs(flags, "node-monitor-period", p),
+      statusUpdateFrequencyMs: timerMs(flags, "node-status-update-frequency", p),
       concurrentSyncs: count(flags, "concurrent-node-syncs", 1, 1000, p),
     },
     routes: routes(flags, p),

@@ -12,6 +12,8 @@ export interface DemoOptions {
   readonly plain: boolean;
   /** Folder for the kubeconfig (undefined: `.demo/` in the project folder). */
   readonly dir: string | undefined;
+  /** The world to start on: the demo's own cluster, or one as the Go CCM leaves it. */
+  readonly world: "demo" | "go-ccm";
 }
 
 /** Result of `parseDemoArgs`. */
@@ -20,6 +22,7 @@ export type DemoArgs = { readonly kind: "help" } | { readonly kind: "run"; reado
 /** Usage text of `deno task demo`. */
 export const DEMO_HELP =
   `Usage: deno task demo [--once] [--duration=<seconds>] [--fast] [--plain] [--dir=<folder>]
+                      [--world=demo|go-ccm]
 
 Starts the Linode and Kubernetes emulators with a small world, runs two CCM replicas against them
 (one leads, one stands by) and shows a live view while a short story plays out.
@@ -29,6 +32,8 @@ Starts the Linode and Kubernetes emulators with a small world, runs two CCM repl
   --fast               play the story four times faster (scenes every ~2.5 s instead of ~10 s)
   --plain              print plain status lines instead of the full-screen view (default when not a terminal)
   --dir=<folder>       where to write the kubeconfig (default .demo/ in the project folder)
+  --world=<name>       demo (default): the story above; go-ccm: a cluster as the Go CCM leaves it, whose
+                       Lease the Go CCM holds; it stops, a replica takes over and adopts its NodeBalancers
   -h, --help           show this text`;
 
 function durationOf(value: string): number {
@@ -39,11 +44,17 @@ function durationOf(value: string): number {
   return n;
 }
 
+function worldOf(value: string): DemoOptions["world"] {
+  if (value === "demo" || value === "go-ccm") return value;
+  throw new RangeError(`--world must be demo or go-ccm, got "${value}"`);
+}
+
 /** Parses the demo's flags; throws `RangeError` naming the bad flag. */
 export function parseDemoArgs(args: readonly string[]): DemoArgs {
   let once = false, fast = false, plain = false;
   let durationSec: number | undefined;
   let dir: string | undefined;
+  let world: DemoOptions["world"] = "demo";
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
     const eq = arg.indexOf("=");
@@ -60,7 +71,8 @@ export function parseDemoArgs(args: readonly string[]): DemoArgs {
     else if (name === "--plain" && inline === undefined) plain = true;
     else if (name === "--duration") durationSec = durationOf(value());
     else if (name === "--dir") dir = value();
+    else if (name === "--world") world = worldOf(value());
     else throw new RangeError(`Unknown demo flag ${arg} (see --help)`);
   }
-  return { kind: "run", options: { once, durationSec, fast, plain, dir } };
+  return { kind: "run", options: { once, durationSec, fast, plain, dir, world } };
 }

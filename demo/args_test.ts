@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { type DemoArgs, parseDemoArgs } from "./args.ts";
 
-const DEFAULTS = { once: false, durationSec: undefined, fast: false, plain: false, dir: undefined };
+const DEFAULTS = {
+  once: false,
+  durationSec: undefined,
+  fast: false,
+  plain: false,
+  dir: undefined,
+  world: "demo" as const,
+};
 
 const CASES: { name: string; args: string[]; want: DemoArgs }[] = [
   { name: "defaults to running until stopped", args: [], want: { kind: "run", options: DEFAULTS } },
@@ -20,6 +27,11 @@ const CASES: { name: string; args: string[]; want: DemoArgs }[] = [
     args: ["--duration=0.5"],
     want: { kind: "run", options: { ...DEFAULTS, durationSec: 0.5 } },
   },
+  {
+    name: "reads --world=go-ccm",
+    args: ["--world=go-ccm"],
+    want: { kind: "run", options: { ...DEFAULTS, world: "go-ccm" } },
+  },
   { name: "gives help for -h", args: ["--fast", "-h"], want: { kind: "help" } },
 ];
 
@@ -33,6 +45,7 @@ const BAD: { args: string[]; message: RegExp }[] = [
   { args: ["--duration"], message: /--duration needs a value/ },
   { args: ["--fast=yes"], message: /Unknown demo flag --fast=yes/ },
   { args: ["--leader-elect=false"], message: /Unknown demo flag/ },
+  { args: ["--world=gke"], message: /--world must be demo or go-ccm, got "gke"/ },
 ];
 
 for (const c of BAD) {

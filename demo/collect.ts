@@ -1,7 +1,7 @@
 /** Reads a `DemoSnapshot` out of the running emulators and CCM replicas. */
 import type { V1Node } from "@kubernetes/client-node";
 import type { RunningCcm } from "../ccm.ts";
-import type { DemoWorld } from "../sim/mod.ts";
+import type { KubeSim, LinodeSim } from "../sim/mod.ts";
 import type { LogRing } from "./log_ring.ts";
 import type {
   ApiStats,
@@ -22,9 +22,17 @@ export interface Replica {
   readonly running: boolean;
 }
 
+/** The emulators a snapshot reads (any seeded world). */
+export interface DemoSims {
+  readonly linode: LinodeSim;
+  readonly kube: KubeSim;
+}
+
 /** Where a snapshot is read from. */
 export interface SnapshotSources {
-  readonly world: DemoWorld;
+  readonly world: DemoSims;
+  /** The story panel's text before the story starts. */
+  readonly preview?: string;
   readonly replicas: readonly Replica[];
   readonly logs: LogRing;
   readonly story: readonly StoryLine[];
@@ -87,7 +95,7 @@ export function nodeRow(node: V1Node): NodeRow {
   };
 }
 
-function routeInfo(world: DemoWorld): RouteInfo {
+function routeInfo(world: DemoSims): RouteInfo {
   const ranges = world.linode.world.listInstances().reduce(
     (n, i) => n + world.linode.world.ipRanges(i.id).length,
     0,
@@ -111,7 +119,7 @@ function leaderInfo(src: SnapshotSources): LeaderInfo {
   };
 }
 
-function loadBalancers(world: DemoWorld): LoadBalancerInfo {
+function loadBalancers(world: DemoSims): LoadBalancerInfo {
   const services = world.kube.store.list("services").filter((s) => at(s, "spec", "type") === "LoadBalancer");
   const name = (s: (typeof services)[number]) =>
     `${s.metadata.namespace ?? "default"}/${s.metadata.name ?? ""}`;
@@ -122,13 +130,20 @@ function loadBalancers(world: DemoWorld): LoadBalancerInfo {
   const nodeBalancers = world.linode.world.nodeBalancers();
   const rows = services.map((s) => {
     const ip = str(at(s, "status", "loadBalancer", "ingress", "0", "ip"));
-    const nb = ip === undefined ? undefined : nodeBalancers.find((n) => n.ipv4 === ip);
-    return { service: name(s), ip, nodeBalancerId: nb?.id, backends: nb?.configs[0]?.nodes.length ?? 0 };
+    const hostname = str(at(s, "status", "loadBalancer", "ingress", "0", "hostname"));
+    // A hostname-only status (hostname-only-ingress) names its NodeBalancer by hostname.
+    const nb = nodeBalancers.find((n) => ip !== undefined ? n.ipv4 === ip : n.hostname === hostname);
+    return {
+      service: name(s),
+      ip: ip ?? nb?.ipv4,
+      nodeBalancerId: nb?.id,
+      backends: nb?.configs[0]?.nodes.length ?? 0,
+    };
   });
   return { nodeBalancers: nodeBalancers.length, services: services.length, pending: pending.map(name), rows };
 }
 
-function apiStats(world: DemoWorld, nowMs: number): ApiStats {
+function apiStats(world: DemoSims, nowMs: number): ApiStats {
   const { total, counts } = world.linode.calls.snapshot();
   const lastMinute = world.linode.calls.log.filter((c) => c.atMs > nowMs - 60_000).length;
   const top = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(
@@ -138,7 +153,7 @@ function apiStats(world: DemoWorld, nowMs: number): ApiStats {
   return { total, lastMinute, top };
 }
 
-function eventRows(world: DemoWorld): EventRow[] {
+function eventRows(world: DemoSims): EventRow[] {
   const rows = world.kube.store.list("events").map((e): EventRow => {
     const when = str(at(e, "lastTimestamp")) ?? str(at(e, "eventTime")) ?? e.metadata.creationTimestamp;
     return {
@@ -168,5 +183,6 @@ export function collectSnapshot(src: SnapshotSources, nowMs: number): DemoSnapsh
     events: eventRows(src.world),
     logs: src.logs.lines(),
     story: [...src.story],
+    preview: src.preview,
   };
 }

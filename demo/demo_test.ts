@@ -130,3 +130,26 @@ Deno.test("demo.ts main() stops cleanly on SIGINT: Lease released, emulators clo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("demo.ts main() --world=go-ccm: the Go CCM stops, a replica takes its Lease and adopts its NodeBalancers", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "demo-test-" });
+  try {
+    const run = startDemo(["--world=go-ccm", "--fast", "--once", "--duration=80"], dir);
+    const status = await run.finished;
+    const out = run.stdout();
+    assert.equal(status.code, 0, `stdout:\n${out}\nstderr:\n${run.stderr()}`);
+    for (
+      const line of [
+        "the Go CCM is scaled to 0",
+        "took the Lease once the Go CCM's had expired",
+        "in place: same IPs, ownership tag added, 0 created",
+        "✓ CCM added go-node-5 to every port of the adopted NodeBalancers",
+        "✓ CCM deleted the Go CCM's NodeBalancer",
+        "story complete",
+      ]
+    ) assert.ok(out.includes(line), `missing "${line}" in:\n${out}`);
+    assert.ok(!out.includes("✗"), out);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -6,45 +6,22 @@
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { systemClock } from "../common/clock.ts";
-import { type Config, parseConfig } from "../config/config.ts";
+import type { Config } from "../config/config.ts";
 import { collectSnapshot, type SnapshotSources } from "./collect.ts";
 import { DEMO_HELP, type DemoOptions, parseDemoArgs } from "./args.ts";
 import { LogRing } from "./log_ring.ts";
 import { type RunningReplica, startReplica, waitUntilLeading } from "./replicas.ts";
 import type { StoryLine } from "./snapshot.ts";
-import { demoScenes, runStory } from "./story.ts";
+import { runStory } from "./story.ts";
 import { plainScreen, type Screen, ttyScreen, writeAll } from "./terminal.ts";
 import { formatElapsed, renderFinal, renderStatusLine, renderView } from "./view.ts";
 import { setupLogging } from "../common/log.ts";
-import { type DemoWorld, startDemoWorld } from "../sim/mod.ts";
+import { type DemoStage, startStage } from "./worlds.ts";
 
-const START_NODES = 6;
 const LEASE = { namespace: "kube-system", name: "cloud-controller-manager" };
 const REDRAW_MS = 500;
 const PLAIN_EVERY_MS = 10_000;
 const FORCE_AFTER_MS = 1_000;
-
-/** CCM flags and environment that make the story visible within seconds. */
-function demoConfig(world: DemoWorld, fast: boolean): Config {
-  const args = [
-    "--cloud-provider=linode",
-    "--leader-elect=true",
-    `--leader-elect-resource-namespace=${LEASE.namespace}`,
-    `--leader-elect-resource-name=${LEASE.name}`,
-    "--secure-port=0",
-    `--node-monitor-period=${fast ? 1 : 2}s`,
-    `--vpc-names=${world.vpcLabel}`,
-    "--enable-route-controller",
-    `--cluster-cidr=${world.clusterCidr}`,
-  ];
-  const parsed = parseConfig(args, {
-    ...world.env,
-    LINODE_INSTANCE_CACHE_TTL: fast ? "1" : "3",
-    LINODE_ROUTES_CACHE_TTL_SECONDS: fast ? "3" : "10",
-  });
-  if (parsed.kind !== "run") throw new TypeError(`Unexpected demo configuration result ${parsed.kind}`);
-  return parsed.config;
-}
 
 /** The kubeconfig path as a user would type it from the current folder. */
 function displayPath(path: string): string {
@@ -130,11 +107,18 @@ function watchReplica(
   );
 }
 
-/** Starts replica A, lets it take the Lease, then starts replica B as the standby. */
-async function startReplicas(config: Config, stop: AbortSignal): Promise<RunningReplica[]> {
+/**
+ * Starts replica A, lets it take the Lease, then starts replica B as the standby. When another CCM holds the
+ * Lease (`leaderFirst` false), both start as standbys.
+ */
+async function startReplicas(
+  config: Config,
+  leaderFirst: boolean,
+  stop: AbortSignal,
+): Promise<RunningReplica[]> {
   const a = await startReplica(config, "A", systemClock);
   try {
-    await waitUntilLeading(a, systemClock, 5_000, stop);
+    if (leaderFirst) await waitUntilLeading(a, systemClock, 5_000, stop);
     return [a, await startReplica(config, "B", systemClock)];
   } catch (e) {
     a.stop();
@@ -146,7 +130,7 @@ async function startReplicas(config: Config, stop: AbortSignal): Promise<Running
 /** Plays the story under the live view until stopped; returns the exit code and the text to leave behind. */
 async function runDemo(
   o: DemoOptions,
-  world: DemoWorld,
+  stage: DemoStage,
   logs: LogRing,
 ): Promise<{ code: number; text: string }> {
   const startedAtMs = systemClock.now();
@@ -160,16 +144,25 @@ async function runDemo(
     out.screen?.say(`[${formatElapsed(line.atMs - startedAtMs)}] ${text}`);
   };
   const removeSignals = onSignals(stop, () => out.screen);
+  const { world } = stage;
   const kubeconfig = displayPath(world.kubeconfigPath);
   writeAll(Deno.stdout, `Linode CCM demo: kubectl --kubeconfig ${kubeconfig} get nodes -o wide\n`);
-  const replicas = await startReplicas(demoConfig(world, o.fast), stop.signal);
+  const replicas = await startReplicas(stage.config(o.fast), stage.leaderFirst, stop.signal);
   const clean = replicas.map((r) => watchReplica(r, stop, say));
-  const src: SnapshotSources = { world, replicas, logs, story, lease: LEASE, kubeconfig, startedAtMs };
+  const src: SnapshotSources = {
+    world,
+    replicas,
+    logs,
+    story,
+    lease: LEASE,
+    kubeconfig,
+    startedAtMs,
+    preview: stage.preview,
+  };
   const screen = out.screen = tty ? ttyScreen(Deno.stdout) : plainScreen(Deno.stdout);
   try {
     const snapshot = () => collectSnapshot(src, systemClock.now());
-    const scenes = demoScenes(world, START_NODES);
-    const played = runStory(scenes, { clock: systemClock, startedAtMs, snapshot, say }, {
+    const played = runStory(stage.scenes, { clock: systemClock, startedAtMs, snapshot, say }, {
       scale: o.fast ? 0.25 : 1,
     }, stop.signal);
     scheduleEnd(o, played, stop);
@@ -199,19 +192,19 @@ async function main(): Promise<number> {
   }
   const dir = parsed.options.dir ?? join(dirname(dirname(fileURLToPath(import.meta.url))), ".demo");
   const logs = new LogRing();
-  const world = await startDemoWorld({ dir, nodes: START_NODES });
+  const stage = await startStage(parsed.options.world, dir);
   let result;
   try {
-    const token = world.env.LINODE_API_TOKEN ?? "";
+    const token = stage.env.LINODE_API_TOKEN ?? "";
     await setupLogging({
       format: "json",
       level: "info",
       write: (l) => logs.write(l),
       secrets: () => [token],
     });
-    result = await runDemo(parsed.options, world, logs);
+    result = await runDemo(parsed.options, stage, logs);
   } finally {
-    await world.close();
+    await stage.world.close();
   }
   writeAll(Deno.stdout, `${result.text}, emulators closed\n`);
   return result.code;

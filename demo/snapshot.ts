@@ -111,6 +111,8 @@ export interface DemoSnapshot {
   /** Recent CCM log lines, oldest first. */
   readonly logs: readonly LogRow[];
   readonly story: readonly StoryLine[];
+  /** The story panel's text before the story starts (default: the demo world's story). */
+  readonly preview?: string;
 }
 
 /** Counts initialised Nodes: `[initialised, total]`. */

@@ -134,7 +134,8 @@ export function renderSummary(s: DemoSnapshot): string[] {
 function storyLines(s: DemoSnapshot): string[] {
   if (s.story.length === 0) {
     return [
-      "  (from 00:10: a node joins, one shuts down and boots again, one is deleted, a Service gets a NodeBalancer)",
+      s.preview ??
+        "  (from 00:10: a node joins, one shuts down and boots again, one is deleted, a Service gets a NodeBalancer)",
     ];
   }
   return s.story.map((l) => `  ${formatElapsed(l.atMs - s.startedAtMs)}  ${l.text}`);

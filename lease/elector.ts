@@ -6,8 +6,11 @@
  */
 import { type Clock, isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Counter, Gauge, Registry } from "../server/metrics.ts";
+import type { Registry } from "../server/metrics.ts";
+import { type ElectorMetrics, electorMetrics, reasonOf, timeoutAfter } from "./elector_parts.ts";
 import type { SwitchFence } from "./fence.ts";
+import { LeaderTerm } from "./term.ts";
+import type { LeaseChanges } from "./watch.ts";
 import { type LeaseApi, LeaseConflictError, type LeaseRecord, type LeaseSnapshot } from "./lease.ts";
 
 /** client-go's JitterFactor for the acquire retry: a candidate waits retryPeriod × [1, 2.2). */
@@ -32,55 +35,25 @@ export interface LeaderElectorDeps {
   fence: SwitchFence;
   /** Timeout of one Lease request (default half the renew deadline), cut to the time left before the deadline. */
   requestTimeoutMs?: number;
+  /** Tells a standby at once when the Lease is freed (a watch); without it, it only polls. */
+  changes?: LeaseChanges;
+  /** How long a stopping term may take before `run` returns anyway (default `DEFAULT_DRAIN_MS`). */
+  drainTimeoutMs?: number;
   /** Random source of the acquire jitter, 0..1 (tests). */
   random?: () => number;
 }
 
 /** What runs while this process leads. */
 export interface LeaderCallbacks {
-  /** Runs the controllers until `term` aborts; `run` awaits it before releasing the Lease. */
+  /** Runs the controllers until `term` aborts; throwing, or returning before that, fails the term. */
   onStartedLeading(term: AbortSignal): Promise<void>;
 }
 
-/** How `run` ended: "released" after its signal aborted (Lease handed back), "lost" when renewal failed. */
-export type ElectionOutcome = "released" | "lost";
-
-interface ElectorMetrics {
-  isLeader: Gauge;
-  transitions: Counter;
-  acquireFailures: Counter;
-  renewFailures: Counter;
-}
-
-function electorMetrics(metrics: Registry): ElectorMetrics {
-  return {
-    isLeader: metrics.gauge("ccm_leader_is_leader", "1 while this process holds the leader Lease", ["lease"]),
-    transitions: metrics.counter("ccm_leader_transitions_total", "Times this process became leader", [
-      "lease",
-    ]),
-    acquireFailures: metrics.counter(
-      "ccm_leader_acquire_failures_total",
-      "Failed requests while trying to take the leader Lease",
-      ["lease"],
-    ),
-    renewFailures: metrics.counter(
-      "ccm_leader_renew_failures_total",
-      "Failed requests while renewing the leader Lease",
-      ["lease"],
-    ),
-  };
-}
-
-/** A signal that aborts after `ms` on `clock` (per-request timeout); dispose it to stop the timer. */
-function timeoutAfter(clock: Clock, ms: number): { signal: AbortSignal } & Disposable {
-  const timeout = new AbortController();
-  const stop = new AbortController();
-  clock.sleep(Math.max(0, ms), stop.signal).then(
-    () => timeout.abort(new DOMException("Lease request timed out", "TimeoutError")),
-    () => {},
-  );
-  return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort() };
-}
+/**
+ * How `run` ended: "released" after its signal aborted (Lease handed back), "lost" when renewal failed,
+ * "failed" when the controllers failed while leading (Lease handed back too).
+ */
+export type ElectionOutcome = "released" | "lost" | "failed";
 
 /** Runs one leader election on one Lease. `run` is meant to be called once per process. */
 export class LeaderElector {
@@ -116,8 +89,10 @@ export class LeaderElector {
   }
 
   /**
-   * Campaigns until leading, runs `onStartedLeading`, renews until the renew deadline passes ("lost") or
-   * `signal` aborts: then stops the term, awaits the controllers and releases the Lease ("released").
+   * Campaigns until leading, runs `onStartedLeading` as one term and renews until `signal` aborts
+   * ("released"), the renew deadline passes ("lost") or the term fails ("failed"). Then, in this order: the
+   * fence closes (no more writes), the controllers are told to stop, the Lease is released (not when lost),
+   * and the controllers get at most `drainTimeoutMs` to finish: a busy controller never holds up a hand-over.
    */
   async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<ElectionOutcome> {
     this.#deps.fence.set(false);
@@ -128,37 +103,72 @@ export class LeaderElector {
     this.#metrics.transitions.inc(this.#labels);
     log.info("became leader of lease {lease} as {identity}", { ...this.#labels, identity });
 
-    const term = new AbortController();
-    const work = this.#runTerm(callbacks, term.signal);
-    const outcome = await this.#renewLoop(signal);
-    // Lost: writes stop now, before the Lease can expire for the others; then the controllers stop.
-    if (outcome === "lost") fence.set(false);
-    term.abort();
-    await work;
+    const term = new LeaderTerm((t) => callbacks.onStartedLeading(t));
+    const renewed = await this.#renewLoop(AbortSignal.any([signal, term.endedSignal]));
+    const end = term.endedSignal.aborted && !signal.aborted ? await term.ended : undefined;
+    if (renewed === "lost") return await this.#stepDown("lost", "leadership lost", term);
+    if (end?.kind === "failed") {
+      return await this.#stepDown("failed", `the leader term failed: ${end.reason}`, term);
+    }
+    return await this.#stepDown("released", reasonOf(signal), term);
+  }
+
+  /** Ends a term: fence first, then the stop, the release (unless lost), and a bounded wait for the controllers. */
+  async #stepDown(outcome: ElectionOutcome, why: string, term: LeaderTerm): Promise<ElectionOutcome> {
+    const { fence, log, clock, identity } = this.#deps;
+    // Writes stop first: before the Lease can expire for the others, and before it is handed over.
     fence.set(false);
     this.#metrics.isLeader.set(this.#labels, 0);
-    if (outcome === "released") await this.#release();
-    log.info(`${outcome} leadership of lease {lease} as {identity}`, { ...this.#labels, identity });
+    const level = outcome === "released" ? "info" : "error";
+    log[level]("stopping the leader term ({why}): writes fenced off, controllers told to stop", {
+      ...this.#labels,
+      why,
+    });
+    const drained = term.stop({ clock, log, drainMs: this.#deps.drainTimeoutMs });
+    if (outcome !== "lost") await this.#release();
+    const verb = outcome === "lost" ? "lost" : "released";
+    log.info(`${verb} leadership of lease {lease} as {identity}`, { ...this.#labels, identity });
+    await drained;
     return outcome;
   }
 
-  /** Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt. */
+  /**
+   * Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt,
+   * cut short when the watch sees the Lease freed; a release seen during an attempt means another at once.
+   */
   async #acquire(signal: AbortSignal): Promise<boolean> {
-    const { clock, retryPeriodMs, random = Math.random } = this.#deps;
+    const { clock, retryPeriodMs, random = Math.random, changes } = this.#deps;
     for (;;) {
       if (signal.aborted) return false;
+      const freedBefore = changes?.freedCount ?? 0;
       const startedMs = clock.monotonic();
       if (await this.#attempt("acquire", this.#requestTimeoutMs)) {
         this.#lastRenewMs = startedMs;
         return true;
       }
+      if ((changes?.freedCount ?? 0) !== freedBefore) continue;
       const waitMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
-      try {
-        await clock.sleep(waitMs, signal);
-      } catch (e) {
-        if (isAbort(e, signal)) return false;
-        throw e;
+      if (!(await this.#waitForRetry(waitMs, signal))) return false;
+    }
+  }
+
+  /** Sleeps `waitMs`, or less when the Lease is seen freed; false when `signal` aborts. */
+  async #waitForRetry(waitMs: number, signal: AbortSignal): Promise<boolean> {
+    const { clock, changes, log } = this.#deps;
+    const freed = new AbortController();
+    const stopListening = changes?.onFreed(() => freed.abort());
+    try {
+      await clock.sleep(waitMs, AbortSignal.any([signal, freed.signal]));
+      return true;
+    } catch (e) {
+      if (signal.aborted) return false;
+      if (freed.signal.aborted) {
+        log.info("lease {lease} was released: trying to take it now", this.#labels);
+        return true;
       }
+      throw e;
+    } finally {
+      stopListening?.();
     }
   }
 
@@ -177,7 +187,7 @@ export class LeaderElector {
       // The fence checks the same deadline; the loop does not rely on it to notice.
       if (!fence.leading || startedMs >= this.#lastRenewMs + renewDeadlineMs) return "lost";
       const timeoutMs = Math.min(this.#requestTimeoutMs, this.#lastRenewMs + renewDeadlineMs - startedMs);
-      if (await this.#attempt("renew", timeoutMs)) {
+      if (await this.#attempt("renew", timeoutMs, signal)) {
         // Measured from when the request was sent: others saw the change no earlier than that.
         this.#lastRenewMs = startedMs;
         fence.leadUntil(startedMs + renewDeadlineMs, clock);
@@ -192,22 +202,17 @@ export class LeaderElector {
     }
   }
 
-  /** Awaits the controllers of one term; their failure is logged, leadership goes on as in client-go. */
-  async #runTerm(callbacks: LeaderCallbacks, term: AbortSignal): Promise<void> {
-    try {
-      await callbacks.onStartedLeading(term);
-    } catch (e) {
-      if (!isAbort(e, term)) this.#deps.log.error("leader term failed: {error}", { error: String(e) });
-    }
-  }
-
   /** One acquire-or-renew with its own timeout; failures are counted and logged, never thrown. */
-  async #attempt(phase: "acquire" | "renew", timeoutMs: number): Promise<boolean> {
+  async #attempt(phase: "acquire" | "renew", timeoutMs: number, stop?: AbortSignal): Promise<boolean> {
     using timeout = timeoutAfter(this.#deps.clock, timeoutMs);
-    const signal = timeout.signal;
+    // A stop cuts a renew short: the release must not wait for a slow request. (A renew cut short after it
+    // committed makes the release meet a 409, re-read, and release again.) An acquire is never cut short: one
+    // that committed must be released, not left to expire.
+    const signal = stop ? AbortSignal.any([timeout.signal, stop]) : timeout.signal;
     try {
       return await this.#tryAcquireOrRenew(signal, phase === "renew");
     } catch (e) {
+      if (stop?.aborted) return false;
       const failures = phase === "acquire" ? this.#metrics.acquireFailures : this.#metrics.renewFailures;
       failures.inc(this.#labels);
       const level = phase === "renew" || !(e instanceof LeaseConflictError) ? "warning" : "debug";

@@ -1,16 +1,21 @@
 import assert from "node:assert/strict";
-import { systemClock } from "../common/clock.ts";
+import { FakeClock, systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import { Registry } from "../server/metrics.ts";
-import { LeaderElector, type LeaderElectorDeps } from "./elector.ts";
+import { ACQUIRE_JITTER_FACTOR, LeaderElector, type LeaderElectorDeps } from "./elector.ts";
 import { SwitchFence } from "./fence.ts";
-import { type Candidate, LEASE_MS, RETRY_MS, sampleFences, startCluster, waitFor } from "./fixtures.ts";
+import {
+  advanceUntil,
+  countingRandom,
+  leaders,
+  LEASE_MS,
+  RETRY_MS,
+  startCluster,
+  waitFor,
+} from "./fixtures.ts";
 
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
-
-function leaders(candidates: readonly Candidate[]): Candidate[] {
-  return candidates.filter((c) => c.fence.leading);
-}
+const LEASE_LABELS = { lease: "kube-system/linode-cloud-controller-manager" };
 
 function spec(lease: Record<string, unknown>): Record<string, unknown> {
   const value = lease.spec;
@@ -18,24 +23,26 @@ function spec(lease: Record<string, unknown>): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-Deno.test("LeaderElector.run() elects exactly one of three and hands over at once on release", async () => {
-  await using cluster = await startCluster();
-  const candidates = [cluster.candidate(), cluster.candidate(), cluster.candidate()];
-  using sampler = sampleFences(candidates.map((c) => c.fence));
-  for (const c of candidates) c.start();
+/** Advances `clock` by `ms` and waits until `settled()` (every candidate done with what that step woke). */
+async function step(clock: FakeClock, ms: number, settled: () => boolean): Promise<void> {
+  await clock.advance(ms);
+  await waitFor(settled);
+}
 
-  await waitFor(() => leaders(candidates).length === 1);
+Deno.test("LeaderElector.run() elects exactly one of three and hands over within one retry of a release", async () => {
+  await using cluster = await startCluster();
+  const clock = new FakeClock();
+  const jitters = [countingRandom(), countingRandom(), countingRandom()];
+  const candidates = jitters.map((j) => cluster.candidate({ clock, random: j.random }));
+  for (const c of candidates) c.start();
+  await waitFor(() => leaders(candidates).length === 1 && jitters.filter((j) => j.draws === 1).length === 2);
   const [first] = leaders(candidates);
   assert.ok(first);
-  await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
+  // Three renew periods: the same single leader, one renew each.
+  for (let i = 1; i <= 3; i++) await step(clock, RETRY_MS, () => first.api.settledWrites(1 + i));
   assert.deepEqual(leaders(candidates), [first]);
   assert.deepEqual(first.events, ["started"]);
-  assert.equal(
-    first.metrics.gauge("ccm_leader_is_leader", "").get({
-      lease: "kube-system/linode-cloud-controller-manager",
-    }),
-    1,
-  );
+  assert.equal(first.metrics.gauge("ccm_leader_is_leader", "").get(LEASE_LABELS), 1);
   assert.equal(first.metrics.counter("ccm_leader_transitions_total", "").total(), 1);
 
   let lease = spec(await cluster.rawLease());
@@ -46,15 +53,15 @@ Deno.test("LeaderElector.run() elects exactly one of three and hands over at onc
   assert.match(String(lease.renewTime), MICRO_TIME);
   const firstAcquire = lease.acquireTime;
 
-  // SIGTERM: controllers stop first, then the Lease is handed back, then a standby takes it at once.
-  const releasedAt = performance.now();
+  // SIGTERM: the Lease is handed back; a standby takes it at its next poll, long before it could expire.
   assert.equal(await first.stop(), "released");
   assert.deepEqual(first.events, ["started", "stopped"]);
   assert.equal(first.fence.leading, false);
-  await waitFor(() => leaders(candidates).length === 1, 2000);
-  const takeoverMs = performance.now() - releasedAt;
-  // A released Lease is free: no waiting for it to expire (at most one jittered retry).
-  assert.ok(takeoverMs < LEASE_MS / 2 + RETRY_MS, `takeover took ${takeoverMs} ms`);
+  assert.equal(cluster.holder(), "");
+  const takeoverMs = await advanceUntil(clock, RETRY_MS / 2, () => leaders(candidates).length === 1);
+  // A standby polls every 1.6 retry periods (jitter 0.5): its next poll finds the Lease free.
+  const retryMs = RETRY_MS * (1 + 0.5 * ACQUIRE_JITTER_FACTOR);
+  assert.ok(takeoverMs <= retryMs + RETRY_MS / 2, `took over ${takeoverMs} ms after the release`);
   const [second] = leaders(candidates);
   assert.ok(second && second !== first);
 
@@ -65,35 +72,39 @@ Deno.test("LeaderElector.run() elects exactly one of three and hands over at onc
   assert.equal(first.metrics.gauge("ccm_leader_is_leader", "").total(), 0);
 
   assert.equal(await second.stop(), "released");
-  await waitFor(() => leaders(candidates).length === 1, 2000);
+  await advanceUntil(clock, RETRY_MS / 2, () => leaders(candidates).length === 1);
   assert.equal(spec(await cluster.rawLease()).leaseTransitions, 2);
-  assert.equal(sampler.maxLeading(), 1);
 });
 
-Deno.test("LeaderElector.run() takes over after the leader crashes, once the Lease expires", async () => {
+Deno.test("LeaderElector.run() takes over after the leader crashes, once the Lease expires and not before", async () => {
   await using cluster = await startCluster();
-  // Fixed jitter (0): each candidate retries exactly every RETRY_MS, so the bound below is exact.
-  const candidates = [cluster.candidate({ random: () => 0 }), cluster.candidate({ random: () => 0 })];
-  using sampler = sampleFences(candidates.map((c) => c.fence));
-  for (const c of candidates) c.start();
-  await waitFor(() => leaders(candidates).length === 1);
-  await new Promise((r) => setTimeout(r, 2 * RETRY_MS));
-  const [leader] = leaders(candidates);
-  const standby = candidates.find((c) => c !== leader);
-  assert.ok(leader && standby);
+  const clock = new FakeClock();
+  // Jitter 0: the standby polls exactly every RETRY_MS, so the bounds below are exact.
+  const jitter = countingRandom(0);
+  const leader = cluster.candidate({ clock, random: () => 0 }).start();
+  await waitFor(() => leader.fence.leading);
+  const standby = cluster.candidate({ clock, random: jitter.random }).start();
+  await waitFor(() => jitter.draws === 1);
+  for (let i = 1; i <= 2; i++) {
+    await step(clock, RETRY_MS, () => leader.api.settledWrites(1 + i) && jitter.draws === 1 + i);
+  }
+  const lastRenewMs = clock.monotonic();
 
   // A crash, as the cluster sees it: the leader's writes stop for good, nothing is released.
-  const crashedAt = performance.now();
   await leader.proxy?.close();
-  await waitFor(() => standby.fence.leading, 3 * LEASE_MS);
-  const takeoverMs = performance.now() - crashedAt;
-
-  // Never before the Lease could have expired: the last renew was at most one retry before the crash.
-  assert.ok(takeoverMs >= LEASE_MS - RETRY_MS - 50, `took over early, after ${takeoverMs} ms`);
-  // Expiry counts from when the standby saw the last renew (≤ 1 retry late), then ≤ 1 retry to notice.
-  assert.ok(takeoverMs <= LEASE_MS + 2 * RETRY_MS + 150, `takeover took ${takeoverMs} ms`);
-  assert.equal(sampler.maxLeading(), 1);
-  assert.equal(spec(await cluster.rawLease()).holderIdentity, standby.identity);
+  let leadersAtOnce = 0;
+  while (!standby.fence.leading) {
+    const polls = jitter.draws;
+    await step(clock, RETRY_MS, () => standby.fence.leading || jitter.draws === polls + 1);
+    leadersAtOnce = Math.max(leadersAtOnce, [leader, standby].filter((c) => c.fence.leading).length);
+    assert.ok(clock.monotonic() - lastRenewMs <= LEASE_MS + 2 * RETRY_MS, "no take-over after expiry");
+  }
+  const takeoverMs = clock.monotonic() - lastRenewMs;
+  // Never before the Lease could have expired; at most one poll to see the last renew and one to see expiry.
+  assert.ok(takeoverMs >= LEASE_MS, `took over a live Lease ${takeoverMs} ms after the last renew`);
+  assert.equal(leadersAtOnce, 1);
+  assert.equal(leader.fence.leading, false, "the crashed leader fenced off at its renew deadline");
+  assert.equal(cluster.holder(), standby.identity);
   assert.equal(await leader.outcome, "lost");
 });
 

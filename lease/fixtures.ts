@@ -1,10 +1,10 @@
 /** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
 import { KubeConfig } from "@kubernetes/client-node";
-import { type Clock, systemClock } from "../common/clock.ts";
+import { type Clock, type FakeClock, systemClock } from "../common/clock.ts";
 import { makeKubeClients } from "../kube/clients.ts";
 import { componentLogger } from "../common/log.ts";
 import { Registry } from "../server/metrics.ts";
-import { startKubeSim } from "../sim/mod.ts";
+import { type KubeSim, startKubeSim } from "../sim/mod.ts";
 import { startProxy, type TcpProxy } from "../sim/proxy.ts";
 import {
   type ElectionOutcome,
@@ -13,6 +13,7 @@ import {
   type LeaderElectorDeps,
 } from "./elector.ts";
 import { SwitchFence } from "./fence.ts";
+import { LeaseWatch } from "./watch.ts";
 import {
   KubeLeaseApi,
   type LeaseApi,
@@ -61,7 +62,7 @@ export function leaseApiFor(kubeconfigYaml: string, serverUrl?: string): KubeLea
 /** One call a `RecordingLeaseApi` passed on. */
 export interface LeaseCall {
   op: "get" | "create" | "replace";
-  /** `Date.now()` when the call started. */
+  /** `clock.monotonic()` of the candidate's clock when the call started. */
   at: number;
 }
 
@@ -70,7 +71,8 @@ export class RecordingLeaseApi implements LeaseApi {
   readonly calls: LeaseCall[] = [];
   gate: ((op: LeaseCall["op"]) => Promise<void>) | undefined;
   #stuck: PromiseWithResolvers<void> | undefined;
-  constructor(readonly inner: LeaseApi) {}
+  /** Passes calls to `inner`, stamping each with `clock.monotonic()`. */
+  constructor(readonly inner: LeaseApi, readonly clock: Pick<Clock, "monotonic"> = systemClock) {}
 
   /** From now on every call hangs, deaf to its abort signal, until `unstick()`: a loop stuck in a request. */
   stick(): void {
@@ -83,9 +85,27 @@ export class RecordingLeaseApi implements LeaseApi {
     this.#stuck = undefined;
   }
 
+  /** Calls started and not yet answered. */
+  inFlight = 0;
+
   async #record(op: LeaseCall["op"]): Promise<void> {
-    this.calls.push({ op, at: Date.now() });
+    this.calls.push({ op, at: this.clock.monotonic() });
     await this.#stuck?.promise;
+  }
+
+  /** Counts `call` in `inFlight` until it settles. */
+  async #track<T>(call: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    try {
+      return await call();
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Writes (create and replace) that have been answered, and nothing in flight. */
+  settledWrites(n: number): boolean {
+    return this.inFlight === 0 && this.writes.length === n;
   }
 
   /** Start times of the writes (create and replace). */
@@ -93,25 +113,27 @@ export class RecordingLeaseApi implements LeaseApi {
     return this.calls.filter((c) => c.op !== "get").map((c) => c.at);
   }
 
-  async get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
-    await this.#record("get");
-    const result = await this.inner.get(key, options);
-    await this.gate?.("get");
-    return result;
+  get(key: LeaseKey, options?: LeaseCallOptions): Promise<LeaseSnapshot | undefined> {
+    return this.#track(async () => {
+      await this.#record("get");
+      const result = await this.inner.get(key, options);
+      await this.gate?.("get");
+      return result;
+    });
   }
 
-  async create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
-    await this.#record("create");
-    return await this.inner.create(key, record, options);
+  create(key: LeaseKey, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    return this.#track(async () => {
+      await this.#record("create");
+      return await this.inner.create(key, record, options);
+    });
   }
 
-  async replace(
-    base: LeaseSnapshot,
-    record: LeaseRecord,
-    options?: LeaseCallOptions,
-  ): Promise<LeaseSnapshot> {
-    await this.#record("replace");
-    return await this.inner.replace(base, record, options);
+  replace(base: LeaseSnapshot, record: LeaseRecord, options?: LeaseCallOptions): Promise<LeaseSnapshot> {
+    return this.#track(async () => {
+      await this.#record("replace");
+      return await this.inner.replace(base, record, options);
+    });
   }
 }
 
@@ -127,7 +149,7 @@ export class Candidate {
   #outcome: Promise<ElectionOutcome> | undefined;
 
   constructor(api: LeaseApi, readonly proxy?: TcpProxy, options: Partial<LeaderElectorDeps> = {}) {
-    this.api = new RecordingLeaseApi(api);
+    this.api = new RecordingLeaseApi(api, options.clock ?? systemClock);
     this.elector = new LeaderElector({
       api: this.api,
       clock: systemClock,
@@ -183,6 +205,12 @@ export interface Cluster extends AsyncDisposable {
   candidate(options?: Partial<LeaderElectorDeps>): Candidate;
   /** The Lease as the emulator serves it, raw JSON. */
   rawLease(): Promise<Record<string, unknown>>;
+  /** The holder the emulator's store has now ("" when released, undefined when there is no Lease). */
+  holder(): string | undefined;
+  /** The emulator, for faults and counters. */
+  readonly kube: KubeSim;
+  /** A running watch of the Lease (production `LeaseWatch`), stopped when the cluster closes. */
+  watch(clock: Clock): LeaseWatch;
 }
 
 /** Starts the kube emulator; closing the cluster stops candidates, proxies and the emulator. */
@@ -190,6 +218,7 @@ export async function startCluster(): Promise<Cluster> {
   const kube = await startKubeSim();
   const kubeconfig = kube.kubeconfig();
   const candidates: Candidate[] = [];
+  const watches: { stop: AbortController; running: Promise<void> }[] = [];
   const serverPort = Number(new URL(kube.url).port);
   return {
     url: kube.url,
@@ -202,6 +231,25 @@ export async function startCluster(): Promise<Cluster> {
       candidates.push(candidate);
       return candidate;
     },
+    kube,
+    watch(clock) {
+      const kc = kubeConfigFor(kubeconfig);
+      const coordination = makeKubeClients(kc, { metrics: new Registry() }).coordination;
+      const watch = new LeaseWatch(kc, coordination, KEY, {
+        clock,
+        metrics: new Registry(),
+        log: componentLogger("lease-watch"),
+      });
+      const stop = new AbortController();
+      watches.push({ stop, running: watch.run(stop.signal) });
+      return watch;
+    },
+    holder() {
+      const lease = kube.store.get("leases", KEY.name, KEY.namespace) as {
+        spec?: { holderIdentity?: string };
+      };
+      return lease === undefined ? undefined : lease.spec?.holderIdentity ?? "";
+    },
     async rawLease() {
       const url = `${kube.url}/apis/coordination.k8s.io/v1/namespaces/${KEY.namespace}/leases/${KEY.name}`;
       const res = await fetch(url, { headers: { authorization: `Bearer ${kube.token}` } });
@@ -209,47 +257,40 @@ export async function startCluster(): Promise<Cluster> {
     },
     async [Symbol.asyncDispose]() {
       await Promise.all(candidates.map((c) => c.stop().catch(() => undefined)));
+      for (const w of watches) w.stop.abort();
+      await Promise.all(watches.map((w) => w.running));
       await kube.close();
     },
   };
 }
 
-/** Samples fences every 2 ms: the most that were ever leading at once, and when each last switched. */
-export function sampleFences(fences: readonly SwitchFence[]): Disposable & {
-  maxLeading(): number;
-  /** `Date.now()` of the first sample at which `fence` was seen off after having led. */
-  firstOffAfterLeading(fence: SwitchFence): number | undefined;
-} {
-  let max = 0;
-  const led = new Set<SwitchFence>();
-  const offAt = new Map<SwitchFence, number>();
-  const timer = setInterval(() => {
-    let leading = 0;
-    for (const f of fences) {
-      if (f.leading) {
-        leading++;
-        led.add(f);
-      } else if (led.has(f) && !offAt.has(f)) offAt.set(f, Date.now());
-    }
-    max = Math.max(max, leading);
-  }, 2);
-  return {
-    maxLeading: () => max,
-    firstOffAfterLeading: (f) => offAt.get(f),
-    [Symbol.dispose]: () => clearInterval(timer),
-  };
+/** The candidates whose fence is on now. */
+export function leaders(candidates: readonly Candidate[]): Candidate[] {
+  return candidates.filter((c) => c.fence.leading);
 }
 
-/** A clock that counts completed sleeps of `systemClock` by duration (timeouts that never fire are not counted). */
-export function countingClock(): Clock & { completedSleeps: number[] } {
-  const completedSleeps: number[] = [];
-  return {
-    completedSleeps,
-    now: () => systemClock.now(),
-    monotonic: () => systemClock.monotonic(),
-    async sleep(ms: number, signal?: AbortSignal) {
-      await systemClock.sleep(ms, signal);
-      completedSleeps.push(ms);
-    },
-  };
+/** A jitter source that counts its draws: a draw means the candidate failed an attempt and is about to sleep. */
+export function countingRandom(value = 0.5): { draws: number; random: () => number } {
+  const r = { draws: 0, random: () => (r.draws++, value) };
+  return r;
+}
+
+/**
+ * Advances `clock` by `stepMs` until `condition()` holds, letting real I/O (HTTP to the emulator) run between
+ * steps; returns the fake time advanced. Throws after `maxSteps`.
+ */
+export async function advanceUntil(
+  clock: FakeClock,
+  stepMs: number,
+  condition: () => boolean,
+  maxSteps = 20,
+): Promise<number> {
+  let advancedMs = 0;
+  for (let step = 0; !condition(); step++) {
+    if (step >= maxSteps) throw new Error(`Condition not met within ${advancedMs} ms of fake time`);
+    await clock.advance(stepMs);
+    advancedMs += stepMs;
+    await waitFor(condition, 1000).catch(() => {});
+  }
+  return advancedMs;
 }

@@ -62,7 +62,7 @@ const SUBNET = "10.0.0.0/8";
 const CLUSTER_CIDR = "10.0.0.0/8";
 
 /** The `block`-th /24 of 10.192.0.0/10 (16,384 of them), the pod CIDR of the `block`-th registered Node. */
-function podCidr(block: number): string {
+export function podCidr(block: number): string {
   if (block >= 16_384) throw new RangeError("10.192.0.0/10 holds 16,384 pod CIDRs of /24");
   return `10.${192 + (block >> 8)}.${block & 255}.0/24`;
 }

@@ -12,3 +12,16 @@ export {
   UNINITIALIZED_TAINT,
 } from "./kubelet.ts";
 export { type DemoWorld, type DemoWorldOptions, startDemoWorld } from "./demo_world.ts";
+export {
+  CCM_LEASE,
+  type DriftNames,
+  GO_CCM_DEFAULT_PINS,
+  type GoCcmDrift,
+  type GoCcmLeaseHolder,
+  type GoCcmNode,
+  type GoCcmWorld,
+  type GoCcmWorldOptions,
+  LB_CLEANUP_FINALIZER,
+  type SeededService,
+  startGoCcmWorld,
+} from "./go_ccm_world.ts";

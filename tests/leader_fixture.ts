@@ -12,13 +12,9 @@ import {
   leaseFlags,
   LeaseHistory,
   type LeaseTiming,
-  MAX_RETRY_WAIT_FACTOR,
   spawnCcm,
   waitFor,
 } from "./process.ts";
-
-/** Process scheduling and request latency on a busy 2-core machine, on top of the protocol's own bounds. */
-export const MARGIN_MS = 600;
 
 /** The counter key of a standby's poll: a leader renews with PUT only, so every GET comes from a candidate. */
 const LEASE_GET = "GET /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}";
@@ -94,34 +90,46 @@ export async function waitForCampaigning(ew: ElectionWorld, standbys: readonly C
 }
 
 /**
- * Asserts a takeover after the holder died: the new holder waited out the old record's lease duration
- * (never stealing a live Lease), and took over within the bound client-go's timings give.
+ * Asserts a takeover after the holder died: the new holder waited out the old record's lease duration (never
+ * stealing a live Lease) and counted one transition. How soon it took over is timing, which these process
+ * tests leave to the elector's fake-clock tests (`lease/elector_test.ts`): a loaded machine must not fail them.
  */
 export function assertTakeoverAfterExpiry(ew: ElectionWorld, oldHolder: string, newHolder: string): void {
   const last = ew.lease.lastBy(oldHolder);
   const takeover = ew.lease.writes.find((w) => w.holder === newHolder && last && w.atMs >= last.atMs);
   assert.ok(last && takeover, "the Lease records the old and the new holder");
   const gapMs = takeover.atMs - last.atMs;
-  // The standby saw the last renew no earlier than its commit, and waits leaseDuration from then.
+  // The standby saw the last renew no earlier than its commit, and waits leaseDuration from then: a lower
+  // bound that load can only widen.
   assert.ok(gapMs >= ew.timing.leaseDurationMs, `took a live Lease: ${gapMs} ms after the last renew`);
-  // It sees the last renew within one jittered poll, and the expiry within one more.
-  const { leaseDurationMs, retryPeriodMs } = ew.timing;
-  const boundMs = leaseDurationMs + 2 * MAX_RETRY_WAIT_FACTOR * retryPeriodMs + MARGIN_MS;
-  assert.ok(gapMs <= boundMs, `takeover ${gapMs} ms after the last renew (bound ${boundMs} ms)`);
   assert.equal(takeover.transitions, last.transitions + 1);
 }
 
-/** Asserts a hand-over after a release: the next holder took the freed Lease within one jittered poll. */
-export function assertTakeoverAfterRelease(ew: ElectionWorld, oldHolder: string, newHolder: string): void {
-  const released = ew.lease.writes.find((w, i) =>
+/**
+ * Asserts a hand-over after a release: the next write after the release is the new holder's acquisition, and
+ * the new holder learnt of the release from its watch of the Lease (it logged so before it led), rather than
+ * from a poll or an expiry.
+ */
+export function assertTakeoverAfterRelease(
+  ew: ElectionWorld,
+  oldHolder: string,
+  newLeader: CcmProcess,
+): void {
+  const newHolder = identityOf(newLeader);
+  const i = ew.lease.writes.findIndex((w, i) =>
     w.holder === "" && ew.lease.writes[i - 1]?.holder === oldHolder
   );
-  const takeover = ew.lease.writes.find((w) => w.holder === newHolder && released && w.atMs >= released.atMs);
+  const released = ew.lease.writes[i];
+  const takeover = ew.lease.writes[i + 1];
   assert.ok(released && takeover, "the Lease records the release and the new holder");
-  const gapMs = takeover.atMs - released.atMs;
-  const boundMs = MAX_RETRY_WAIT_FACTOR * ew.timing.retryPeriodMs + MARGIN_MS;
-  assert.ok(gapMs <= boundMs, `took the released Lease after ${gapMs} ms (bound ${boundMs} ms)`);
-  assert.ok(gapMs < ew.timing.leaseDurationMs, "hand-over did not wait for expiry");
+  assert.equal(takeover.holder, newHolder, "the first write after the release is the new holder's");
+  assert.equal(takeover.transitions, released.transitions + 1);
+  const seen = newLeader.logs(/^lease .* was released: trying to take it now/).at(-1);
+  const became = newLeader.logs(/^became leader/)[0];
+  assert.ok(
+    seen && became && newLeader.lines.indexOf(seen) < newLeader.lines.indexOf(became),
+    newLeader.output,
+  );
 }
 
 /** When a process stopped leading: its kill, or the commit of its release or loss (before it logs). */

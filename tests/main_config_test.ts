@@ -45,6 +45,21 @@ const CASES: Case[] = [
     stderr: /--leader-elect-retry-period[^\n]*\n(.*\n)*.*--concurrent-node-syncs/,
   },
   {
+    // It used to pass validation, then throw when the leader term started (a leader running no controller).
+    name: "exits 2 on an IPv6 LINODE_EXTERNAL_SUBNET and says what is accepted",
+    args: [],
+    env: (env) => ({ ...env, LINODE_EXTERNAL_SUBNET: "fd00::/64" }),
+    code: 2,
+    stderr:
+      /^LINODE_EXTERNAL_SUBNET: invalid IPv4 CIDR "fd00::\/64" \(use an IPv4 network such as 172\.24\.0\.0\/16/m,
+  },
+  {
+    name: "exits 2 on a leader-election timer too long to run",
+    args: ["--leader-elect-lease-duration=1000h"],
+    code: 2,
+    stderr: /^--leader-elect-lease-duration: is too long, got 1000h0m0s \(use 1ms to 240h0m0s/m,
+  },
+  {
     name: "exits 2 when the kubeconfig is outside the readable folders, and says how to allow it",
     args: [],
     env: (env) => ({ ...env, KUBECONFIG: "/nonexistent/kubeconfig" }),

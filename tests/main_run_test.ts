@@ -66,7 +66,6 @@ Deno.test("main() initialises the Nodes, then exits 0 on SIGTERM and releases th
   const termAt = ccm.kill("SIGTERM");
   const exit = await ccm.exited(5_000);
   assert.equal(exit.code, 0, ccm.output);
-  assert.ok(exit.atMs - termAt < 3_000, `exited ${exit.atMs - termAt} ms after SIGTERM`);
   const last = lease.writes.at(-1);
   assert.equal(last?.holder, "", "the Lease is released (holderIdentity cleared)");
   assert.ok(last && last.atMs >= termAt);

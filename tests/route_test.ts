@@ -1,17 +1,17 @@
 /** The route controller end to end: Nodes' pod CIDRs become VPC interface ranges in the Linode emulator. */
 import assert from "node:assert/strict";
-import { LIST_VPC_IPS, PUT_CONFIG_INTERFACE, startRouteWorld, waitFor } from "./route_fixture.ts";
+import { addNodes, isInitialised, kubeletNode } from "./ccm_fixture.ts";
+import { LIST_VPC_IPS, PUT_CONFIG_INTERFACE, resyncs, startRouteWorld, until } from "./route_fixture.ts";
 
 Deno.test("route: a new Node's pod CIDR is routed to its Linode and NetworkUnavailable is False/RouteCreated", async () => {
   await using w = await startRouteWorld();
   const id = w.addLinode("worker-1");
   await w.start();
   w.addNode("worker-1", id, "10.192.1.0/24");
-  await waitFor(() => w.condition("worker-1") === "False/RouteCreated", { what: "the condition" });
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the condition");
   assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.1.0/24"]);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  await resyncs(w, 3);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1, "a range in place is never written again");
   assert.equal(w.calls(LIST_VPC_IPS), 1, "one listing per TTL, none per Node or pass");
   assert.equal(w.events("FailedToCreateRoute").length, 0);
@@ -22,19 +22,12 @@ Deno.test("route: a Node without a pod CIDR gets nothing until its pod CIDR is s
   const id = w.addLinode("worker-1", ["10.192.9.0/24"]);
   await w.start();
   w.addNode("worker-1", id);
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 2, { what: "two passes" });
+  await resyncs(w, 2);
   assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.9.0/24"], "its ranges are not touched");
   assert.equal(w.condition("worker-1"), undefined);
-  w.kube.store.patch(
-    "nodes",
-    "worker-1",
-    { spec: { podCIDR: "10.192.1.0/24", podCIDRs: ["10.192.1.0/24"] } },
-    {
-      type: "merge",
-    },
-  );
-  await waitFor(() => w.condition("worker-1") === "False/RouteCreated", { what: "the route" });
+  const podCidr = { spec: { podCIDR: "10.192.1.0/24", podCIDRs: ["10.192.1.0/24"] } };
+  w.kube.store.patch("nodes", "worker-1", podCidr, { type: "merge" });
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the route");
   assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.1.0/24"], "the stale cluster range is replaced");
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
 });
@@ -44,12 +37,12 @@ Deno.test("route: a Node registered again with a new pod CIDR moves its range, k
   const id = w.addLinode("worker-1", ["172.16.5.0/24"]);
   await w.start();
   w.addNode("worker-1", id, "10.192.1.0/24");
-  await waitFor(() => w.linode.world.ipRanges(id).includes("10.192.1.0/24"), { what: "the first route" });
+  await until(w, () => w.linode.world.ipRanges(id).includes("10.192.1.0/24"), "the first route");
   w.kube.store.delete("nodes", "worker-1");
   w.kube.store.delete("leases", "worker-1", "kube-node-lease");
   w.addNode("worker-1", id, "10.192.2.0/24");
-  await waitFor(() => w.linode.world.ipRanges(id).includes("10.192.2.0/24"), { what: "the new route" });
-  await waitFor(() => !w.linode.world.ipRanges(id).includes("10.192.1.0/24"), { what: "the old one to go" });
+  await until(w, () => w.linode.world.ipRanges(id).includes("10.192.2.0/24"), "the new route");
+  await until(w, () => !w.linode.world.ipRanges(id).includes("10.192.1.0/24"), "the old one to go");
   assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.5.0/24", "10.192.2.0/24"]);
 });
 
@@ -61,11 +54,13 @@ Deno.test("route: a deleted Node's range is removed from its Linode; foreign ran
   await w.start();
   w.addNode("worker-a", a, "10.192.1.0/24");
   w.addNode("worker-b", b, "10.192.2.0/24");
-  await waitFor(() => w.linode.world.ipRanges(b).length === 1 && w.linode.world.ipRanges(a).length === 2, {
-    what: "both routes",
-  });
+  await until(
+    w,
+    () => w.linode.world.ipRanges(b).length === 1 && w.linode.world.ipRanges(a).length === 2,
+    "both routes",
+  );
   w.kube.store.delete("nodes", "worker-a");
-  await waitFor(() => !w.linode.world.ipRanges(a).includes("10.192.1.0/24"), { what: "the removal" });
+  await until(w, () => !w.linode.world.ipRanges(a).includes("10.192.1.0/24"), "the removal");
   assert.deepEqual(w.linode.world.ipRanges(a), ["192.168.77.0/24"], "a range outside the cluster CIDR stays");
   assert.deepEqual(w.linode.world.ipRanges(b), ["10.192.2.0/24"]);
   assert.deepEqual(
@@ -74,8 +69,7 @@ Deno.test("route: a deleted Node's range is removed from its Linode; foreign ran
     "a Linode that is no Node is untouched",
   );
   const writes = w.calls(PUT_CONFIG_INTERFACE);
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  await resyncs(w, 3);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), writes, "the removal is not repeated");
 });
 
@@ -85,7 +79,7 @@ Deno.test("route: a Node is found by providerID only: a Node named unlike its Li
   const other = w.addLinode("worker-1");
   await w.start();
   w.addNode("worker-1", id, "10.192.1.0/24");
-  await waitFor(() => w.condition("worker-1") === "False/RouteCreated", { what: "the route" });
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the route");
   assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.1.0/24"]);
   assert.deepEqual(w.linode.world.ipRanges(other), [], "the Linode labelled like the Node is not its Linode");
 });
@@ -104,11 +98,10 @@ Deno.test("route: IPv6 pod CIDRs are skipped; a pod CIDR outside the cluster CID
     },
   });
   w.addNode("outside", b, "10.50.0.0/24");
-  await waitFor(() => w.condition("dual") === "False/RouteCreated", { what: "the dual-stack route" });
+  await until(w, () => w.condition("dual") === "False/RouteCreated", "the dual-stack route");
   assert.deepEqual(w.linode.world.ipRanges(a), ["10.192.1.0/24"]);
-  await waitFor(() => w.condition("outside") === "True/NoRouteCreated", { what: "the failed condition" });
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  await until(w, () => w.condition("outside") === "True/NoRouteCreated", "the failed condition");
+  await resyncs(w, 3);
   const events = w.events("FailedToCreateRoute");
   assert.equal(events.length, 1);
   assert.equal(events[0]?.count ?? 1, 1, "reported once, not every pass");
@@ -124,9 +117,8 @@ Deno.test("route: a Linode without a VPC interface is reported once, not every p
   const outside = w.linode.world.addInstance({ label: "no-vpc", region: "us-east" }).id;
   await w.start();
   w.addNode("no-vpc", outside, "10.192.1.0/24");
-  await waitFor(() => w.condition("no-vpc") === "True/NoRouteCreated", { what: "the condition" });
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  await until(w, () => w.condition("no-vpc") === "True/NoRouteCreated", "the condition");
+  await resyncs(w, 3);
   const events = w.events("FailedToCreateRoute");
   assert.equal(events.length, 1);
   assert.equal(events[0]?.count ?? 1, 1);
@@ -135,13 +127,40 @@ Deno.test("route: a Linode without a VPC interface is reported once, not every p
 });
 
 Deno.test("route: drift is repaired once the listing refreshes: a route removed by hand returns, a range added stays", async () => {
-  await using w = await startRouteWorld({ ttlMs: 200 });
+  const ttlSec = 20;
+  await using w = await startRouteWorld({ env: { LINODE_ROUTES_CACHE_TTL_SECONDS: String(ttlSec) } });
   const id = w.addLinode("worker-1");
   await w.start();
   w.addNode("worker-1", id, "10.192.1.0/24");
-  await waitFor(() => w.linode.world.ipRanges(id).length === 1, { what: "the route" });
+  await until(w, () => w.linode.world.ipRanges(id).length === 1, "the route");
   w.linode.world.setIpRanges(id, ["172.16.9.0/24"]);
-  await waitFor(() => w.linode.world.ipRanges(id).length === 2, { what: "the repair" });
+  await w.tick((ttlSec * 1_000) / 2, 1_000);
+  assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24"], "a listing within its TTL is trusted");
+  assert.equal(w.calls(LIST_VPC_IPS), 1);
+  const tookMs = await until(w, () => w.linode.world.ipRanges(id).length === 2, "the repair");
+  assert.ok(
+    tookMs <= (ttlSec * 1_000) / 2 + w.config.routes.reconciliationPeriodMs,
+    `repaired by the first resync after the TTL (${tookMs} ms more)`,
+  );
   assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24", "10.192.1.0/24"]);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 2);
+  assert.equal(w.calls(LIST_VPC_IPS), 2, "one refresh");
+});
+
+Deno.test("route with the node controllers: a Linode that joins after start is initialised, then routed at once", async () => {
+  await using w = await startRouteWorld({ flags: ["--controllers=cloud-node,cloud-node-lifecycle"] });
+  await w.start();
+  await w.tick(5_000, 1_000);
+  const listings = w.calls(LIST_VPC_IPS);
+  // A new machine: created after the listing, its kubelet registers the Node (tainted, no providerID).
+  const id = w.addLinode("worker-1");
+  addNodes(w, kubeletNode("worker-1", { podCidr: "10.192.1.0/24" }));
+  const tookMs = await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the route");
+  assert.ok(isInitialised(w.node("worker-1")), "cloud-node initialised it");
+  assert.equal(w.node("worker-1")?.spec?.providerID, `linode://${id}`);
+  assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.1.0/24"]);
+  assert.ok(tookMs <= 2_000, `routed ${tookMs} ms after joining, not at the next listing`);
+  assert.equal(w.calls(LIST_VPC_IPS), listings + 1, "one refresh, by the lookup of its VPC address");
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
+  assert.equal(w.events("FailedToCreateRoute").length, 0, "never reported as a Linode without VPC interface");
 });

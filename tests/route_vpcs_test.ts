@@ -4,14 +4,14 @@ import {
   LIST_VPC_IPS,
   PUT_CONFIG_INTERFACE,
   PUT_LINODE_INTERFACE,
+  resyncs,
   startRouteWorld,
-  waitFor,
+  until,
 } from "./route_fixture.ts";
 
 Deno.test("route: two configured VPCs: each Node's range goes to its interface in its own VPC", async () => {
-  await using w = await startRouteWorld({
-    vpc: { vpcNames: ["cluster", "cluster-b"], subnetNames: ["default"] },
-  });
+  // A list flag given twice appends (pflag): the VPCs `cluster` and `cluster-b`.
+  await using w = await startRouteWorld({ flags: ["--vpc-names=cluster-b"] });
   const b = w.linode.world.createVpc({
     label: "cluster-b",
     region: "us-east",
@@ -26,15 +26,13 @@ Deno.test("route: two configured VPCs: each Node's range goes to its interface i
   await w.start();
   w.addNode("worker-a", inA, "10.192.1.0/24");
   w.addNode("worker-b", inB, "10.192.2.0/24");
-  await waitFor(() => w.condition("worker-a") === "False/RouteCreated", { what: "the route in VPC cluster" });
-  await waitFor(() => w.condition("worker-b") === "False/RouteCreated", {
-    what: "the route in VPC cluster-b",
-  });
+  await until(w, () => w.condition("worker-a") === "False/RouteCreated", "the route in VPC cluster");
+  await until(w, () => w.condition("worker-b") === "False/RouteCreated", "the route in VPC cluster-b");
   assert.deepEqual(w.linode.world.ipRanges(inA), ["10.192.1.0/24"]);
   assert.deepEqual(w.linode.world.ipRanges(inB), ["10.192.2.0/24"]);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 2);
   assert.equal(w.calls(LIST_VPC_IPS), 2, "one listing per VPC");
-  const ips = await w.client.vpcs.listIps(b.id);
+  const ips = await w.ccm.linode.vpcs.listIps(b.id);
   assert.ok(ips.some((ip) => ip.address_range === "10.192.2.0/24" && ip.linode_id === inB));
 });
 
@@ -50,26 +48,21 @@ Deno.test("route: a Linode-interface Linode gets vpc.ipv4.ranges, a config-inter
   await w.start();
   w.addNode("worker-new", modern, "10.192.1.0/24");
   w.addNode("worker-old", legacy, "10.192.2.0/24");
-  await waitFor(() => w.condition("worker-new") === "False/RouteCreated", {
-    what: "the Linode interface route",
-  });
-  await waitFor(() => w.condition("worker-old") === "False/RouteCreated", {
-    what: "the config interface route",
-  });
+  await until(w, () => w.condition("worker-new") === "False/RouteCreated", "the Linode interface route");
+  await until(w, () => w.condition("worker-old") === "False/RouteCreated", "the config interface route");
   assert.deepEqual(w.linode.world.ipRanges(modern), ["10.100.0.0/24", "10.192.1.0/24"], "its own range kept");
   assert.deepEqual(w.linode.world.ipRanges(legacy), ["10.192.2.0/24"]);
   const [iface] = w.linode.world.linodeInterfaces(modern).filter((i) => i.vpc);
   assert.deepEqual(iface?.vpc?.ipv4?.ranges, [{ range: "10.100.0.0/24" }, { range: "10.192.1.0/24" }]);
   assert.equal(w.calls(PUT_LINODE_INTERFACE), 1);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
-  const entry = (await w.client.vpcs.listIps(w.vpcId)).find((ip) => ip.address_range === "10.192.1.0/24");
+  const entry = (await w.ccm.linode.vpcs.listIps(w.vpcId)).find((ip) => ip.address_range === "10.192.1.0/24");
   assert.equal(entry?.config_id, null, "a Linode interface's entries have no config");
 
   w.kube.store.delete("nodes", "worker-new");
-  await waitFor(() => w.linode.world.ipRanges(modern).length === 1, { what: "the removal" });
+  await until(w, () => w.linode.world.ipRanges(modern).length === 1, "the removal");
   assert.deepEqual(w.linode.world.ipRanges(modern), ["10.100.0.0/24"]);
-  const passes = w.passes();
-  await waitFor(() => w.passes() >= passes + 3, { what: "three more resyncs" });
+  await resyncs(w, 3);
   assert.equal(w.calls(PUT_LINODE_INTERFACE), 2, "no write repeated");
 });
 
@@ -84,7 +77,7 @@ Deno.test("route: a range a Linode interface refuses gets the API's reason in a 
   }).id;
   await w.start();
   w.addNode("worker-new", modern, "10.192.7.0/24");
-  await waitFor(() => w.condition("worker-new") === "True/NoRouteCreated", { what: "the refusal" });
+  await until(w, () => w.condition("worker-new") === "True/NoRouteCreated", "the refusal");
   const [event] = w.events("FailedToCreateRoute");
   assert.match(
     event?.message ?? "",

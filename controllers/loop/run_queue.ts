@@ -4,6 +4,7 @@
  */
 import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
+import { LeaseLostError } from "../../lease/fence.ts";
 import type { Registry } from "../../server/metrics.ts";
 import { recordReconcile } from "./reconcile_metrics.ts";
 import type { WorkQueue } from "./work_queue.ts";
@@ -67,7 +68,9 @@ export function describeError(error: unknown): string {
 function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWorkersOptions<T>): Outcome {
   const { log, signal } = options;
   const props = { queue: queue.name, key: String(key), error: describeError(error) };
-  if (signal.aborted && isAbort(error, signal)) {
+  // A stopping leader closes its fence before it tells the controllers to stop: a write refused then is part
+  // of the stop, not a failure worth a warning or an Event.
+  if (signal.aborted && (isAbort(error, signal) || error instanceof LeaseLostError)) {
     // Cut short by the end of this run (e.g. lost leadership): the next run picks it up again.
     queue.add(key);
     log.debug("{queue} {key} aborted", props);

@@ -1,6 +1,7 @@
 /**
  * The `route` controller's loop: Node events and a resync enqueue the one key `routes`; one worker runs
- * passes, at most one per `minIntervalMs` (bursts of Node events coalesce), with backoff when a pass fails.
+ * passes, at most one per `MIN_INTERVAL_MS` (bursts of Node events coalesce), with backoff (the work
+ * queue's, 1 s doubling to 5 min) when a pass fails.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
 import { isAbort } from "../../common/clock.ts";
@@ -11,23 +12,19 @@ import { WorkQueue } from "../loop/work_queue.ts";
 import { parseProviderId } from "../provider_id.ts";
 import type { NodeConditionWriter } from "./report.ts";
 import { type RangeWriter, type ReconcileOptions, reconcileRoutes, type RouteDeps } from "./route.ts";
-import { RouteState, type RouteStateOptions } from "./state.ts";
+import { RouteState } from "./state.ts";
 
 /** The single key of the whole-cluster pass. */
 export const ROUTES_KEY = "routes";
 /** Default `--route-reconciliation-period` (upstream's 10 s); passes in between are event-driven. */
 export const DEFAULT_RESYNC_MS = 10_000;
-/** Default least time between two passes: events within it coalesce into one. */
-export const DEFAULT_MIN_INTERVAL_MS = 250;
+/** Least time between two passes: events within it coalesce into one. */
+export const MIN_INTERVAL_MS = 250;
 
 /** Options of the route controller. */
-export interface RouteControllerOptions extends ReconcileOptions, RouteStateOptions {
+export interface RouteControllerOptions extends ReconcileOptions {
   /** `--route-reconciliation-period`. */
   resyncMs?: number;
-  minIntervalMs?: number;
-  /** Backoff of a failed pass (listing failed), default 1 s doubling to 5 min. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
 }
 
 /** What about a Node matters to routes: a change here starts a pass at once. */
@@ -81,11 +78,9 @@ export function startRouteController(
         name: "route",
         clock: deps.clock,
         metrics: deps.metrics,
-        minIntervalMs: options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS,
-        baseDelayMs: options.retryBaseMs,
-        maxDelayMs: options.retryMaxMs,
+        minIntervalMs: MIN_INTERVAL_MS,
       });
-      const state = new RouteState(options);
+      const state = new RouteState();
       const offNodes = watchNodes(deps, state, queue);
       queue.add(ROUTES_KEY);
       try {

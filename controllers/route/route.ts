@@ -61,12 +61,13 @@ export interface RouteDeps {
   clock: Clock;
 }
 
+/** Interface writes in flight at once. */
+export const WRITE_CONCURRENCY = 4;
+
 /** Options of one pass. */
 export interface ReconcileOptions {
   /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
   clusterCidrs: readonly string[];
-  /** Interface writes in flight at once (default 4). */
-  writeConcurrency?: number;
 }
 
 /** What a pass leaves for later: when to run again for backed-off or paused writes. */
@@ -185,8 +186,10 @@ export async function reconcileRoutes(
     ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
   });
-  const concurrency = options.writeConcurrency ?? 4;
-  const outcomes = await applyWrites(deps, state, plan.writes, { concurrency, signal: options.signal });
+  const outcomes = await applyWrites(deps, state, plan.writes, {
+    concurrency: WRITE_CONCURRENCY,
+    signal: options.signal,
+  });
   state.keepFailures(new Set(plan.writes.map((w) => targetKey(w.target))));
   settleReleased(state, plan.writes, outcomes);
   await reportNodes(deps, state, plan.nodes, outcomes);

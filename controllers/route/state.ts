@@ -20,7 +20,6 @@ interface Failure {
 export interface RouteStateOptions {
   writeRetry?: BackoffOptions;
   rateLimitPause?: BackoffOptions;
-  random?: () => number;
 }
 
 /** Mutable memory of one route controller run. All times are the clock's monotonic milliseconds. */
@@ -45,7 +44,7 @@ export class RouteState {
 
   /** Pauses every write after a 429: for `Retry-After` when given, else a growing backoff. */
   pause(nowMs: number, retryAfterMs: number | undefined): number {
-    const ms = retryAfterMs ?? backoffDelayMs(this.#pauses, this.#pauseOptions(), this.#o.random);
+    const ms = retryAfterMs ?? backoffDelayMs(this.#pauses, this.#pauseOptions());
     this.#pauses++;
     this.#pausedUntilMs = Math.max(this.#pausedUntilMs, nowMs + ms);
     return ms;
@@ -60,7 +59,7 @@ export class RouteState {
   /** Records a failed write; returns the delay before the interface is tried again. */
   failed(key: string, ranges: readonly string[], nowMs: number): number {
     const attempts = (this.#failures.get(key)?.attempts ?? 0) + 1;
-    const delayMs = backoffDelayMs(attempts - 1, this.#o.writeRetry ?? DEFAULT_WRITE_RETRY, this.#o.random);
+    const delayMs = backoffDelayMs(attempts - 1, this.#o.writeRetry ?? DEFAULT_WRITE_RETRY);
     this.#failures.set(key, { attempts, retryAtMs: nowMs + delayMs, ranges: ranges.join(",") });
     return delayMs;
   }

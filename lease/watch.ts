@@ -1,0 +1,78 @@
+/**
+ * A list+watch of the one leader Lease, so a standby sees a release the moment it happens instead of at its
+ * next poll (client-go polls every retry period plus up to 120 % jitter: 2 to 4.4 s by default). Polling stays
+ * the fallback: while the watch is down, the standby simply polls as before.
+ */
+import type { CoordinationV1Api, KubeConfig, V1Lease } from "@kubernetes/client-node";
+import type { Clock } from "../common/clock.ts";
+import type { Logger } from "../common/log.ts";
+import { Informer, type ResourceSource } from "../kube/informer.ts";
+import type { Registry } from "../server/metrics.ts";
+import type { LeaseKey } from "./lease.ts";
+
+/** What a candidate learns from the watch: that the Lease became free (released or deleted). */
+export interface LeaseChanges {
+  /** How many times the Lease was seen free so far; a change during an attempt means "try again now". */
+  readonly freedCount: number;
+  /** Calls `listener` each time the Lease is seen free; returns a function that removes it. */
+  onFreed(listener: () => void): () => void;
+}
+
+/** Options of a `LeaseWatch`. */
+export interface LeaseWatchOptions {
+  clock: Clock;
+  log: Logger;
+  metrics: Registry;
+}
+
+/** Lists and watches the single Lease `key` (a field selector on its name). */
+function leaseSource(api: CoordinationV1Api, key: LeaseKey): ResourceSource<V1Lease> {
+  return {
+    resource: "leases",
+    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(key.namespace)}/leases`,
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    list: (selectors) => api.listNamespacedLease({ namespace: key.namespace, ...selectors }),
+  };
+}
+
+/** Watches one Lease and reports when it is freed; `run` it for as long as a candidate campaigns. */
+export class LeaseWatch implements LeaseChanges {
+  readonly #informer: Informer<V1Lease>;
+  readonly #listeners = new Set<() => void>();
+  #freedCount = 0;
+
+  constructor(kc: KubeConfig, api: CoordinationV1Api, key: LeaseKey, options: LeaseWatchOptions) {
+    this.#informer = new Informer(kc, leaseSource(api, key), {
+      ...options,
+      fieldSelector: `metadata.name=${key.name}`,
+    });
+    this.#informer.onChange((kind, lease) => {
+      if (kind === "delete" || (lease.spec?.holderIdentity ?? "") === "") this.#freed();
+    });
+  }
+
+  get freedCount(): number {
+    return this.#freedCount;
+  }
+
+  /** True while the watch is established (otherwise candidates only poll). */
+  get healthy(): boolean {
+    return this.#informer.healthy;
+  }
+
+  onFreed(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Lists and watches until `signal` aborts, restarting itself after failures. */
+  run(signal: AbortSignal): Promise<void> {
+    return this.#informer.start(signal);
+  }
+
+  #freed(): void {
+    this.#freedCount++;
+    for (const listener of this.#listeners) listener();
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Pieces of the Go CCM's world (`go_ccm_world.ts`): a Node as the Go CCM initialised it, and a LoadBalancer
+ * Service with the NodeBalancer the Go CCM made for it, its finalizer and its ingress status. The wire values
+ * (annotation names, finalizer, labels) are written out here rather than imported from the controllers, so
+ * the world states what the Go CCM does and a test can catch this CCM disagreeing.
+ */
+import type { V1Node, V1NodeCondition, V1Service } from "@kubernetes/client-node";
+import type { KubeSim } from "./kube/server.ts";
+import { kubeletNode } from "./kubelet.ts";
+import type { SimLinode } from "./linode/instance_shape.ts";
+import { goCcmCreateBody } from "./linode/seed_nodebalancers.ts";
+import type { LinodeSim } from "./linode/server.ts";
+
+/** The finalizer upstream's service controller puts on every LoadBalancer Service it handles. */
+export const LB_CLEANUP_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+
+const ANNOTATION = "service.beta.kubernetes.io/linode-loadbalancer-";
+
+/**
+ * Annotations that pin what the Go CCM's code does without them (throttle 0 since its PR #189, passive checks
+ * on), where this CCM follows the Go CCM's README (20, off): the migration guide's "pin where a default differs".
+ */
+export const GO_CCM_DEFAULT_PINS: Readonly<Record<string, string>> = Object.freeze({
+  [`${ANNOTATION}throttle`]: "0",
+  [`${ANNOTATION}check-passive`]: "true",
+});
+
+/** A seeded Linode behind a Node: what the Node's addresses and the NodeBalancer backends are made of. */
+export interface SeedNode {
+  readonly name: string;
+  readonly linodeId: number;
+  readonly vpcIp: string;
+  readonly podCidr: string;
+}
+
+/** A Service the Go CCM handled, and its NodeBalancer. */
+export interface SeededService {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly nodeBalancerId: number;
+  readonly label: string;
+  readonly ipv4: string;
+  readonly hostname: string;
+  /** `status.loadBalancer.ingress` as the Go CCM wrote it. */
+  readonly ingress: readonly { ip?: string; hostname: string }[];
+  /** True when the Service carries `GO_CCM_DEFAULT_PINS`. */
+  readonly pinned: boolean;
+}
+
+/** What `seedGoCcmService` needs from the world. */
+export interface ServiceSeed {
+  name: "web" | "api";
+  region: string;
+  clusterName: string;
+  nbTags: readonly string[];
+  prefix: string;
+  subnetId: number;
+  backends: readonly SeedNode[];
+  pinned: boolean;
+  /** Index among the seeded Services (spaces the labels' clock digits). */
+  seq: number;
+}
+
+function isPrivate(ip: string): boolean {
+  return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(ip);
+}
+
+/** The Node as kubelet registered it and the Go CCM initialised it (addresses in the Go CCM's order). */
+export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
+  const priv = instance.ipv4.filter(isPrivate);
+  const pub = instance.ipv4.filter((ip) => !isPrivate(ip));
+  const ipv6 = instance.ipv6?.split("/")[0];
+  const base = kubeletNode(node.name, {
+    providerID: `linode://${instance.id}`,
+    taints: [],
+    podCidr: node.podCidr,
+    labels: {
+      "topology.kubernetes.io/region": instance.region,
+      "failure-domain.beta.kubernetes.io/region": instance.region,
+      "node.kubernetes.io/instance-type": instance.type ?? "",
+      "beta.kubernetes.io/instance-type": instance.type ?? "",
+      "node.k8s.linode.com/host-uuid": instance.host_uuid,
+    },
+    addresses: [
+      { type: "Hostname", address: instance.label },
+      { type: "InternalIP", address: node.vpcIp },
+      ...priv.map((address) => ({ type: "InternalIP", address })),
+      ...pub.map((address) => ({ type: "ExternalIP", address })),
+      ...(ipv6 ? [{ type: "ExternalIP", address: ipv6 }] : []),
+    ],
+  });
+  // Upstream's route controller (in the Go CCM) marks a routed Node's network available.
+  const at = base.status?.conditions?.[0]?.lastHeartbeatTime;
+  const routed = {
+    type: "NetworkUnavailable",
+    status: "False",
+    reason: "RouteCreated",
+    message: "RouteController created a route",
+    lastHeartbeatTime: at,
+    lastTransitionTime: at,
+  } as unknown as V1NodeCondition;
+  const status = { ...base.status, conditions: [...(base.status?.conditions ?? []), routed] };
+  const annotations: Record<string, string> = {};
+  if (priv[0]) annotations["node.k8s.linode.com/private-ip"] = priv[0];
+  if (ipv6) annotations["node.k8s.linode.com/public-ipv6"] = ipv6;
+  return { ...base, metadata: { ...base.metadata, annotations }, status };
+}
+
+const PORTS = {
+  web: [{ name: "http", port: 80 }],
+  api: [{ name: "http", port: 80 }, { name: "grpc", port: 443 }],
+} as const;
+
+/** The Go CCM's label digits: the last 12 of `time.Now().UnixNano()` at create time. */
+function clockDigits(seq: number): string {
+  return String(1767225600123456789n + BigInt(seq) * 86_400_000_017n).slice(-12);
+}
+
+/** Creates the Service, its Go CCM NodeBalancer, the finalizer and the ingress status. */
+export function seedGoCcmService(linode: LinodeSim, kube: KubeSim, seed: ServiceSeed): SeededService {
+  const hostnameOnly = seed.name === "api";
+  const annotations: Record<string, string> = {
+    ...(seed.pinned ? GO_CCM_DEFAULT_PINS : {}),
+    ...(hostnameOnly ? { [`${ANNOTATION}hostname-only-ingress`]: "true" } : {}),
+  };
+  const created = kube.store.create("services", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: seed.name,
+      namespace: "default",
+      labels: { app: seed.name },
+      annotations,
+      finalizers: [LB_CLEANUP_FINALIZER],
+    },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: seed.name },
+      ports: PORTS[seed.name].map((p) => ({ ...p, protocol: "TCP" })),
+    },
+  }) as unknown as V1Service;
+  const ports = (created.spec?.ports ?? []).map((p) => ({ port: p.port, nodePort: p.nodePort ?? 0 }));
+  const nb = linode.world.addNodeBalancer(goCcmCreateBody({
+    label: `${seed.prefix}-${clockDigits(seed.seq)}`,
+    region: seed.region,
+    tags: [seed.clusterName, ...seed.nbTags],
+    ports,
+    backends: seed.backends.map((n) => ({
+      nodeName: n.name,
+      ip: n.vpcIp,
+      subnetId: seed.subnetId,
+      status: "UP",
+    })),
+    backendSubnetId: seed.subnetId,
+  }));
+  const ingress = hostnameOnly ? [{ hostname: nb.hostname }] : [{ ip: nb.ipv4, hostname: nb.hostname }];
+  kube.store.patch("services", seed.name, { status: { loadBalancer: { ingress } } }, {
+    type: "merge",
+    namespace: "default",
+    subresource: "status",
+  });
+  return {
+    key: `default/${seed.name}`,
+    name: seed.name,
+    uid: created.metadata?.uid ?? "",
+    nodeBalancerId: nb.id,
+    label: nb.label,
+    ipv4: nb.ipv4,
+    hostname: nb.hostname,
+    ingress,
+    pinned: seed.pinned,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The switch from the Go CCM, as a scenario: a world as the Go CCM left it (`startGoCcmWorld`, its Lease holder
+ * on the test's `FakeClock`) and this CCM started on it through `runCcm` with the Go CCM's own flags.
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import { FakeClock } from "../common/clock.ts";
+import { ownershipTag } from "../controllers/service/ownership.ts";
+import {
+  type GoCcmWorld,
+  type GoCcmWorldOptions,
+  type NodeBalancerSnapshot,
+  type SeededService,
+  startGoCcmWorld,
+} from "../sim/mod.ts";
+import { type CcmWorld, startWorld } from "./ccm_fixture.ts";
+
+/** Options of `startSwitch`. */
+export interface SwitchOptions extends Omit<GoCcmWorldOptions, "clock" | "tls"> {
+  /** Flags after the Go CCM's (e.g. `--leader-elect=true`). */
+  flags?: readonly string[];
+}
+
+/** The Go CCM's world and this CCM, not started yet. */
+export interface Switch extends AsyncDisposable {
+  readonly go: GoCcmWorld;
+  readonly ccm: CcmWorld;
+  /** The NodeBalancers as the Go CCM left them. */
+  readonly before: readonly NodeBalancerSnapshot[];
+  service(name: string): V1Service | undefined;
+  nodeBalancers(): NodeBalancerSnapshot[];
+  /** The ownership tag this CCM gives the seeded Service's NodeBalancer. */
+  tagOf(svc: SeededService): string;
+  /** True once every seeded Service's NodeBalancer carries its ownership tag. */
+  adopted(): boolean;
+  /** Linode writes (POST, PUT, DELETE) by route key, in order. */
+  linodeWrites(): string[];
+}
+
+const WRITES = /^(POST|PUT|DELETE) /;
+
+/** Seeds the Go CCM's world and prepares this CCM with the Go CCM's flags (start it with `ccm.start()`). */
+export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> {
+  const clock = new FakeClock();
+  const { flags = [], ...worldOptions } = options;
+  const go = await startGoCcmWorld({ ...worldOptions, clock, tls: false });
+  const ccm = await startWorld({ sims: go, clock, flags: [...go.flags, ...flags] });
+  const before = go.linode.world.nodeBalancers();
+  const tagOf = (svc: SeededService) => ownershipTag(go.clusterName, svc.uid);
+  const byId = () => new Map(go.linode.world.nodeBalancers().map((nb) => [nb.id, nb]));
+  return {
+    go,
+    ccm,
+    before,
+    service: (name) => go.kube.store.get("services", name, "default") as unknown as V1Service | undefined,
+    nodeBalancers: () => go.linode.world.nodeBalancers(),
+    tagOf,
+    adopted: () => {
+      const now = byId();
+      return go.services.every((s) => now.get(s.nodeBalancerId)?.tags.includes(tagOf(s)));
+    },
+    linodeWrites: () => go.linode.calls.log.map((c) => c.key).filter((k) => WRITES.test(k)),
+    [Symbol.asyncDispose]: () => ccm[Symbol.asyncDispose](),
+  };
+}
+
+/** Backend node ids per NodeBalancer, per port, per address: what must survive the switch. */
+export function backendIds(
+  nbs: readonly NodeBalancerSnapshot[],
+): Record<number, Record<number, Record<string, number>>> {
+  return Object.fromEntries(nbs.map((nb) => [
+    nb.id,
+    Object.fromEntries(
+      nb.configs.map((c) => [c.port, Object.fromEntries(c.nodes.map((n) => [n.address, n.id]))]),
+    ),
+  ]));
+}
