@@ -125,7 +125,9 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
     tls,
     registry: parts.metrics,
     checks: { healthz: [], readyz: [...informerChecks(parts), readiness] },
-    leading: () => parts.fence.leading,
+    // In dry run the fence is open for decisions, but this process leads nothing.
+    leading: () => parts.fence.leading && !parts.config.dryRun,
+    plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
     log: componentLogger("serve"),
   });
 }
@@ -171,6 +173,14 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   try {
     server = await startHealthServer(parts, readiness);
     deps.onStarted?.({ ...parts, server });
+    if (config.dryRun) {
+      // Taking the Lease would stop the CCM that runs the cluster now (the fence is open: no election).
+      log.info(
+        "dry run: taking no part in leader election (the Lease {namespace}/{name} is left alone); " +
+          "controllers start now, record what they would do on /plan and write nothing",
+        { namespace: config.leaderElection.namespace, name: config.leaderElection.name },
+      );
+    }
     const le = config.leaderElection;
     const coordination = parts.kube.coordination;
     const outcome = await runLeadership(

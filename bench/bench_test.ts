@@ -2,18 +2,45 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { BenchResults } from "./main.ts";
 import { goCcmCallsPerHour } from "./api_cost.ts";
-import { DEFAULT_JSON_PATH, parseBenchArgs } from "./options.ts";
+import type { CcmReport, CcmResults } from "./ccm_report.ts";
+import { DEFAULT_JSON_PATH, DEFAULT_RESULTS_DIR, parseBenchArgs } from "./options.ts";
 import { quantile, renderTable } from "./table.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url).pathname;
 const CONFIG = new URL("../deno.json", import.meta.url).pathname;
+
+/** Checks the counts of the CCM-process results (never their timings). */
+async function assertCcmResults(dir: string): Promise<void> {
+  const saved = JSON.parse(await Deno.readTextFile(join(dir, "ccm.json"))) as CcmResults & {
+    report: CcmReport;
+  };
+  assert.deepEqual(saved.steady.map((s) => s.nodes), [10]);
+  assert.deepEqual(saved.churn.map((c) => c.nodes), [100]);
+  // 100 Nodes at 5 %/min over 15 s: one replacement, 12 s in.
+  assert.equal(saved.churn[0]?.window.replaced, 1);
+  const l = saved.latency;
+  for (const samples of [l.initMs, l.routeMs, l.nbReadyMs, l.joinInEveryNbMs, l.leaveFromEveryNbMs]) {
+    assert.equal(samples.length, 3);
+  }
+  assert.deepEqual([saved.takeover.sigkillMs.length, saved.takeover.sigtermMs.length], [1, 1]);
+  // Our CCM makes no call for unchanged Services, and a join costs at least its route write.
+  assert.equal(saved.steady[0]?.window.serviceCallsPerServiceMin, 0);
+  assert.ok(l.callsPerJoin >= 1);
+  assert.equal(saved.report.rows.length, 19);
+  assert.ok(saved.report.rows.every((r) => r.go !== ""), "every row has a Go CCM cell");
+  const md = await Deno.readTextFile(join(dir, "ccm.md"));
+  assert.match(md, /^\| what \| N \| ours \(measured\) \| Go CCM \(model\) \| target \| result \|$/m);
+  const svg = await Deno.readTextFile(join(dir, "calls_per_minute.svg"));
+  assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  assert.equal(svg.match(/<polyline /g)?.length, 4);
+}
 
 Deno.test("bench/main.ts --quick prints every table with its expected rows and writes JSON", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bench_test_" });
   try {
     const json = join(dir, "results.json");
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-P=dev", "--config", CONFIG, MAIN, "--quick", `--json=${json}`],
+      args: ["run", "-P=dev", "--config", CONFIG, MAIN, "--quick", `--json=${json}`, `--results=${dir}`],
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -27,6 +54,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         "Memory (Deno.memoryUsage()",
         "Route latency",
         "Whole-CCM Linode API cost in steady state with the route controller",
+        "Whole CCM process vs the Go CCM (default settings)",
       ]
     ) assert.ok(text.includes(title), `missing table "${title}"`);
     for (
@@ -53,9 +81,10 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1, 19]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
+    await assertCcmResults(dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -76,6 +105,26 @@ const ARG_CASES: { name: string; args: string[]; want: Record<string, unknown> }
     want: { nodes: 1000, costNodes: [6, 100, 1000] },
   },
   {
+    name: "--quick writes no CCM results unless --results is given",
+    args: ["--quick"],
+    want: { resultsDir: null, ccmNodes: [10], ccmWindowSec: 15, quick: true },
+  },
+  {
+    name: "a full run writes the CCM results to bench/results, at the issue's sizes",
+    args: [],
+    want: {
+      resultsDir: DEFAULT_RESULTS_DIR,
+      ccmNodes: [10, 100, 1000, 5000],
+      ccmWindowSec: 600,
+      quick: false,
+    },
+  },
+  {
+    name: "--ccm-nodes, --churn-nodes and --results size and place the CCM benchmarks",
+    args: ["--quick", "--ccm-nodes=10,100", "--churn-nodes=1000", "--results=/tmp/r", "--ccm-window=60"],
+    want: { ccmNodes: [10, 100], churnNodes: [1000], resultsDir: "/tmp/r", ccmWindowSec: 60 },
+  },
+  {
     name: "--route-nodes and --route-cost-nodes size the route benchmarks",
     args: ["--route-nodes=7", "--route-cost-nodes=100,1000"],
     want: { routeNodes: 7, routeCostNodes: [100, 1000] },
@@ -89,7 +138,17 @@ for (const c of ARG_CASES) {
   });
 }
 
-for (const bad of ["--nodes=0", "--nodes=abc", "--bogus=1", "nodes", "--only=speed", "--runs"]) {
+for (
+  const bad of [
+    "--nodes=0",
+    "--nodes=abc",
+    "--bogus=1",
+    "nodes",
+    "--only=speed",
+    "--runs",
+    "--ccm-nodes=10,x",
+  ]
+) {
   Deno.test(`parseBenchArgs() rejects ${bad}`, () => assert.throws(() => parseBenchArgs([bad]), RangeError));
 }
 

@@ -1,15 +1,21 @@
 /**
  * `deno task bench`: what this CCM costs and how fast it is, as plain-text tables (and JSON with `--json`).
  * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory,
- * 5 route latency and the whole CCM's cost with routes.
- * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses.
+ * 5 route latency and the whole CCM's cost with routes (1-5 in-process), 6 the whole CCM as a process
+ * against the Go CCM (`ccm`: its table, JSON and plot go to `bench/results/`). With `ccm` selected, 1-5 run
+ * while its steady-state windows run, which keeps the whole run within about 15 minutes.
+ * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses. Exit 1 when a count is wrong.
  */
 import { writeAll } from "../demo/terminal.ts";
 import { setupLogging } from "../common/log.ts";
 import { benchApiCost } from "./api_cost.ts";
+import { benchWholeCcm } from "./ccm_bench.ts";
+import { killCcmProcesses } from "./ccm_process.ts";
+import { reportTable } from "./ccm_report.ts";
+import { DEFAULT_LEASE, QUICK_LEASE } from "./ccm_takeover.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchInitLatency } from "./init_latency.ts";
-import { type BenchOptions, parseBenchArgs, USAGE } from "./options.ts";
+import { type BenchOptions, DEFAULT_RESULTS_DIR, parseBenchArgs, USAGE } from "./options.ts";
 import { benchRoutes } from "./routes.ts";
 import { renderTable, type Table } from "./table.ts";
 
@@ -24,6 +30,7 @@ export interface BenchResults {
 }
 
 const MIB = 1024 * 1024;
+const README_PATH = new URL("../README.md", import.meta.url).pathname;
 
 function memoryRow(what: string): (string | number)[] {
   const m = Deno.memoryUsage();
@@ -42,13 +49,8 @@ function memoryTable(rows: (string | number)[][], nodes: number): Table {
   };
 }
 
-/** Runs the selected benchmarks in order, handing each table to `emit` as soon as it is ready. */
-async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<Table[]> {
-  const tables: Table[] = [];
-  const done = (t: Table) => {
-    tables.push(t);
-    emit(t);
-  };
+/** Runs the in-process benchmarks in order, handing each table to `done` as soon as it is ready. */
+async function runInProcess(o: BenchOptions, done: (table: Table) => void): Promise<void> {
   const memory = [memoryRow("at start (modules loaded)")];
   if (o.only.has("capacity")) {
     done(await benchCapacity({ nodes: o.nodes, services: o.services, updates: o.updates, runs: o.runs }));
@@ -66,6 +68,38 @@ async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<
     const route = { latencyNodes: o.routeNodes, sizes: o.routeCostNodes, periodSec: o.periodSec };
     for (const t of await benchRoutes({ ...route, windowSec: o.windowSec })) done(t);
   }
+}
+
+/** Runs the selected benchmarks, handing each table to `emit` as soon as it is ready. */
+async function runBench(o: BenchOptions, emit: (table: Table) => void): Promise<Table[]> {
+  const tables: Table[] = [];
+  const done = (t: Table) => {
+    tables.push(t);
+    emit(t);
+  };
+  if (!o.only.has("ccm")) {
+    await runInProcess(o, done);
+    return tables;
+  }
+  const { report } = await benchWholeCcm({
+    sizes: o.ccmNodes,
+    churnSizes: o.churnNodes,
+    churnFraction: 0.05,
+    services: o.lbServices,
+    windowSec: o.ccmWindowSec,
+    latencyNodes: o.latencyNodes,
+    samples: o.ccmSamples,
+    takeoverSamples: o.takeoverSamples,
+    leaseTiming: o.quick ? QUICK_LEASE : DEFAULT_LEASE,
+    quick: o.quick,
+    resultsDir: o.resultsDir,
+    // A full run into bench/results also refreshes the README's table.
+    readmePath: o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined,
+  }, () => runInProcess(o, done));
+  done(reportTable(report));
+  if (o.resultsDir) {
+    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and README.md"}\n`);
+  }
   return tables;
 }
 
@@ -79,6 +113,12 @@ async function main(args: readonly string[]): Promise<number> {
     return 0;
   }
   const o = parseBenchArgs(args);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => {
+      killCcmProcesses();
+      Deno.exit(130);
+    });
+  }
   let ccmWarnings = 0;
   await setupLogging({
     format: "text",
@@ -89,7 +129,13 @@ async function main(args: readonly string[]): Promise<number> {
     },
   });
   const startedAt = new Date().toISOString();
-  const tables = await runBench(o, (t) => print(renderTable(t) + "\n"));
+  let tables: Table[];
+  try {
+    tables = await runBench(o, (t) => print(renderTable(t) + "\n"));
+  } catch (e) {
+    writeAll(Deno.stderr, `bench failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
   print(`CCM log lines at warning or above: ${ccmWarnings}${o.verbose ? "" : " (--verbose prints them)"}\n`);
   if (o.jsonPath) {
     const results: BenchResults = {

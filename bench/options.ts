@@ -1,7 +1,7 @@
 /** Command line of `deno task bench`: sizes, `--quick`, `--json`, scenario selection. */
 
-/** The benchmarks, in the order they run. */
-export type Scenario = "capacity" | "init" | "cost" | "memory" | "routes";
+/** The benchmarks, in the order they run (`ccm` runs the others while its windows run). */
+export type Scenario = "capacity" | "init" | "cost" | "memory" | "routes" | "ccm";
 
 /** Every benchmark setting, defaults filled in. */
 export interface BenchOptions {
@@ -29,18 +29,39 @@ export interface BenchOptions {
   routeNodes: number;
   /** Routes: whole-CCM cost sizes (`--route-cost-nodes=100,1000`). */
   routeCostNodes: readonly number[];
+  /** CCM process: steady cluster sizes (`--ccm-nodes=10,100,1000,5000`). */
+  ccmNodes: readonly number[];
+  /** CCM process: churn cluster sizes (`--churn-nodes=10,100,1000`). */
+  churnNodes: readonly number[];
+  /** CCM process: LoadBalancer Services per cluster (`--lb-services`). */
+  lbServices: number;
+  /** CCM process: steady window per cluster at default settings, seconds (`--ccm-window`). */
+  ccmWindowSec: number;
+  /** CCM process: Nodes of the latency cluster (`--latency-nodes`). */
+  latencyNodes: number;
+  /** CCM process: events per latency kind (`--ccm-samples`). */
+  ccmSamples: number;
+  /** CCM process: takeovers per signal (`--takeover-samples`). */
+  takeoverSamples: number;
+  /** CCM process: where the table, JSON and plot go (`--results=DIR`; default bench/results, none with --quick). */
+  resultsDir: string | null;
+  /** Small sizes and short timings (`--quick`). */
+  quick: boolean;
   /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
   jsonPath: string | null;
   /** Print the CCM's warning lines on stderr (`--verbose`); otherwise they are only counted. */
   verbose: boolean;
 }
 
+/** Default `--results` folder of a full run. */
+export const DEFAULT_RESULTS_DIR = new URL("./results", import.meta.url).pathname;
+
 /** Default `--json` path. */
 export const DEFAULT_JSON_PATH = new URL("./results.json", import.meta.url).pathname;
 
-const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes"];
+const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes", "ccm"];
 
-const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose"> = {
+const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | "quick"> = {
   nodes: 5000,
   services: 1000,
   updates: 1000,
@@ -52,6 +73,14 @@ const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose"> = {
   windowSec: 10,
   routeNodes: 50,
   routeCostNodes: [100, 1000],
+  ccmNodes: [10, 100, 1000, 5000],
+  churnNodes: [10, 100, 1000],
+  lbServices: 50,
+  // Twice the 5 min node status period: every periodic refresh falls in the window at least twice.
+  ccmWindowSec: 600,
+  latencyNodes: 100,
+  ccmSamples: 20,
+  takeoverSamples: 5,
 };
 
 const QUICK: typeof FULL = {
@@ -66,6 +95,13 @@ const QUICK: typeof FULL = {
   windowSec: 1,
   routeNodes: 5,
   routeCostNodes: [20],
+  ccmNodes: [10],
+  churnNodes: [100],
+  lbServices: 5,
+  ccmWindowSec: 15,
+  latencyNodes: 10,
+  ccmSamples: 3,
+  takeoverSamples: 1,
 };
 
 const NUMBER_FLAGS = {
@@ -78,12 +114,27 @@ const NUMBER_FLAGS = {
   period: "periodSec",
   window: "windowSec",
   "route-nodes": "routeNodes",
+  "lb-services": "lbServices",
+  "ccm-window": "ccmWindowSec",
+  "latency-nodes": "latencyNodes",
+  "ccm-samples": "ccmSamples",
+  "takeover-samples": "takeoverSamples",
+} as const;
+
+const LIST_FLAGS = {
+  "cost-nodes": "costNodes",
+  "route-cost-nodes": "routeCostNodes",
+  "ccm-nodes": "ccmNodes",
+  "churn-nodes": "churnNodes",
 } as const;
 
 /** Usage text for `--help`. */
-export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--only=capacity,init,cost,memory] [--verbose]
+export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--results=DIR] [--verbose]
+  [--only=capacity,init,cost,memory,routes,ccm]
   [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
-  [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]`;
+  [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]
+  [--ccm-nodes=10,100,1000,5000] [--churn-nodes=10,100,1000] [--lb-services=50] [--ccm-window=600]
+  [--latency-nodes=100] [--ccm-samples=20] [--takeover-samples=5]`;
 
 function positiveInt(name: string, text: string): number {
   const n = Number(text);
@@ -110,11 +161,14 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions {
     if (!m?.[1]) throw new RangeError(`Unknown argument "${arg}"\n${USAGE}`);
     given.set(m[1], m[2] ?? true);
   }
+  const quick = given.has("quick");
   const o: BenchOptions = {
-    ...(given.has("quick") ? QUICK : FULL),
+    ...(quick ? QUICK : FULL),
     only: new Set(SCENARIOS),
     jsonPath: null,
     verbose: false,
+    resultsDir: quick ? null : DEFAULT_RESULTS_DIR,
+    quick,
   };
   for (const [name, value] of given) {
     if (name === "quick") continue;
@@ -122,9 +176,11 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions {
     else if (name === "json") o.jsonPath = value === true ? DEFAULT_JSON_PATH : value;
     else if (value === true) throw new RangeError(`--${name}: needs a value\n${USAGE}`);
     else if (name === "only") o.only = parseOnly(value);
-    else if (name === "cost-nodes") o.costNodes = value.split(",").map((v) => positiveInt(name, v.trim()));
-    else if (name === "route-cost-nodes") {
-      o.routeCostNodes = value.split(",").map((v) => positiveInt(name, v.trim()));
+    else if (name === "results") o.resultsDir = value;
+    else if (name in LIST_FLAGS) {
+      o[LIST_FLAGS[name as keyof typeof LIST_FLAGS]] = value.split(",").map((v) =>
+        positiveInt(name, v.trim())
+      );
     } else if (name in NUMBER_FLAGS) {
       o[NUMBER_FLAGS[name as keyof typeof NUMBER_FLAGS]] = positiveInt(name, value);
     } else throw new RangeError(`Unknown flag --${name}\n${USAGE}`);

@@ -46,7 +46,7 @@ export class NodeBalancerCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.list(filter),
+      load: async () => this.#forgetChanged(await source.list(filter)),
       isEmpty: (list) => list.length === 0,
     });
   }
@@ -64,6 +64,22 @@ export class NodeBalancerCache {
   /** One NodeBalancer by label (labels are unique per account), from data no older than the TTL. */
   async byLabel(label: string, options?: GetOptions): Promise<NodeBalancerSummary | undefined> {
     return (await this.list(options)).data.find((nb) => nb.label === label);
+  }
+
+  /**
+   * Forgets the details of NodeBalancers whose `updated` moved since the data held (its own writes are
+   * recorded with the time the API answered, so they do not count): someone else changed them, and the next
+   * reconcile reads them again instead of trusting details that are only ever written through.
+   */
+  #forgetChanged(next: readonly NodeBalancerSummary[]): readonly NodeBalancerSummary[] {
+    const held = this.#cell.peek()?.data;
+    if (!held) return next;
+    const before = new Map(held.map((nb) => [nb.id, nb.updated]));
+    for (const nb of next) {
+      const was = before.get(nb.id);
+      if (was !== undefined && nb.updated !== undefined && was !== nb.updated) this.details.forget(nb.id);
+    }
+    return next;
   }
 
   /** Write-through after this CCM created or updated a NodeBalancer. */

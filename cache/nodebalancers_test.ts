@@ -92,3 +92,34 @@ Deno.test("NodeBalancerCache.details lists configs and nodes once, then serves w
   assert.equal((await cache.details.configs(nb.id)).length, 1, "forgotten: read again");
   assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs"), 2);
 });
+
+Deno.test("NodeBalancerCache reads again the details of a NodeBalancer someone else changed, and only those", async () => {
+  const simClock = new FakeClock();
+  await using sim = await startLinodeSim({ clock: simClock });
+  const { client } = clientFor(sim);
+  const [a, b] = [
+    await client.nodeBalancers.create({ label: "ccm-a", region: "us-east", configs: [] }),
+    await client.nodeBalancers.create({ label: "ccm-b", region: "us-east", configs: [] }),
+  ];
+  const clock = new FakeClock();
+  const cache = new NodeBalancerCache(client.nodeBalancers, {
+    clock,
+    metrics: new Registry(),
+    ttlMs: 15_000,
+  });
+  await cache.list();
+  await Promise.all([cache.details.configs(a.id), cache.details.configs(b.id)]);
+  // This CCM's own write, recorded with the answer's time: not a change by someone else.
+  cache.record(await client.nodeBalancers.update(b.id, { client_conn_throttle: 5 }));
+  await simClock.advance(2_000);
+  await client.nodeBalancers.update(a.id, { client_conn_throttle: 7 });
+  sim.calls.reset();
+  await clock.advance(16_000);
+  await cache.list();
+  await Promise.all([cache.details.configs(a.id), cache.details.configs(b.id)]);
+  assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs"), 1, "only the one changed elsewhere");
+  assert.equal(
+    sim.calls.log.find((c) => c.key.endsWith("/configs"))?.path,
+    `/v4/nodebalancers/${a.id}/configs`,
+  );
+});

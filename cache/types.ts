@@ -69,6 +69,8 @@ export interface NodeBalancerSummary {
   readonly tags: readonly string[];
   /** Connections per second per client IP (0: off). */
   readonly client_conn_throttle?: number;
+  /** When the NodeBalancer itself last changed (RFC 3339), as listed. */
+  readonly updated?: string;
   /** `common`, `premium`, `premium_40gb`. */
   readonly type?: NodeBalancer["type"];
   /** `public`, or `vpc` for a NodeBalancer whose frontend address is in a VPC subnet. */

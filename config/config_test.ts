@@ -41,6 +41,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
   const c = run([]);
   assert.deepEqual(describeConfig(c), {
     dev: false,
+    dryRun: false,
     clusterName: "kubernetes",
     controllers: ["cloud-node", "cloud-node-lifecycle", "service"],
     leaderElection: {
@@ -78,6 +79,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       enableIpv6ForNodeBalancerBackends: false,
       bgpNodeSelector: null,
       ipHolderSuffix: null,
+      cleanupOrphanedNodeBalancers: false,
     },
     serve: { bindAddress: "0.0.0.0", securePort: 10258, tlsCertFile: null, tlsPrivateKeyFile: null },
     log: { format: "json", verbosity: 0, level: "info" },
@@ -140,6 +142,8 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--node-status-update-frequency=2h"], (c) => c.nodes.statusUpdateFrequencyMs, 7_200_000],
   [["--route-reconciliation-period=30s"], (c) => c.routes.reconciliationPeriodMs, 30_000],
   [["--concurrent-service-syncs=4"], (c) => c.services.concurrentSyncs, 4],
+  [["--dry-run"], (c) => [c.dryRun, c.leaderElection.enabled], [true, true]],
+  [["--cleanup-orphaned-nodebalancers"], (c) => c.services.cleanupOrphanedNodeBalancers, true],
   [["--concurrent-node-syncs", "3"], (c) => c.nodes.concurrentSyncs, 3],
   [["--v=4"], (c) => [c.log.verbosity, c.log.level], [4, "debug"]],
   [["--v", "6"], (c) => [c.log.verbosity, c.log.level], [6, "trace"]],

@@ -78,6 +78,12 @@ const LINODE: readonly Row[] = [
     "report IPv4 and IPv6 ingress for every LoadBalancer Service",
   ],
   ["enable-ipv6-for-nodebalancer-backends", "bool", false, "use IPv6 addresses as NodeBalancer backends"],
+  [
+    "cleanup-orphaned-nodebalancers",
+    "bool",
+    false,
+    "ours: delete NodeBalancers carrying this cluster's ownership tag that no Service is tied to",
+  ],
   ["enable-token-health-checker", "bool", false, "check the Linode API token at start and every 5 minutes"],
   ["linodego-debug", "bool", false, "log every Linode API request: method, route, status, duration"],
 ];
@@ -107,6 +113,12 @@ const CLOUD: readonly Row[] = [
   ["concurrent-service-syncs", "int", 1, "Services reconciled in parallel"],
   ["concurrent-node-syncs", "int", 1, "Nodes initialised in parallel"],
   ["dev", "bool", false, "ours: run against the built-in Linode and Kubernetes emulators"],
+  [
+    "dry-run",
+    "bool",
+    false,
+    "ours: shadow mode: decide and serve the plan on /plan, write nothing, take no part in leader election",
+  ],
 ];
 
 const LEADER: readonly Row[] = [

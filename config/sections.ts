@@ -238,6 +238,7 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
     enableIpv6ForNodeBalancerBackends: flags.bool("enable-ipv6-for-nodebalancer-backends"),
     bgpNodeSelector: nullIfEmpty(flags.str("bgp-node-selector")),
     ipHolderSuffix: nullIfEmpty(suffix),
+    cleanupOrphanedNodeBalancers: flags.bool("cleanup-orphaned-nodebalancers"),
   };
 }
 
@@ -311,7 +312,16 @@ export function ignoredFlags(flags: FlagReader): string[] {
 /** The sections of `Config` that come from flags alone. */
 export type FlagSections = Pick<
   Config,
-  "clusterName" | "controllers" | "leaderElection" | "vpc" | "nodes" | "routes" | "services" | "serve" | "log"
+  | "dryRun"
+  | "clusterName"
+  | "controllers"
+  | "leaderElection"
+  | "vpc"
+  | "nodes"
+  | "routes"
+  | "services"
+  | "serve"
+  | "log"
 >;
 
 /** Reads every flag-only section, in this order, pushing to `problems` and `warnings`. */
@@ -321,6 +331,7 @@ export function parseFlagSections(
 ): FlagSections {
   const { problems: p, warnings } = notes;
   return {
+    dryRun: flags.bool("dry-run"),
     clusterName: flags.str("cluster-name"),
     controllers: controllers(flags, p, warnings),
     leaderElection: leaderElection(flags, p),

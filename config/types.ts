@@ -74,6 +74,8 @@ export interface ServiceConfig {
   readonly enableIpv6ForNodeBalancerBackends: boolean;
   readonly bgpNodeSelector: string | null;
   readonly ipHolderSuffix: string | null;
+  /** `--cleanup-orphaned-nodebalancers` (ours): delete NodeBalancers of this cluster no Service is tied to. */
+  readonly cleanupOrphanedNodeBalancers: boolean;
 }
 
 /** The HTTPS health and metrics server. */
@@ -97,6 +99,11 @@ export interface LogConfig {
 export interface Config {
   /** `--dev`: running against the built-in emulators. */
   readonly dev: boolean;
+  /**
+   * `--dry-run` (ours): shadow mode. Every enabled controller decides as usual and records its actions in the
+   * plan instead of writing; both clients refuse writes; no leader election (the Lease stays the running CCM's).
+   */
+  readonly dryRun: boolean;
   readonly clusterName: string;
   /** What to start: `--controllers`, less `route` unless `--enable-route-controller` and routes are on. */
   readonly controllers: ReadonlySet<ControllerName>;

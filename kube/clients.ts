@@ -12,6 +12,7 @@ import {
   type V1Secret,
   type V1Service,
 } from "@kubernetes/client-node";
+import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Registry } from "../server/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
@@ -33,6 +34,8 @@ export interface KubeClientOptions {
   metrics: Registry;
   /** Every write of `core` and `events` asks it immediately before sending. */
   fence?: Fence;
+  /** `--dry-run`: every write of every client (Leases too) asks it, and it refuses. */
+  writeGuard?: WriteGuard;
   /** Per-request timeout (default 30 s). */
   requestTimeoutMs?: number;
   /** Sent as User-Agent (default `linode-cloud-controller-manager`). */

@@ -51,6 +51,11 @@ export interface EventRecorderOptions {
   maxCached?: number;
   /** Events waiting to be written beyond this are dropped (default 1000). */
   maxPending?: number;
+  /**
+   * `--dry-run`: no Event is written (the helpers that record one also log it). Dropped here rather than
+   * refused by the client's guard, which reports every write it sees as a bug.
+   */
+  dryRun?: boolean;
 }
 
 interface Bucket {
@@ -107,6 +112,13 @@ export class EventRecorder implements EventSink {
   }
 
   event(ref: ObjectRef, type: EventType, reason: string, message: string): void {
+    if (this.#options.dryRun) {
+      this.#options.log.debug("dry run: event {reason} for {kind} {name} not written", {
+        reason,
+        ...names(ref),
+      });
+      return;
+    }
     const text = redactSecrets(message, this.#options.secrets?.() ?? []).slice(0, MAX_MESSAGE_CHARS);
     if (!this.#takeToken(ref)) {
       this.#options.log.debug("dropped event {reason} for {kind} {name}: rate limited", {

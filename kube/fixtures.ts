@@ -1,6 +1,7 @@
 /** Shared fixtures for the kube/ tests: the emulator, clients through the real loader, builders, waitFor. */
 import { join } from "node:path";
 import type { V1Node } from "@kubernetes/client-node";
+import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import { Registry } from "../server/metrics.ts";
 import { startKubeSim } from "../sim/mod.ts";
@@ -19,7 +20,7 @@ export interface Fixture extends AsyncDisposable {
 
 /** Starts the emulator and loads clients the way `main.ts` will. */
 export async function startFixture(
-  options: { fence?: Fence; sim?: Parameters<typeof startKubeSim>[0] } = {},
+  options: { fence?: Fence; writeGuard?: WriteGuard; sim?: Parameters<typeof startKubeSim>[0] } = {},
 ): Promise<Fixture> {
   const kube = await startKubeSim(options.sim);
   const dir = await Deno.makeTempDir({ prefix: "kube_fixture_" });
@@ -29,6 +30,7 @@ export async function startFixture(
   const clients = makeKubeClients(loadKubeConfig({ kubeconfig: kubeconfigPath }), {
     metrics,
     fence: options.fence,
+    writeGuard: options.writeGuard,
   });
   return {
     kube,

@@ -10,6 +10,7 @@ import {
   type ResponseContext,
   wrapHttpLibrary,
 } from "@kubernetes/client-node";
+import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 
@@ -116,6 +117,8 @@ export interface HttpLibraryOptions {
   metrics: Registry;
   /** Asked immediately before every write (POST, PUT, PATCH, DELETE) is sent. */
   fence?: Fence;
+  /** `--dry-run`: asked before every write of every client, the Lease's included, and refuses it. */
+  writeGuard?: WriteGuard;
   /** Abandons a request that has not answered in this time (default 30 s). */
   requestTimeoutMs?: number;
 }
@@ -139,7 +142,10 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
     async send(request: RequestContext): Promise<ResponseContext> {
       const method = request.getHttpMethod().toString();
       const labels = describeRequest(method, request.getUrl());
-      if (!READ_METHODS.has(method)) options.fence?.assertLeading();
+      if (!READ_METHODS.has(method)) {
+        options.writeGuard?.assertWritable("kubernetes", `${method} ${new URL(request.getUrl()).pathname}`);
+        options.fence?.assertLeading();
+      }
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
       const outer = request.getSignal();

@@ -13,6 +13,7 @@ import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
+import type { WriteGuard } from "../common/dry_run.ts";
 import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
 import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
@@ -33,6 +34,8 @@ export interface CallerOptions {
   concurrency?: number;
   /** Asked before every non-GET attempt (default: always leading). */
   fence?: Fence;
+  /** `--dry-run`: asked before every non-GET call, which it refuses (default: writes allowed). */
+  writeGuard?: WriteGuard;
   metrics: Registry;
   log: Logger;
   clock: Clock;
@@ -183,6 +186,8 @@ export class ApiCaller {
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
   async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+    // Before anything else (slot, rate limit, token): in dry-run a write must not even queue.
+    if (spec.method !== "GET") this.#o.writeGuard?.assertWritable("linode", `${spec.method} ${spec.route}`);
     const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;
     let ambiguous = false;
     for (let attempt = 0;; attempt++) {

@@ -17,10 +17,12 @@
  * ```
  *
  * Kubelet probes: `httpGet: { path: /healthz, port: 10258, scheme: HTTPS }` (probes do not verify).
- * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too.
+ * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too. `/plan` (JSON)
+ * lists what the controllers would do (`--dry-run`) and the orphaned NodeBalancers.
  */
 import type { Logger } from "../common/log.ts";
 import type { Registry } from "./metrics.ts";
+import { recordProcessMetrics } from "./process_metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
 
 /** One named condition of `/healthz` or `/readyz`: `true` passes, `false` or a string (the reason) fails. */
@@ -43,6 +45,8 @@ export interface ServerOptions {
   checks: { healthz: readonly HealthCheck[]; readyz: readonly HealthCheck[] };
   /** Whether this instance holds the leader Lease (reported by `/readyz`, never a failure). */
   leading: () => boolean;
+  /** The body of `GET /plan` (JSON): pending actions, orphaned NodeBalancers; `/plan` is 404 without it. */
+  plan?: () => unknown;
   log: Logger;
 }
 
@@ -61,6 +65,7 @@ export interface RunningServer {
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 const TEXT = { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" };
+const JSON_HEADERS = { "content-type": "application/json", "x-content-type-options": "nosniff" };
 
 /** The upstream servers always include a `ping` check, so an empty list still answers. */
 const PING: HealthCheck = { name: "ping", check: () => true };
@@ -112,17 +117,23 @@ function healthResponse(
   return new Response(`${lines.join("\n")}\n${endpoint} check passed\n`, { headers });
 }
 
+const ROUTES = new Set(["/healthz", "/readyz", "/metrics", "/plan"]);
+
 function handle(request: Request, options: ServerOptions): Response {
   const url = new URL(request.url);
   const route = url.pathname.replace(/\/+$/, "") || "/";
-  if (route !== "/healthz" && route !== "/readyz" && route !== "/metrics") {
+  if (!ROUTES.has(route) || (route === "/plan" && !options.plan)) {
     return new Response("404 page not found\n", { status: 404, headers: TEXT });
   }
   if (request.method !== "GET" && request.method !== "HEAD") {
     return new Response("method not allowed\n", { status: 405, headers: { ...TEXT, allow: "GET, HEAD" } });
   }
   if (route === "/metrics") {
+    recordProcessMetrics(options.registry);
     return new Response(options.registry.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+  }
+  if (route === "/plan" && options.plan) {
+    return new Response(`${JSON.stringify(options.plan(), null, 2)}\n`, { headers: JSON_HEADERS });
   }
   const endpoint = route === "/healthz" ? "healthz" : "readyz";
   return healthResponse(endpoint, options.checks[endpoint], url, options);
@@ -159,10 +170,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }, (request) => handle(request, options));
   const port = server.addr.port;
   const url = `https://${urlHost(options.hostname)}:${port}`;
-  options.log.info("serving /healthz, /readyz and /metrics on {url} ({certificate} certificate)", {
-    url,
-    certificate: options.tls === "self-signed" ? "self-signed" : "given",
-  });
+  options.log.info(
+    `serving /healthz, /readyz, /metrics${
+      options.plan ? ", /plan" : ""
+    } on {url} ({certificate} certificate)`,
+    {
+      url,
+      certificate: options.tls === "self-signed" ? "self-signed" : "given",
+    },
+  );
   let closed: Promise<void> | undefined;
   return {
     url,

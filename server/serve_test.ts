@@ -60,6 +60,11 @@ Deno.test("startServer() serves /healthz, /readyz and /metrics over HTTPS with a
   assert.equal(metrics.status, 200);
   assert.equal(metrics.headers.get("content-type"), METRICS_CONTENT_TYPE);
   assert.match(metrics.body, /^ccm_test_total 1$/m);
+  // The process gauges are read at each scrape: a resident set and a heap are never empty.
+  for (const name of ["process_resident_memory_bytes", "ccm_heap_used_bytes", "ccm_heap_total_bytes"]) {
+    const value = Number(new RegExp(`^${name} (\\d+)$`, "m").exec(metrics.body)?.[1]);
+    assert.ok(value > 1024 * 1024, `${name} ${value}`);
+  }
 });
 
 Deno.test("startServer() /readyz flips with its checks and reports leadership", async () => {
@@ -155,6 +160,9 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
     ccm_linode_requests_total: "counter",
     ccm_workqueue_depth: "gauge",
     ccm_reconcile_duration_seconds: "histogram",
+    process_resident_memory_bytes: "gauge",
+    ccm_heap_used_bytes: "gauge",
+    ccm_heap_total_bytes: "gauge",
   });
   assert.ok(
     lines.includes('ccm_linode_requests_total{method="GET",route="weird \\"route\\"\\\\with\\nnewline"} 3'),
@@ -218,4 +226,21 @@ Deno.test("startServer() never logs the private key", async () => {
   assert.match(logs.text(), /"url":"https:\/\/127\.0\.0\.1:\d+"/, "the start is logged");
   assert.ok(!logs.text().includes(keyBody.slice(0, 40)));
   assert.ok(!logs.text().includes("PRIVATE KEY"));
+});
+
+Deno.test("startServer() answers GET /plan with the plan as JSON, and 404 when there is none", async () => {
+  const report = {
+    dryRun: true,
+    pending: [{ controller: "route", action: "add-ranges", object: "linode 1 interface 2" }],
+  };
+  {
+    await using s = await serve({ plan: () => report });
+    const res = await s.get("/plan");
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.deepEqual(JSON.parse(res.body), report);
+    assert.equal((await s.get("/plan", { method: "POST" })).status, 405);
+  }
+  await using s = await serve();
+  assert.equal((await s.get("/plan")).status, 404);
 });

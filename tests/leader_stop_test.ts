@@ -50,6 +50,11 @@ Deno.test("runCcm() releases the Lease on stop while a controller hangs in a Lin
 
     stop.abort(new DOMException("received SIGTERM", "AbortError"));
     await waitFor(() => holder() === "", { what: "the Lease released", timeoutMs: 5_000 });
+    // The apiserver holds the release before the elector reads its answer and logs it: wait for the log line
+    // too, so the drain deadline below cannot be logged first.
+    await waitFor(() => logs.lines.some((l) => /^released leadership/.test(String(JSON.parse(l).message))), {
+      what: "the release logged",
+    });
     assert.ok(world.linode.faults.hungCount >= 1, "released only once the controller let go");
     assert.equal(ccm.fence.leading, false);
     assert.equal(outcome, undefined, "runCcm() waits for the controllers until the drain deadline");

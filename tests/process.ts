@@ -177,7 +177,7 @@ export class CcmProcess implements AsyncDisposable {
   }
 
   /** The first log line matching `pattern`, waiting up to `timeoutMs` for it. */
-  async waitForLog(pattern: RegExp, timeoutMs = 15_000): Promise<LogLine> {
+  async waitForLog(pattern: RegExp, timeoutMs = 60_000): Promise<LogLine> {
     let found: LogLine | undefined;
     await waitFor(() => (found = this.logs(pattern)[0]) !== undefined || this.#exitInfo !== undefined, {
       what: `${this.name} to log ${pattern}`,
@@ -199,7 +199,7 @@ export class CcmProcess implements AsyncDisposable {
   }
 
   /** Resolves when the process has exited and its output is fully read; throws after `timeoutMs`. */
-  async exited(timeoutMs = 15_000): Promise<ExitInfo> {
+  async exited(timeoutMs = 60_000): Promise<ExitInfo> {
     await waitFor(() => this.#exitInfo !== undefined, { what: `${this.name} to exit`, timeoutMs });
     await this.#drained;
     return await this.#exit;
@@ -228,7 +228,7 @@ export async function runCcmToExit(
   options: SpawnOptions,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   await using p = spawnCcm(args, options);
-  const { code } = await p.exited(20_000);
+  const { code } = await p.exited(60_000);
   return { code, stdout: p.stdout, stderr: p.stderr };
 }
 

@@ -28,13 +28,15 @@ export interface ControllerEntry {
 
 /** What both node controllers share: one Node informer, one instance cache, one fenced writer. */
 function nodeDeps(parts: CcmParts, log: Logger) {
-  const { nodes, instances, linode, kube, events, metrics, clock } = parts;
+  const { nodes, instances, linode, kube, events, plan, projection, metrics, clock } = parts;
   return {
     nodes,
+    projection,
     instances,
     linode: linode.instances,
     writer: kubeNodeWriter(kube.core),
     events,
+    plan,
     log,
     metrics,
     clock,
@@ -64,10 +66,11 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
   {
     name: "route",
     build: (parts, log) => {
-      const { nodes, vpcIps, vpcs, linode, kube, events, metrics, clock, config } = parts;
+      const { plannedNodes: nodes, vpcIps, vpcs, linode, kube, events, plan, metrics, clock, config } = parts;
       const writer = linodeRangeWriter(linode);
       const conditions = kubeConditionWriter(kube.core);
-      return startRouteController({ nodes, vpcIps, vpcs, writer, conditions, events, log, metrics, clock }, {
+      const deps = { nodes, vpcIps, vpcs, writer, conditions, events, plan, log, metrics, clock };
+      return startRouteController(deps, {
         clusterCidrs: config.routes.clusterCidrs,
         resyncMs: config.routes.reconciliationPeriodMs,
       });

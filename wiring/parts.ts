@@ -8,6 +8,7 @@ import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
 import type { Clock } from "../common/clock.ts";
+import { DryRunGuard } from "../common/dry_run.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
@@ -18,6 +19,8 @@ import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
+import { PlanRecorder } from "../controllers/loop/plan.ts";
+import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
 
@@ -38,7 +41,10 @@ export interface CcmParts {
   readonly metrics: Registry;
   /** The Lease holder identity: `<hostname>_<random>`. */
   readonly identity: string;
-  /** Closed until this process leads (with `--leader-elect=false`, always open). Every write asks it. */
+  /**
+   * Closed until this process leads (with `--leader-elect=false` or `--dry-run`, always open). Every write
+   * asks it.
+   */
   readonly fence: Fence;
   readonly kube: KubeClients;
   readonly linode: LinodeClient;
@@ -47,7 +53,16 @@ export interface CcmParts {
   readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
   readonly nodes: Informer<V1Node>;
+  /**
+   * The Nodes the route and service controllers decide from: the informer's, or in dry run a view with the
+   * held `cloud-node` updates applied (so the plan shows what initialising a Node leads to).
+   */
+  readonly plannedNodes: NodeSource;
+  /** The view of `plannedNodes` that `cloud-node` feeds in dry run. */
+  readonly projection: ProjectedNodes | undefined;
   readonly events: EventRecorder;
+  /** What the controllers would do (`--dry-run`: served on `/plan`) or recently did. */
+  readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
   /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
@@ -76,12 +91,17 @@ function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[]
   };
 }
 
-function linodeClient(config: Config, deps: PartsDeps, tokens: TokenSource, fence: Fence): LinodeClient {
+function linodeClient(
+  config: Config,
+  deps: PartsDeps,
+  tokens: TokenSource,
+  guards: { fence: Fence; writeGuard: DryRunGuard | undefined },
+): LinodeClient {
   return new LinodeClient({
     baseUrl: config.linode.url,
     token: tokens,
     timeoutMs: config.linode.requestTimeoutMs,
-    fence,
+    ...guards,
     metrics: deps.metrics,
     log: componentLogger("linode"),
     clock: deps.clock,
@@ -114,12 +134,16 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
  */
 export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const { clock, metrics } = deps;
-  const fence = config.leaderElection.enabled ? new SwitchFence(false) : ALWAYS_LEADING;
+  // In dry-run the fence stays open (controllers decide as a leader would); the guard refuses every write.
+  const fence = config.leaderElection.enabled && !config.dryRun ? new SwitchFence(false) : ALWAYS_LEADING;
+  const writeGuard = config.dryRun
+    ? new DryRunGuard({ log: componentLogger("dry-run"), metrics })
+    : undefined;
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence });
+  const kube = makeKubeClients(kc, { metrics, fence, writeGuard });
   const tokens = tokenSource(config, clock);
   const secrets = secretsOf(tokens, kc);
-  const linode = linodeClient(config, deps, tokens, fence);
+  const linode = linodeClient(config, deps, tokens, { fence, writeGuard });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
@@ -127,15 +151,19 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     clock,
     host: deps.hostname,
     secrets,
+    dryRun: config.dryRun,
   });
+  const projection = config.dryRun ? new ProjectedNodes(nodes) : undefined;
   const identity = newIdentity(deps.hostname);
+  const plan = new PlanRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
   const service = config.controllers.has("service")
     ? wireServiceController(config, {
       kc,
       kube,
       linode,
-      nodes,
+      nodes: projection ?? nodes,
       events,
+      plan,
       clock,
       metrics,
       logFor: componentLogger,
@@ -153,7 +181,10 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     vpcIps,
     instances,
     nodes,
+    plannedNodes: projection ?? nodes,
+    projection,
     events,
+    plan,
     service,
     secrets,
   };

@@ -15,6 +15,7 @@ import {
   type Ipv4Cidr,
   type NodeAddress,
   type NodePatch,
+  type NodeUpdatePlan,
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
 } from "./addresses.ts";
@@ -26,6 +27,8 @@ import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { OwnWrites } from "../loop/own_writes.ts";
+import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
+import { nodeUpdateAction } from "./plan_actions.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -54,6 +57,10 @@ export interface NodeControllerDeps {
   log: Logger;
   metrics: Registry;
   clock: Clock;
+  /** Where each reconcile names its writes (`--dry-run` holds them); default: every write goes ahead. */
+  plan?: PlanRecorder;
+  /** Receives each Node's held update (dry run), for the controllers that decide from Nodes. */
+  projection?: { project(name: string, plan: NodeUpdatePlan | undefined): void };
 }
 
 /** Options of the node controller. */
@@ -143,14 +150,15 @@ async function linodeOf(deps: NodeControllerDeps, memory: NodeMemory, node: V1No
 
 /**
  * Brings one Node in line with its Linode. Throws to be retried with backoff. Reads the Node from the
- * informer, or from its own last write while the informer has not shown it yet (see `OwnWrites`).
+ * informer, or from its own last write while the informer has not shown it yet (see `OwnWrites`). Resolves
+ * to the update held in dry run, if any.
  */
 export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
-  context: { memory: NodeMemory; options?: NodeControllerOptions },
-): Promise<void> {
-  const { memory, options = {} } = context;
+  context: { memory: NodeMemory; options?: NodeControllerOptions; plan?: PlanScope },
+): Promise<NodeUpdatePlan | undefined> {
+  const { memory, options = {}, plan = LIVE_SCOPE } = context;
   const node = memory.written.latest(name, deps.nodes.get(name));
   const kind = classifyProviderId(node?.spec?.providerID);
   const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
@@ -179,12 +187,12 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const applied = await applyPlan(
-    deps,
-    node,
-    { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) },
-    options,
-  );
+  const target = { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) };
+  // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
+  const update = planNodeUpdate(node, target.instance, target.vpcIpv4, options);
+  const action = nodeUpdateAction(node, update);
+  if (action && plan.hold(action)) return update;
+  const applied = await applyPlan(deps, node, target, options);
   if (applied.latest !== node) memory.written.record(name, applied.latest, applied.older);
   if (applied.untainted) {
     memory.pacer.forget(name);
@@ -253,6 +261,7 @@ export function startNodeController(
         else {
           memory.pacer.forget(name);
           memory.written.forget(name);
+          deps.plan?.forget("cloud-node", name);
         }
       });
       const offCache = deps.instances.onChange((ids) => {
@@ -268,7 +277,15 @@ export function startNodeController(
             log: deps.log,
             metrics: deps.metrics,
             clock: deps.clock,
-            handle: (name) => reconcileNode(deps, name, { memory, options }),
+            handle: (name) =>
+              runWithin(
+                deps.plan,
+                { controller: "cloud-node", scope: name },
+                async (plan) => {
+                  const held = await reconcileNode(deps, name, { memory, options, plan });
+                  deps.projection?.project(name, held);
+                },
+              ),
           }),
           resyncLoop(deps, queue, periodMs, signal),
         ]);

@@ -15,6 +15,8 @@ import { hasTaint, type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint }
 import { classifyProviderId, parseProviderId } from "../provider_id.ts";
 import { timedReconcile } from "../loop/reconcile_metrics.ts";
 import { describeError } from "../loop/run_queue.ts";
+import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
+import { deleteNodeAction, shutdownTaintAction } from "./plan_actions.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface LifecycleNodeLister {
@@ -50,6 +52,8 @@ export interface LifecycleDeps {
   log: Logger;
   metrics: Registry;
   clock: Clock;
+  /** Where each pass names its writes (`--dry-run` holds them); default: every write goes ahead. */
+  plan?: PlanRecorder;
 }
 
 /** Options of the lifecycle controller. */
@@ -119,6 +123,11 @@ export function planLifecycle(
 /** State kept between passes (so a blocked mass deletion is reported once, not every 5 s). */
 export interface LifecycleState {
   lastBlocked?: string;
+  /**
+   * Linodes a direct GET answered 404 for: an id is never reused, so a Node whose deletion is held (dry run)
+   * or failed costs no second GET.
+   */
+  gone?: Set<number>;
 }
 
 /** The cached index when it may justify taints and deletions; undefined when Linode state is unknown. */
@@ -149,9 +158,11 @@ async function trustedIndex(
   return snap.data;
 }
 
-async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, on: boolean): Promise<void> {
+async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, pass: Pass): Promise<void> {
+  const { on, plan } = pass;
   const name = node.metadata?.name ?? "";
   const taints = on ? withTaint(node, SHUTDOWN_TAINT) : withoutTaint(node, SHUTDOWN_TAINT_KEY);
+  if (plan.hold(shutdownTaintAction(node, taints, on))) return;
   try {
     // The whole taints list is replaced: the resourceVersion makes a concurrent taint change a 409.
     await deps.writer.patchNode(name, {
@@ -170,13 +181,19 @@ async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, on: boolean):
   }
 }
 
-async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number): Promise<void> {
-  const name = node.metadata?.name ?? "";
+/** True once a direct GET answered 404 for the Linode (remembered: ids are never reused). */
+async function isConfirmedGone(
+  deps: LifecycleDeps,
+  state: LifecycleState,
+  target: { name: string; linodeId: number },
+): Promise<boolean> {
+  const { name, linodeId } = target;
+  if (state.gone?.has(linodeId)) return true;
   try {
     const linode = await deps.linode.get(linodeId);
     deps.instances.recordInstance(linode);
     deps.log.debug("linode {linodeId} of node {node} still exists", { linodeId, node: name });
-    return;
+    return false;
   } catch (error) {
     if (isAbort(error)) throw error;
     if (!isNotFound(error)) {
@@ -185,9 +202,22 @@ async function deleteIfGone(deps: LifecycleDeps, node: V1Node, linodeId: number)
         node: name,
         error: describeError(error),
       });
-      return;
+      return false;
     }
   }
+  (state.gone ??= new Set()).add(linodeId);
+  return true;
+}
+
+async function deleteIfGone(
+  deps: LifecycleDeps,
+  node: V1Node,
+  target: { linodeId: number; state: LifecycleState; plan: PlanScope },
+): Promise<void> {
+  const { linodeId, state, plan } = target;
+  const name = node.metadata?.name ?? "";
+  if (!await isConfirmedGone(deps, state, { name, linodeId })) return;
+  if (plan.hold(deleteNodeAction(node, linodeId))) return;
   const uid = node.metadata?.uid ?? "";
   const resourceVersion = node.metadata?.resourceVersion ?? "";
   try {
@@ -228,24 +258,33 @@ function reportBlocked(
   });
 }
 
+/** A taint write's direction and the pass's part of the plan. */
+interface Pass {
+  on: boolean;
+  plan: PlanScope;
+}
+
 /** One lifecycle pass: no Linode read unless some Linode Node is not Ready. */
 export async function reconcileLifecycle(
   deps: LifecycleDeps,
-  options: LifecycleOptions = {},
+  options: LifecycleOptions & { plan?: PlanScope } = {},
   state: LifecycleState = {},
 ): Promise<LifecyclePlan> {
+  const scope = options.plan ?? LIVE_SCOPE;
   const nodes = deps.nodes.list();
   const index = needsInstanceState(nodes) ? await trustedIndex(deps, options) : undefined;
   const plan = planLifecycle(nodes, index, options);
-  for (const node of plan.untaint) await setShutdownTaint(deps, node, false);
-  for (const node of plan.taint) await setShutdownTaint(deps, node, true);
+  for (const node of plan.untaint) await setShutdownTaint(deps, node, { on: false, plan: scope });
+  for (const node of plan.taint) await setShutdownTaint(deps, node, { on: true, plan: scope });
   if (plan.blocked) {
     const total = nodes.filter((n) => classifyProviderId(n.spec?.providerID) === "linode").length;
     reportBlocked(deps, plan, total, state);
     return plan;
   }
   state.lastBlocked = undefined;
-  for (const { node, linodeId } of plan.gone) await deleteIfGone(deps, node, linodeId);
+  for (const { node, linodeId } of plan.gone) {
+    await deleteIfGone(deps, node, { linodeId, state, plan: scope });
+  }
   return plan;
 }
 
@@ -264,7 +303,12 @@ export function startNodeLifecycleController(
             deps.metrics,
             deps.clock,
             "cloud-node-lifecycle",
-            () => reconcileLifecycle(deps, options, state),
+            () =>
+              runWithin(
+                deps.plan,
+                { controller: "cloud-node-lifecycle", scope: "nodes" },
+                (plan) => reconcileLifecycle(deps, { ...options, plan }, state),
+              ),
           );
         } catch (error) {
           if (isAbort(error, signal) || signal.aborted) return;

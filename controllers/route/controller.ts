@@ -8,6 +8,7 @@ import { isAbort } from "../../common/clock.ts";
 import { strategicPatchNodeStatus } from "../../kube/patch.ts";
 import type { LinodeClient } from "../../linode/client.ts";
 import { runWorkers } from "../loop/run_queue.ts";
+import { runWithin } from "../loop/plan.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { parseProviderId } from "../provider_id.ts";
 import type { NodeConditionWriter } from "./report.ts";
@@ -92,7 +93,11 @@ export function startRouteController(
             metrics: deps.metrics,
             clock: deps.clock,
             handle: async (key, s) => {
-              const result = await reconcileRoutes(deps, state, { ...options, signal: s });
+              const result = await runWithin(
+                deps.plan,
+                { controller: "route", scope: ROUTES_KEY },
+                (plan) => reconcileRoutes(deps, state, { ...options, signal: s, plan }),
+              );
               if (result.retryInMs !== undefined) queue.addAfter(key, Math.max(1, result.retryInMs));
             },
           }),

@@ -11,16 +11,21 @@ import { LeaseLostError } from "../../lease/fence.ts";
 import { describeError } from "../loop/run_queue.ts";
 import {
   needsRouteCondition,
+  NETWORK_UNAVAILABLE,
   routeCondition,
+  routeConditionOf,
   type RouteConditionPatch,
   wantedRouteCondition,
 } from "./condition.ts";
 import { type NodeRoutes, targetKey } from "./plan.ts";
 import type { RouteState } from "./state.ts";
+import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
 
 /** How one interface's write went in this pass. */
 export type WriteOutcome =
   | { readonly kind: "done" }
+  /** Decided but not sent (`--dry-run`): reported as if done, never settled as done. */
+  | { readonly kind: "held" }
   | { readonly kind: "failed"; readonly error: string }
   /** Not sent: backing off from an earlier failure, or paused after a 429. */
   | { readonly kind: "deferred" };
@@ -45,6 +50,8 @@ export interface ReportDeps {
   events: EventSink;
   log: Logger;
   clock: Clock;
+  /** This pass's part of the plan (`--dry-run` holds the condition write). */
+  scope?: PlanScope;
 }
 
 /** Where a Node's routes stand, from its plan and the outcomes of this pass's writes. Pure. */
@@ -95,6 +102,9 @@ async function writeCondition(deps: ReportDeps, state: RouteState, node: V1Node,
   const rv = node.metadata?.resourceVersion ?? "";
   // The informer may not show our last patch yet: the same wish on the same Node version was already written.
   if (!needsRouteCondition(node, routed) || state.writtenCondition(name) === `${rv} ${wanted}`) return;
+  const field = `status.conditions[${NETWORK_UNAVAILABLE}]`;
+  const change = { field, old: routeConditionOf(node) ?? null, new: wanted };
+  if ((deps.scope ?? LIVE_SCOPE).hold({ action: "set-condition", object: name, changes: [change] })) return;
   try {
     await deps.conditions.patchRouteCondition(name, routeCondition(routed, new Date(deps.clock.now())));
     state.recordCondition(name, `${rv} ${wanted}`);

@@ -24,6 +24,7 @@ import {
 } from "./plan.ts";
 import { type NodeConditionWriter, reportNodes, type WriteOutcome } from "./report.ts";
 import type { RouteState } from "./state.ts";
+import { type ActionSpec, LIVE_SCOPE, type PlanRecorder, type PlanScope } from "../loop/plan.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface RouteNodeLister {
@@ -59,6 +60,8 @@ export interface RouteDeps {
   log: Logger;
   metrics: Registry;
   clock: Clock;
+  /** Where each pass names its writes (`--dry-run` holds them); default: every write goes ahead. */
+  plan?: PlanRecorder;
 }
 
 /** Interface writes in flight at once. */
@@ -98,12 +101,38 @@ function writesCounter(metrics: Registry) {
   return metrics.counter("ccm_route_writes_total", "VPC interface range writes by result", ["result"]);
 }
 
-async function sendWrite(deps: RouteDeps, state: RouteState, w: RangeWrite, signal: AbortSignal) {
+/** The plan's name for a range write: the interface's whole list, old and new (sorted: order means nothing). */
+export function rangeAction(w: RangeWrite): ActionSpec {
+  const old = [...w.ranges.filter((r) => !w.added.includes(r)), ...w.removed].sort();
+  const action = w.added.length && w.removed.length
+    ? "replace-ranges"
+    : w.added.length
+    ? "add-ranges"
+    : "remove-ranges";
+  const object = `linode ${w.target.linodeId} interface ${w.target.interfaceId}`;
+  return { action, object, changes: [{ field: "ip_ranges", old, new: [...w.ranges].sort() }] };
+}
+
+/** One pass's abort signal and part of the plan. */
+interface Pass {
+  signal: AbortSignal;
+  plan: PlanScope;
+}
+
+async function sendWrite(
+  deps: RouteDeps,
+  state: RouteState,
+  w: RangeWrite,
+  pass: Pass,
+): Promise<WriteOutcome> {
+  const { signal, plan } = pass;
   const key = targetKey(w.target);
   const now = () => deps.clock.monotonic();
   if (state.pausedForMs(now()) > 0 || state.isBackingOff(key, w.ranges, now())) {
     return { kind: "deferred" } as const;
   }
+  // Held (dry run): no write-through either, so the next pass still sees the interface as it is.
+  if (plan.hold(rangeAction(w))) return { kind: "held" } as const;
   const props = { linodeId: w.target.linodeId, interfaceId: w.target.interfaceId, vpcId: w.target.vpcId };
   try {
     const held = await deps.writer.setRanges(w.target, w.ranges, signal);
@@ -138,14 +167,14 @@ async function applyWrites(
   deps: RouteDeps,
   state: RouteState,
   writes: readonly RangeWrite[],
-  options: { concurrency: number; signal: AbortSignal },
+  options: Pass & { concurrency: number },
 ): Promise<Map<string, WriteOutcome>> {
   const outcomes = new Map<string, WriteOutcome>();
   for (const phase of [0, 1] as const) {
     const queue = writes.filter((w) => w.phase === phase);
     const worker = async () => {
       for (let w = queue.shift(); w; w = queue.shift()) {
-        outcomes.set(targetKey(w.target), await sendWrite(deps, state, w, options.signal));
+        outcomes.set(targetKey(w.target), await sendWrite(deps, state, w, options));
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
@@ -175,23 +204,26 @@ function settleReleased(
 export async function reconcileRoutes(
   deps: RouteDeps,
   state: RouteState,
-  options: ReconcileOptions & { signal: AbortSignal },
+  options: ReconcileOptions & { signal: AbortSignal; plan?: PlanScope },
 ): Promise<PassResult> {
+  const plan = options.plan ?? LIVE_SCOPE;
   const ips = await deps.vpcIps.get();
   if (ips.stale) throw new Error("Cannot reconcile routes: the last VPC address listing failed");
   const vpcs = await deps.vpcs.get({ maxAgeMs: Infinity });
-  const plan = planRoutes({
+  const planned = planRoutes({
     nodes: routeNodes(deps.nodes.list()),
     released: new Set(state.released.keys()),
     ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
   });
-  const outcomes = await applyWrites(deps, state, plan.writes, {
+  const { writes, nodes } = planned;
+  const outcomes = await applyWrites(deps, state, writes, {
     concurrency: WRITE_CONCURRENCY,
     signal: options.signal,
+    plan,
   });
-  state.keepFailures(new Set(plan.writes.map((w) => targetKey(w.target))));
-  settleReleased(state, plan.writes, outcomes);
-  await reportNodes(deps, state, plan.nodes, outcomes);
+  state.keepFailures(new Set(writes.map((w) => targetKey(w.target))));
+  settleReleased(state, writes, outcomes);
+  await reportNodes({ ...deps, scope: plan }, state, nodes, outcomes);
   return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
 }

@@ -9,7 +9,8 @@ import { objectKey } from "../../kube/keys.ts";
 import { AnnotatedNodeBalancerMissingError, findNodeBalancer } from "./find.ts";
 import { releaseManaged } from "./firewall.ts";
 import { lifecycleOf } from "./planner.ts";
-import { LB_FINALIZER, note, ownershipTagOf, type SyncContext, type SyncDeps } from "./sync.ts";
+import { LB_FINALIZER, note, ownershipTagOf, scopeOf, type SyncContext, type SyncDeps } from "./sync.ts";
+import { finalizerAction, nodeBalancerTarget, releaseAction, statusAction } from "./plan_actions.ts";
 
 async function findForCleanup(
   deps: SyncDeps,
@@ -53,6 +54,7 @@ export async function ensureLoadBalancerDeleted(
   ctx: SyncContext,
 ): Promise<void> {
   let svc = service;
+  const scope = scopeOf(ctx);
   const lifecycle = lifecycleOf(svc);
   const found = await findForCleanup(deps, svc, lifecycle.nodeBalancerId, ctx);
   if (found && lifecycle.preserve) {
@@ -60,16 +62,23 @@ export async function ensureLoadBalancerDeleted(
       nodeBalancerId: found.nb.id,
     });
   } else if (found) {
-    await deleteNodeBalancer(deps, svc, found.nb.id);
     // As the Go CCM: the NodeBalancer's address goes back unless the reserved IP is to be kept.
-    if (!lifecycle.retainReservedIpv4 && deps.reservedIps) {
-      await deps.reservedIps.deleteReservedIpv4(found.nb.ipv4);
+    const releaseIp = !lifecycle.retainReservedIpv4 && deps.reservedIps !== undefined;
+    const changes = [
+      { field: "nodebalancer", old: nodeBalancerTarget(found.nb.id), new: null },
+      ...(releaseIp ? [{ field: "reserved ipv4", old: found.nb.ipv4, new: null }] : []),
+    ];
+    if (!scope.hold(releaseAction(svc, found.nb.id, { preserve: false, changes }))) {
+      await deleteNodeBalancer(deps, svc, found.nb.id);
+      if (releaseIp) await deps.reservedIps?.deleteReservedIpv4(found.nb.ipv4);
     }
   }
   deps.tls.forget(objectKey(svc));
   deps.notices.forget(objectKey(svc));
   if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
-    svc = await deps.writer.patchIngress(svc, []);
+    if (!scope.hold(statusAction(svc, []))) svc = await deps.writer.patchIngress(svc, []);
   }
-  await deps.writer.setFinalizers(svc, (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER));
+  const finalizers = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
+  if (scope.hold(finalizerAction(svc, finalizers))) return;
+  await deps.writer.setFinalizers(svc, finalizers);
 }

@@ -16,10 +16,20 @@ import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall
 import { type PlannedService, planService } from "./planner.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
+  createAction,
+  finalizerAction,
+  firewallChanges,
+  nodeBalancerTarget,
+  releaseAction,
+  statusAction,
+  updateAction,
+} from "./plan_actions.ts";
+import {
   hasFinalizer,
   LB_FINALIZER,
   note,
   ownershipTagOf,
+  scopeOf,
   type SyncContext,
   type SyncDeps,
   warnOnce,
@@ -27,9 +37,11 @@ import {
 
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
 
-async function ensureFinalizer(deps: SyncDeps, svc: V1Service): Promise<V1Service> {
+async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext): Promise<V1Service> {
   if (hasFinalizer(svc)) return svc;
-  return await deps.writer.setFinalizers(svc, [...(svc.metadata?.finalizers ?? []), LB_FINALIZER]);
+  const finalizers = [...(svc.metadata?.finalizers ?? []), LB_FINALIZER];
+  if (scopeOf(ctx).hold(finalizerAction(svc, finalizers))) return svc;
+  return await deps.writer.setFinalizers(svc, finalizers);
 }
 
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
@@ -39,7 +51,14 @@ function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): v
   warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
 }
 
-async function createFor(deps: SyncDeps, svc: V1Service, plan: PlannedService): Promise<NodeBalancerSummary> {
+/** Creates the Service's NodeBalancer; undefined when the creation is held (dry run). */
+async function createFor(
+  deps: SyncDeps,
+  svc: V1Service,
+  plan: PlannedService,
+  ctx: SyncContext,
+): Promise<NodeBalancerSummary | undefined> {
+  if (scopeOf(ctx).hold(createAction(svc, plan.desired))) return undefined;
   note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
   const fw = await firewallForCreate(deps, plan.desired.firewall);
   try {
@@ -74,10 +93,10 @@ async function updateFound(
   deps: SyncDeps,
   svc: V1Service,
   found: FoundNodeBalancer,
-  plan: PlannedService,
+  planned: { plan: PlannedService; ctx: SyncContext },
 ): Promise<NodeBalancerSummary> {
   try {
-    return await updateInPlace(deps, svc, found, plan);
+    return await updateInPlace(deps, svc, found, planned);
   } catch (e) {
     // Deleted behind our back: the listing no longer holds it, so the retry finds (or makes) the right one.
     if (isNodeBalancerGone(e)) deps.cache.forget(found.nb.id);
@@ -89,19 +108,31 @@ async function updateInPlace(
   deps: SyncDeps,
   svc: V1Service,
   found: FoundNodeBalancer,
-  plan: PlannedService,
+  planned: { plan: PlannedService; ctx: SyncContext },
 ): Promise<NodeBalancerSummary> {
+  const { plan, ctx } = planned;
   const nbId = found.nb.id;
+  const tag = ownershipTagOf(deps, svc);
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
   const adopting = found.via === "status-ip" || found.via === "status-hostname";
   const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
-  if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  await applyActions(deps, nbId, actions);
-  const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, ownershipTagOf(deps, svc));
   const immutableText = immutable.length
     ? `NodeBalancer ${nbId} keeps ${formatChanges(immutable)}: the API cannot change these in place`
     : "";
   warnOnce(deps, svc, "LoadBalancerFieldImmutable", immutableText);
+  const fwChanges = firewallChanges(await deps.cache.details.firewalls(nbId), plan.desired.firewall, tag);
+  if (actions.length || fwChanges.length) {
+    const kind = adopting
+      ? "adopt-nodebalancer"
+      : nodesOnly && !fwChanges.length
+      ? "update-backends"
+      : "update-nodebalancer";
+    const update = { kind, changes: [...changes, ...fwChanges] } as const;
+    if (scopeOf(ctx).hold(updateAction(svc, nbId, update))) return found.nb;
+  }
+  if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+  await applyActions(deps, nbId, actions);
+  const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
     note(deps, svc, "AdoptedLoadBalancer", message, {
@@ -134,14 +165,18 @@ async function releaseSwitchedFrom(
   deps: SyncDeps,
   svc: V1Service,
   nb: NodeBalancerSummary,
-  plan: PlannedService,
+  planned: { plan: PlannedService; ctx: SyncContext },
 ) {
+  const { plan, ctx } = planned;
   if (plan.spec.nodeBalancerId === null) return;
   const tag = ownershipTagOf(deps, svc);
   const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
   if (!old || old.id === nb.id || !old.tags.includes(tag)) return;
+  const preserve = plan.spec.preserve;
+  const changes = [{ field: "replaced by", old: null, new: nodeBalancerTarget(nb.id) }];
+  if (scopeOf(ctx).hold(releaseAction(svc, old.id, { preserve, changes }))) return;
   const props = { old: old.id, nodeBalancerId: nb.id };
-  if (plan.spec.preserve) {
+  if (preserve) {
     deps.cache.record(await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }));
     note(
       deps,
@@ -167,14 +202,22 @@ export async function ensureLoadBalancer(
 ): Promise<void> {
   const plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
-  const svc = await ensureFinalizer(deps, service);
+  const svc = await ensureFinalizer(deps, service, ctx);
   const rules = {
     nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
     ownershipTag: ownershipTagOf(deps, svc),
   };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
-  const nb = found ? await updateFound(deps, svc, found, plan) : await createFor(deps, svc, plan);
-  await releaseSwitchedFrom(deps, svc, nb, plan);
+  const nb = found
+    ? await updateFound(deps, svc, found, { plan, ctx })
+    : await createFor(deps, svc, plan, ctx);
+  if (!nb) {
+    // A held creation (dry run) has no address yet; the status write that follows it is part of the plan.
+    scopeOf(ctx).hold(statusAction(svc, [{ hostname: "(the new NodeBalancer's address)" }]));
+    return;
+  }
+  await releaseSwitchedFrom(deps, svc, nb, { plan, ctx });
   const ingress = ingressFor(nb, plan.spec);
-  if (!hasIngress(svc, ingress)) await deps.writer.patchIngress(svc, ingress);
+  if (hasIngress(svc, ingress) || scopeOf(ctx).hold(statusAction(svc, ingress))) return;
+  await deps.writer.patchIngress(svc, ingress);
 }

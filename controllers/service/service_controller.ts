@@ -12,8 +12,9 @@ import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
-import { RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
+import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
 import {
@@ -51,6 +52,13 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   secrets: SecretLister;
   metrics: Registry;
   clock: Clock;
+  /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
+  plan?: PlanRecorder;
+  /**
+   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `ORPHAN_CHECK_MS` (1 h); its
+   * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
+   */
+  orphans?: { check(plan: PlanScope): Promise<void> };
 }
 
 /** Options of the service controller. */
@@ -64,6 +72,11 @@ const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 300_000;
 /** Every Service is synced again this often, as a safety net (no call when unchanged). */
 export const SERVICE_RESYNC_MS = 300_000;
+/**
+ * Period of the orphan check: its one NodeBalancer listing is the only Linode call a quiet cluster's service
+ * controller makes, and an orphan is deleted (opt-in) only when two checks a period apart find it.
+ */
+export const ORPHAN_CHECK_MS = 3_600_000;
 
 /** The Service changed while it was being written (409): synced again shortly, without a Warning. */
 export class ServiceChangedError extends RetryAfterError {
@@ -178,6 +191,35 @@ async function resyncLoop(
   }
 }
 
+/**
+ * The orphan check every `periodMs`, and at once when LoadBalancer Services' first syncs list NodeBalancers
+ * anyway (the check shares that listing); a cluster without any costs no call at start.
+ */
+async function orphanLoop(deps: ServiceControllerDeps, periodMs: number, signal: AbortSignal) {
+  let due = deps.services.list().some(isRelevant);
+  while (!signal.aborted) {
+    if (due) await checkOrphans(deps);
+    due = true;
+    try {
+      await deps.clock.sleep(periodMs, signal);
+    } catch (e) {
+      if (isAbort(e, signal) || signal.aborted) return;
+      throw e;
+    }
+  }
+}
+
+/** Finds (and, when allowed, deletes) orphaned NodeBalancers; a failure waits for the next resync. */
+async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
+  const orphans = deps.orphans;
+  if (!orphans) return;
+  try {
+    await runWithin(deps.plan, { controller: "service", scope: "orphans" }, (plan) => orphans.check(plan));
+  } catch (e) {
+    deps.log.warning("orphaned NodeBalancer check failed: {error}", { error: describeError(e) });
+  }
+}
+
 function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
   const svc = deps.services.get(key);
   if (!svc || error instanceof ServiceChangedError) return;
@@ -219,10 +261,16 @@ export function startServiceController(
             log: deps.log,
             metrics: deps.metrics,
             clock: deps.clock,
-            handle: (key) => reconcileService(syncDeps, key, ctx),
+            handle: (key) =>
+              runWithin(
+                deps.plan,
+                { controller: "service", scope: key },
+                (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
+              ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
           resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          orphanLoop(deps, ORPHAN_CHECK_MS, signal),
         ]);
       } finally {
         unwatch();

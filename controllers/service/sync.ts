@@ -11,6 +11,7 @@ import type { ApplyDeps } from "./apply.ts";
 import type { FirewallDeps } from "./firewall.ts";
 import { ownershipTag } from "./ownership.ts";
 import type { PlannerDeps } from "./planner.ts";
+import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
 
 /** The finalizer that keeps a Service until its NodeBalancer is gone (upstream's name). */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -40,6 +41,13 @@ export interface SyncDeps extends PlannerDeps {
 export interface SyncContext {
   /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `find.ts`). */
   maxAgeMs(): number;
+  /** This sync's part of the plan: every write names its action first (`--dry-run` holds them). */
+  scope?: PlanScope;
+}
+
+/** The sync's plan scope (every write goes ahead without one). */
+export function scopeOf(ctx: SyncContext): PlanScope {
+  return ctx.scope ?? LIVE_SCOPE;
 }
 
 /** True for a Service this controller provides a load balancer for (no other `loadBalancerClass`). */

@@ -3,7 +3,7 @@
  * and the controller over the shared Linode client, Node informer and Event recorder. `wiring/parts.ts`
  * runs the informers with the process; `ccm.ts` runs the controller for each leadership term.
  */
-import type { KubeConfig, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { KubeConfig, V1Secret, V1Service } from "@kubernetes/client-node";
 import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
@@ -17,14 +17,20 @@ import type { Registry } from "../../server/metrics.ts";
 import { serviceDefaults } from "./defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./subnets.ts";
+import { OrphanCheck, type OrphanedNodeBalancer } from "./orphans.ts";
+import type { PlanRecorder } from "../loop/plan.ts";
+import type { NodeSource } from "../node/projected_nodes.ts";
 
 /** What the process already has. */
 export interface ServiceWiringDeps {
   kc: KubeConfig;
   kube: KubeClients;
   linode: LinodeClient;
-  nodes: Informer<V1Node>;
+  /** The Nodes to decide backends from (in dry run, with held initialisations applied). */
+  nodes: NodeSource;
   events: EventSink;
+  /** Where syncs name their writes (`--dry-run` holds them). */
+  plan?: PlanRecorder;
   clock: Clock;
   metrics: Registry;
   logFor: (component: string) => Logger;
@@ -42,6 +48,8 @@ export interface ServiceWiring {
   readonly secrets: Informer<V1Secret>;
   /** Runs the controller for one leadership term. */
   run(term: AbortSignal): Promise<void>;
+  /** The orphaned NodeBalancers found by the last check (for `/plan`). */
+  orphans(): readonly OrphanedNodeBalancer[];
 }
 
 /** Wires the `service` controller from `config` and the process's clients. */
@@ -56,6 +64,18 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     region: config.linode.region,
     ttlMs: config.linode.instanceCacheTtlMs,
   });
+  const orphanCheck = new OrphanCheck({
+    clusterName: config.clusterName,
+    cleanup: config.services.cleanupOrphanedNodeBalancers,
+  });
+  const orphanDeps = {
+    cache: nodeBalancers,
+    nodeBalancers: deps.linode.nodeBalancers,
+    firewalls: deps.linode.firewalls,
+    services: { list: () => services.list(), trusted: () => services.synced && services.healthy },
+    log: deps.logFor("service"),
+    metrics,
+  };
   const controller = startServiceController({
     services,
     nodes: deps.nodes,
@@ -68,9 +88,17 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     defaults: serviceDefaults(config),
     subnets: new SubnetResolver(deps.linode.vpcs, clock),
     events: deps.events,
+    plan: deps.plan,
+    orphans: { check: (plan) => orphanCheck.check(orphanDeps, plan) },
     log: deps.logFor("service"),
     metrics,
     clock,
   }, { workers: config.services.concurrentSyncs });
-  return { nodeBalancers, services, secrets, run: (term) => controller.run(term) };
+  return {
+    nodeBalancers,
+    services,
+    secrets,
+    run: (term) => controller.run(term),
+    orphans: () => orphanCheck.list(),
+  };
 }

@@ -1,0 +1,170 @@
+/**
+ * NodeBalancers of this cluster that no Service is tied to: left behind by a deleted cluster, or a Service
+ * deleted while no CCM ran (a long-standing Go CCM complaint). They are listed on `/plan`. With
+ * `--cleanup-orphaned-nodebalancers` they are deleted, but only one carrying this cluster's ownership tag (so
+ * this CCM made or adopted it for a Service), seen orphaned on two checks in a row, on a listing and a
+ * Service informer that can be trusted; never one any rule ties to a Service (ownership tag, status address
+ * or hostname, `nodebalancer-id`), and never on doubt.
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { NodeBalancerSummary } from "../../cache/types.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Registry } from "../../server/metrics.ts";
+import type { PlanScope } from "../loop/plan.ts";
+import { AnnotationReader } from "./annotation_values.ts";
+import type { NodeBalancerWrites } from "./apply.ts";
+import { findByStatus } from "./find.ts";
+import { type FirewallDeps, releaseManaged } from "./firewall.ts";
+import { isOwnedByCluster, ownershipTag } from "./ownership.ts";
+import { isNotFound } from "../../linode/errors.ts";
+import type { SyncDeps } from "./sync.ts";
+
+/** What happens to an orphan. */
+export type OrphanFate =
+  | "deleting"
+  | "kept: no ownership tag of this cluster"
+  | "kept: --cleanup-orphaned-nodebalancers is off"
+  | "kept: waiting for a second check";
+
+/** A NodeBalancer of this cluster that no Service is tied to, as `/plan` lists it. */
+export interface OrphanedNodeBalancer {
+  readonly id: number;
+  readonly label: string | null;
+  readonly ipv4: string;
+  readonly hostname: string | null;
+  readonly tags: readonly string[];
+  /** Carries an ownership tag of this cluster: `--cleanup-orphaned-nodebalancers` may delete it. */
+  readonly owned: boolean;
+  readonly fate: OrphanFate;
+}
+
+/** The ties of every Service to NodeBalancers; `doubt` when one cannot be read. */
+function serviceTies(services: readonly V1Service[], clusterName: string) {
+  const tags = new Set<string>();
+  const ids = new Set<number>();
+  let doubt = false;
+  for (const svc of services) {
+    try {
+      tags.add(ownershipTag(clusterName, svc.metadata?.uid ?? ""));
+    } catch {
+      doubt = true;
+    }
+    const reader = new AnnotationReader(svc.metadata?.annotations);
+    const id = reader.id("nodebalancer-id");
+    if (id !== undefined) ids.add(id);
+    if (reader.errors.length) doubt = true;
+  }
+  return { tags, ids, doubt };
+}
+
+/**
+ * The NodeBalancers carrying the cluster name or an ownership tag of this cluster that no Service is tied
+ * to, and whether the ties could all be read (`doubt` false). Pure.
+ */
+export function findOrphans(
+  nodeBalancers: readonly NodeBalancerSummary[],
+  services: readonly V1Service[],
+  clusterName: string,
+): { orphans: NodeBalancerSummary[]; doubt: boolean } {
+  const ties = serviceTies(services, clusterName);
+  const ours = nodeBalancers.filter((nb) =>
+    (clusterName !== "" && nb.tags.includes(clusterName)) || isOwnedByCluster(nb.tags, clusterName)
+  );
+  const orphans = ours.filter((nb) =>
+    !ties.ids.has(nb.id) && !nb.tags.some((t) => ties.tags.has(t)) &&
+    !services.some((svc) => findByStatus(svc, [nb]))
+  );
+  return { orphans, doubt: ties.doubt };
+}
+
+/** What the orphan check reads and writes. */
+export interface OrphanDeps {
+  cache: SyncDeps["cache"];
+  nodeBalancers: Pick<NodeBalancerWrites, "delete">;
+  firewalls: FirewallDeps["firewalls"];
+  /** Every Service (any type), and whether the informer holds a complete, current list. */
+  services: { list(): readonly V1Service[]; trusted(): boolean };
+  log: Logger;
+  metrics: Registry;
+}
+
+/** Settings of the orphan check. */
+export interface OrphanOptions {
+  clusterName: string;
+  /** `--cleanup-orphaned-nodebalancers`. */
+  cleanup: boolean;
+}
+
+/** The orphans found by the last check, kept for `/plan` across leadership terms. */
+export class OrphanCheck {
+  readonly #o: OrphanOptions;
+  #last: readonly OrphanedNodeBalancer[] = [];
+
+  constructor(options: OrphanOptions) {
+    this.#o = options;
+  }
+
+  /** The orphans as last checked. */
+  list(): readonly OrphanedNodeBalancer[] {
+    return this.#last;
+  }
+
+  /** Lists NodeBalancers (cached within the TTL), finds the orphans and deletes those it may. */
+  async check(deps: OrphanDeps, plan: PlanScope): Promise<void> {
+    const snapshot = await deps.cache.list();
+    const found = findOrphans(snapshot.data, deps.services.list(), this.#o.clusterName);
+    const trusted = !snapshot.stale && !snapshot.suspicious && deps.services.trusted() && !found.doubt;
+    const before = new Set(this.#last.map((o) => o.id));
+    this.#last = found.orphans.map((nb) => this.#describe(nb, before.has(nb.id)));
+    const gauge = deps.metrics.gauge(
+      "ccm_orphaned_nodebalancers",
+      "NodeBalancers of this cluster no Service is tied to",
+    );
+    gauge.set(undefined, this.#last.length);
+    if (!trusted) {
+      if (this.#last.length) deps.log.info("orphaned NodeBalancers left alone: listing or Services in doubt");
+      return;
+    }
+    for (const orphan of this.#last.filter((o) => o.fate === "deleting")) {
+      await this.#delete(deps, orphan, plan);
+    }
+    gauge.set(undefined, this.#last.length);
+  }
+
+  #describe(nb: NodeBalancerSummary, seenBefore: boolean): OrphanedNodeBalancer {
+    const owned = isOwnedByCluster(nb.tags, this.#o.clusterName);
+    const fate: OrphanFate = !owned
+      ? "kept: no ownership tag of this cluster"
+      : !this.#o.cleanup
+      ? "kept: --cleanup-orphaned-nodebalancers is off"
+      : !seenBefore
+      ? "kept: waiting for a second check"
+      : "deleting";
+    const { id, label, ipv4, hostname, tags } = nb;
+    return { id, label, ipv4, hostname, tags: [...tags], owned, fate };
+  }
+
+  async #delete(deps: OrphanDeps, orphan: OrphanedNodeBalancer, plan: PlanScope): Promise<void> {
+    const object = `nodebalancer ${orphan.id}`;
+    const changes = [{ field: "label", old: orphan.label, new: null }, {
+      field: "tags",
+      old: orphan.tags,
+      new: null,
+    }];
+    if (plan.hold({ action: "delete-orphaned-nodebalancer", object, changes })) return;
+    // Its ownership tag names a Service that is gone: the firewall made for that Service goes with it.
+    const tag = orphan.tags.find((t) => isOwnedByCluster([t], this.#o.clusterName)) ?? "";
+    await releaseManaged(deps, orphan.id, tag);
+    try {
+      await deps.nodeBalancers.delete(orphan.id);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    deps.cache.forget(orphan.id);
+    this.#last = this.#last.filter((o) => o.id !== orphan.id);
+    deps.log.info("deleted orphaned NodeBalancer {id} ({label}): no Service is tied to it", {
+      id: orphan.id,
+      label: orphan.label,
+    });
+  }
+}
