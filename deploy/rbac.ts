@@ -148,9 +148,9 @@ export interface DerivedRules {
 
 /**
  * Rules that allow exactly the verbs each resource was used with. Requests only ever made in `ownNamespace`
- * (the Lease) go into its Role, with `resourceNames` for requests that name their object (every verb but
- * create and deletecollection; a list or watch names it through a `metadata.name` field selector, which RBAC
- * matches against `resourceNames`); the rest are cluster-wide, for objects anywhere.
+ * (the Lease) go into its Role, with `resourceNames` for every verb whose requests all named their object:
+ * get, update, patch, delete, and list or watch narrowed by `fieldSelector=metadata.name` (which RBAC
+ * authorizes by name too). create and deletecollection never can be.
  */
 export function deriveRules(requests: readonly AccessRequest[], ownNamespace: string): DerivedRules {
   const byResource = new Map<string, AccessRequest[]>();
@@ -167,8 +167,11 @@ export function deriveRules(requests: readonly AccessRequest[], ownNamespace: st
       cluster.push({ apiGroups: [apiGroup], resources: [resource], verbs: verbs(reqs) });
       continue;
     }
-    const unnamed = reqs.filter(isUnnamed);
-    const named = reqs.filter((r) => !isUnnamed(r));
+    const unnamedVerbs = new Set(
+      reqs.filter((r) => NEVER_NAMED.has(r.verb) || r.name === "").map((r) => r.verb),
+    );
+    const unnamed = reqs.filter((r) => unnamedVerbs.has(r.verb));
+    const named = reqs.filter((r) => !unnamedVerbs.has(r.verb));
     if (unnamed.length) {
       namespace.push({ apiGroups: [apiGroup], resources: [resource], verbs: verbs(unnamed) });
     }
@@ -180,13 +183,8 @@ export function deriveRules(requests: readonly AccessRequest[], ownNamespace: st
   return { cluster, namespace };
 }
 
-/** Verbs that RBAC cannot restrict by name: create (no name yet) and deleting a whole collection. */
-const UNNAMED_VERBS: ReadonlySet<string> = new Set(["create", "deletecollection"]);
-
-/** A request RBAC cannot match against `resourceNames`: an unnamed verb, or a list/watch without a name selector. */
-function isUnnamed(r: AccessRequest): boolean {
-  return UNNAMED_VERBS.has(r.verb) || r.name === "";
-}
+/** Verbs RBAC cannot restrict by name: create (no name yet) and deletecollection. */
+const NEVER_NAMED: ReadonlySet<string> = new Set(["create", "deletecollection"]);
 
 /** Renders rules as the YAML list items of a `rules:` block, indented by `indent` spaces. */
 export function renderRules(rules: readonly RbacRule[], indent = 2): string {

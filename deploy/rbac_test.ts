@@ -98,7 +98,7 @@ Deno.test("unusedGrants() lists each verb of each resource that no request used"
   ]);
 });
 
-Deno.test("deriveRules() puts requests made only in the CCM's namespace in a Role, by name where RBAC can", () => {
+Deno.test("deriveRules() puts requests made only in the CCM's namespace in a Role, by name where every request named it", () => {
   const requests = [
     req("list", "nodes"),
     req("watch", "nodes"),
@@ -109,6 +109,8 @@ Deno.test("deriveRules() puts requests made only in the CCM's namespace in a Rol
     lease("get"),
     lease("create", ""),
     lease("update"),
+    lease("watch"),
+    req("list", "secrets", { namespace: "kube-system" }),
   ];
   const derived = deriveRules(requests, "kube-system");
   assert.deepEqual(derived.cluster, [
@@ -117,11 +119,12 @@ Deno.test("deriveRules() puts requests made only in the CCM's namespace in a Rol
     { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch"] },
   ]);
   assert.deepEqual(derived.namespace, [
+    { apiGroups: [""], resources: ["secrets"], verbs: ["list"] },
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
     {
       apiGroups: ["coordination.k8s.io"],
       resources: ["leases"],
-      verbs: ["get", "update"],
+      verbs: ["get", "update", "watch"],
       resourceNames: ["ccm"],
     },
   ]);

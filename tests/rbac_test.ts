@@ -70,7 +70,7 @@ Deno.test("deploy/ccm.yaml grants exactly what the CCM's traffic uses: no reques
   });
 });
 
-Deno.test("deploy/ccm.yaml: the Lease is a Role in the CCM's namespace, get and update limited to its name", () => {
+Deno.test("deploy/ccm.yaml: the Lease is a Role in the CCM's namespace, every verb but create limited to its name", () => {
   const docs = manifests();
   const subject = ccmSubject(docs);
   const grants = grantsFor(docs, subject);
