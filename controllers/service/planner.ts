@@ -15,6 +15,7 @@ import { planNodeBalancer } from "./nodebalancer/plan.ts";
 import type { ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
 import type { TlsSecrets } from "./tls/secrets.ts";
+import type { ClusterIdentity } from "./identity.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
@@ -27,6 +28,8 @@ export class InvalidServiceError extends InvalidInputError {
 /** What planning reads besides the Service and the Nodes. */
 export interface PlannerDeps {
   defaults: ServiceDefaults;
+  /** The cluster identity: every planned NodeBalancer carries its tag. */
+  identity: Pick<ClusterIdentity, "tag">;
   subnets: Pick<SubnetResolver, "resolve">;
   tls: TlsSecrets;
 }
@@ -54,8 +57,10 @@ export async function planService(
   const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
   const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
   const tls = deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const clusterIdTag = await deps.identity.tag();
   const plan = planNodeBalancer(svc, spec, nodes, {
     defaults: deps.defaults,
+    clusterIdTag,
     backendSubnetId,
     frontendSubnetId,
     tls,

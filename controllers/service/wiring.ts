@@ -18,6 +18,7 @@ import { serviceDefaults } from "./annotations/defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./nodebalancer/subnets.ts";
 import { OrphanCheck, type OrphanedNodeBalancer } from "./orphans.ts";
+import { ClusterIdentity } from "./identity.ts";
 import type { PlanRecorder } from "../loop/plan.ts";
 import type { NodeSource } from "../node/projected_nodes.ts";
 
@@ -50,6 +51,8 @@ export interface ServiceWiring {
   run(term: AbortSignal): Promise<void>;
   /** The orphaned NodeBalancers found by the last check (for `/plan`). */
   orphans(): readonly OrphanedNodeBalancer[];
+  /** This cluster's identity in the Linode account (the `kube-system` Namespace UID). */
+  readonly identity: ClusterIdentity;
 }
 
 /** Wires the `service` controller from `config` and the process's clients. */
@@ -64,6 +67,9 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     region: config.linode.region,
     ttlMs: config.linode.instanceCacheTtlMs,
   });
+  const identity = new ClusterIdentity({
+    namespaceUid: async (name) => (await deps.kube.core.readNamespace({ name })).metadata?.uid ?? "",
+  });
   const orphanCheck = new OrphanCheck({
     clusterName: config.clusterName,
     cleanup: config.services.cleanupOrphanedNodeBalancers,
@@ -73,6 +79,8 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     nodeBalancers: deps.linode.nodeBalancers,
     firewalls: deps.linode.firewalls,
     services: { list: () => services.list(), trusted: () => services.synced && services.healthy },
+    identity,
+    events: deps.events,
     log: deps.logFor("service"),
     metrics,
   };
@@ -86,6 +94,7 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     reservedIps: deps.linode.reservedIps,
     writer: kubeServiceWriter(deps.kube.core),
     defaults: serviceDefaults(config),
+    identity,
     subnets: new SubnetResolver(deps.linode.vpcs, clock),
     events: deps.events,
     plan: deps.plan,
@@ -100,5 +109,6 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     secrets,
     run: (term) => controller.run(term),
     orphans: () => orphanCheck.list(),
+    identity,
   };
 }

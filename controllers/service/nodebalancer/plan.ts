@@ -53,6 +53,8 @@ export interface PlanOptions {
   readonly frontendSubnetId?: number | null;
   /** TLS material by Secret name (the Service's namespace); absent names are missing Secrets. */
   readonly tls?: ReadonlyMap<string, TlsMaterial>;
+  /** The cluster identity tag (`../identity.ts`), put on the NodeBalancer beside its ownership tag. */
+  readonly clusterIdTag?: string;
 }
 
 /** The plan, or why there is none; `skippedNodes` are eligible Nodes without a usable address. */
@@ -95,7 +97,13 @@ export function planNodeBalancer(
   });
   const { defaults } = options;
   const label = nodeBalancerLabel(defaults.services.nodeBalancerPrefix, uid);
-  const tags = nodeBalancerTags(defaults.clusterName, defaults.services.nodeBalancerTags, spec.tags, uid);
+  const tags = nodeBalancerTags(
+    defaults.clusterName,
+    defaults.services.nodeBalancerTags,
+    spec.tags,
+    uid,
+    options.clusterIdTag,
+  );
   const desired: DesiredNodeBalancer = {
     label,
     region: defaults.region,
