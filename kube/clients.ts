@@ -16,7 +16,7 @@ import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Registry } from "../server/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
-import { makeHttpLibrary, toKubeApiError } from "./requests.ts";
+import { isNotFound, makeHttpLibrary, toKubeApiError } from "./requests.ts";
 
 /** The API clients plus the KubeConfig they came from (informers need it for watches). */
 export interface KubeClients {
@@ -121,15 +121,20 @@ export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
 }
 
 /**
- * Lists and watches Secrets in every namespace, for the TLS certificates of HTTPS NodeBalancer ports: a
- * rotated certificate reaches the NodeBalancer from the watch event, with no polling.
+ * Reads one Secret by name, for the TLS certificates of HTTPS NodeBalancer ports; undefined when it does not
+ * exist. Nothing lists or watches Secrets: the CCM holds only those a Service names, and needs only `get`.
  */
-export function secretSource(core: CoreV1Api): ResourceSource<V1Secret> {
+export function secretReader(
+  core: CoreV1Api,
+): { read(namespace: string, name: string): Promise<V1Secret | undefined> } {
   return {
-    resource: "secrets",
-    path: "/api/v1/secrets",
-    apiVersion: "v1",
-    kind: "Secret",
-    list: (selectors) => core.listSecretForAllNamespaces(selectors),
+    async read(namespace, name) {
+      try {
+        return await core.readNamespacedSecret({ namespace, name });
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
   };
 }

@@ -75,6 +75,6 @@ Deno.test("service: forbidden Secrets hold back neither /readyz nor Services wit
   });
   await until(world, () => hasIngress(world, "web"), "web to get an ingress");
   await until(world, () => world.events("SyncLoadBalancerFailed", "tls").length > 0, "a Warning for tls");
-  assert.match(world.events("SyncLoadBalancerFailed", "tls")[0]?.message ?? "", /TLS Secrets/);
+  assert.match(world.events("SyncLoadBalancerFailed", "tls")[0]?.message ?? "", /Cannot read TLS Secret default\/tls-cert/);
   assert.equal(world.nodeBalancers().length, 1, "only web's");
 });

@@ -208,15 +208,9 @@ export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
   return parts.service ? [parts.nodes, parts.service.services] : [parts.nodes];
 }
 
-/** Informers that run with the process but that nothing waits for (RBAC may forbid Secrets). */
-function optionalInformersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
-  return parts.service ? [parts.service.secrets] : [];
-}
-
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
 export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  const all = [...informersOf(parts), ...optionalInformersOf(parts)];
-  await Promise.all(all.map((informer) => informer.start(signal)));
+  await Promise.all(informersOf(parts).map((informer) => informer.start(signal)));
 }
 
 /** Resolves once every informer of `informersOf(parts)` has synced; rejects when `signal` aborts first. */

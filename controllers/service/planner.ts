@@ -56,7 +56,7 @@ export async function planService(
   const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;
   const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
   const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
-  const tls = deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const tls = await deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
   const clusterIdTag = await deps.identity.tag();
   const plan = planNodeBalancer(svc, spec, nodes, {
     defaults: deps.defaults,

@@ -4,7 +4,7 @@
  * 5 min, as the upstream service controller. Every read of Linode state comes from the cache, so a resync
  * of unchanged Services costs no Linode call; a 429 slows every worker through the shared client.
  */
-import type { CoreV1Api, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import { refFor, warnEvent } from "../../kube/events.ts";
@@ -26,7 +26,7 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
-import { type SecretLister, TlsSecrets } from "./tls/secrets.ts";
+import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -49,7 +49,8 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   services: ServiceLister;
   reservedIps?: ReservedIps;
   nodes: NodeLister;
-  secrets: SecretLister;
+  /** Reads the TLS Secrets Services name (one `get` each; nothing lists or watches Secrets). */
+  secrets: SecretReader;
   metrics: Registry;
   clock: Clock;
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
@@ -165,13 +166,9 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
     enqueueAll(deps, queue);
   });
-  const offSecrets = deps.secrets.onChange((_kind, secret: V1Secret) => {
-    for (const key of tls.servicesUsing(objectKey(secret))) queue.add(key);
-  });
   return () => {
     offServices();
     offNodes();
-    offSecrets();
   };
 }
 
@@ -189,6 +186,24 @@ async function resyncLoop(
       throw e;
     }
     enqueueAll(deps, queue);
+  }
+}
+
+/** Reads the Secrets in use every `periodMs` and syncs the Services whose Secret changed. */
+async function secretRefreshLoop(
+  deps: ServiceControllerDeps,
+  tls: TlsSecrets,
+  queue: WorkQueue<string>,
+  signal: AbortSignal,
+) {
+  while (!signal.aborted) {
+    try {
+      await deps.clock.sleep(SECRET_REFRESH_MS, signal);
+    } catch (e) {
+      if (isAbort(e, signal) || signal.aborted) return;
+      throw e;
+    }
+    for (const key of await tls.refresh()) queue.add(key);
   }
 }
 
@@ -272,6 +287,7 @@ export function startServiceController(
           }),
           resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
+          secretRefreshLoop(deps, tls, queue, signal),
         ]);
       } finally {
         unwatch();

@@ -3,13 +3,13 @@
  * and the controller over the shared Linode client, Node informer and Event recorder. `wiring/parts.ts`
  * runs the informers with the process; `ccm.ts` runs the controller for each leadership term.
  */
-import type { KubeConfig, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { KubeConfig, V1Service } from "@kubernetes/client-node";
 import { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Config } from "../../config/types.ts";
 import type { KubeClients } from "../../kube/clients.ts";
-import { secretSource, serviceSource } from "../../kube/clients.ts";
+import { secretReader, serviceSource } from "../../kube/clients.ts";
 import type { EventSink } from "../../kube/events.ts";
 import { Informer } from "../../kube/informer.ts";
 import type { LinodeClient } from "../../linode/client.ts";
@@ -42,11 +42,6 @@ export interface ServiceWiring {
   readonly nodeBalancers: NodeBalancerCache;
   /** Services: a term's controllers wait for it to sync, and `/readyz` checks it. */
   readonly services: Informer<V1Service>;
-  /**
-   * TLS Secrets: RBAC may forbid them, so nothing waits for this one and `/readyz` ignores it; only
-   * Services with HTTPS ports wait (`SecretsUnavailableError`) until it has listed.
-   */
-  readonly secrets: Informer<V1Secret>;
   /** Runs the controller for one leadership term. */
   run(term: AbortSignal): Promise<void>;
   /** The orphaned NodeBalancers found by the last check (for `/plan`). */
@@ -60,7 +55,6 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
   const { clock, metrics } = deps;
   const informerOptions = { log: deps.logFor("informer"), metrics, clock };
   const services = new Informer(deps.kc, serviceSource(deps.kube.core), informerOptions);
-  const secrets = new Informer(deps.kc, secretSource(deps.kube.core), informerOptions);
   const nodeBalancers = new NodeBalancerCache(deps.linode.nodeBalancers, {
     clock,
     metrics,
@@ -87,7 +81,7 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
   const controller = startServiceController({
     services,
     nodes: deps.nodes,
-    secrets,
+    secrets: secretReader(deps.kube.core),
     cache: nodeBalancers,
     nodeBalancers: deps.linode.nodeBalancers,
     firewalls: deps.linode.firewalls,
@@ -106,7 +100,6 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
   return {
     nodeBalancers,
     services,
-    secrets,
     run: (term) => controller.run(term),
     orphans: () => orphanCheck.list(),
     identity,
