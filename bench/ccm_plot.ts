@@ -1,4 +1,4 @@
-/** The README's plot: Linode calls per minute against cluster size, ours measured beside the Go CCM's model. */
+/** The plot of docs/measurements.md: Linode calls per minute against cluster size, ours measured beside the Go CCM's model. */
 import type { CcmResults } from "./ccm_report.ts";
 import { LB_POOL } from "./ccm_world.ts";
 import { goChurnCallsPerMin, goSteadyCallsPerMin } from "./go_model.ts";
