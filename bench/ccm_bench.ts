@@ -12,13 +12,8 @@ import type { LeaseTiming } from "../tests/process.ts";
 import { measureChurn } from "./ccm_churn.ts";
 import { benchCcmLatency } from "./ccm_latency.ts";
 import { plotCallsPerMinute } from "./ccm_plot.ts";
-import {
-  buildCcmReport,
-  type CcmReport,
-  type CcmResults,
-  renderReportMarkdown,
-  type SteadyRun,
-} from "./ccm_report.ts";
+import { buildCcmReport, renderReportMarkdown } from "./ccm_report.ts";
+import type { CcmReport, CcmResults, SteadyRun } from "./ccm_results.ts";
 import { type Cluster, measureWindow, startCluster, waitConverged } from "./ccm_steady.ts";
 import { benchTakeover } from "./ccm_takeover.ts";
 
