@@ -3,6 +3,7 @@ import type { Subnet, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
 import { ApiError, apiTime, fieldError } from "./http.ts";
 import type { Ids } from "./ids.ts";
+import type { VpcMember } from "./vpc_member.ts";
 import {
   type Cidr,
   cidrContains,
@@ -14,7 +15,6 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import type { VpcMember } from "./vpc_member.ts";
 import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** A subnet as the range rules see it. */
