@@ -227,10 +227,6 @@ async function refreshedNodeNames(deps: NodeControllerDeps, signal: AbortSignal)
     if (isAbort(error, signal) || signal.aborted) throw error;
     deps.log.warning("node status refresh failed: {error}", { error: String(error) });
   }
-  return nodeNames(deps);
-}
-
-function nodeNames(deps: NodeControllerDeps): string[] {
   return deps.nodes.list().map((n) => n.metadata?.name ?? "");
 }
 
@@ -265,8 +261,9 @@ export function startNodeController(
       const offCache = deps.instances.onChange((ids) => {
         for (const name of nodesOfLinodes(deps.nodes.list(), ids)) queue.add(name);
       });
-      for (const name of nodeNames(deps)) queue.add(name);
+      for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
+      const keys = () => refreshedNodeNames(deps, signal);
       try {
         await Promise.all([
           runWorkers(queue, {
@@ -285,12 +282,7 @@ export function startNodeController(
                 },
               ),
           }),
-          runResync(queue, {
-            clock: deps.clock,
-            periodMs,
-            signal,
-            keys: () => refreshedNodeNames(deps, signal),
-          }),
+          runResync(queue, { clock: deps.clock, periodMs, signal, keys }),
         ]);
       } finally {
         offNodes();
