@@ -8,7 +8,8 @@ import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { FirewallState } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import type { ActionSpec, PlanChange } from "../loop/plan.ts";
-import type { DesiredFirewall, DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import type { DesiredFirewall } from "./firewall/rules.ts";
 import type { FieldChange } from "./nodebalancer/diff_types.ts";
 import { sameFirewallRules } from "./firewall/compare.ts";
 

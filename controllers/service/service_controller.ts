@@ -13,6 +13,7 @@ import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patc
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
@@ -152,8 +153,12 @@ export function nodeBackendFields(node: V1Node): string {
   ]);
 }
 
+function relevantKeys(deps: ServiceControllerDeps): string[] {
+  return deps.services.list().filter(isRelevant).map(objectKey);
+}
+
 function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
-  for (const svc of deps.services.list()) if (isRelevant(svc)) queue.add(objectKey(svc));
+  for (const key of relevantKeys(deps)) queue.add(key);
 }
 
 function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
@@ -170,23 +175,6 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
     offServices();
     offNodes();
   };
-}
-
-async function resyncLoop(
-  deps: ServiceControllerDeps,
-  queue: WorkQueue<string>,
-  periodMs: number,
-  signal: AbortSignal,
-) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(periodMs, signal);
-    } catch (e) {
-      if (isAbort(e, signal) || signal.aborted) return;
-      throw e;
-    }
-    enqueueAll(deps, queue);
-  }
 }
 
 /** Reads the Secrets in use every `periodMs` and syncs the Services whose Secret changed. */
@@ -285,7 +273,12 @@ export function startServiceController(
               ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
-          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          runResync(queue, {
+            clock: deps.clock,
+            periodMs: SERVICE_RESYNC_MS,
+            signal,
+            keys: () => relevantKeys(deps),
+          }),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
           secretRefreshLoop(deps, tls, queue, signal),
         ]);

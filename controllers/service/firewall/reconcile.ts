@@ -9,7 +9,7 @@ import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { FirewallState } from "../../../cache/types.ts";
 import type { FirewallApi } from "../../../linode/firewalls.ts";
-import type { DesiredFirewall } from "../nodebalancer/desired.ts";
+import type { DesiredFirewall } from "./rules.ts";
 import { sameFirewallRules } from "./compare.ts";
 
 /** The firewall calls the service controller makes. `LinodeClient.firewalls` implements it. */

@@ -3,14 +3,9 @@
  * request bodies follow directly. A TLS private key is held in `SecretPem`, which prints and serialises as
  * `<REDACTED>`, so logging a plan or an action cannot leak it. Types and that one class.
  */
-import type {
-  Algorithm,
-  NodeBalancerProxyProtocol,
-  Protocol,
-  Stickiness,
-  UpdateFirewallRules,
-} from "@linode/api-v4";
+import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
 import type { CheckType, NodeBalancerType, PortFamily } from "../annotations/spec.ts";
+import type { DesiredFirewall } from "../firewall/rules.ts";
 
 const REDACTED = "<REDACTED>";
 
@@ -98,18 +93,6 @@ export interface DesiredConfig {
   readonly tls: DesiredTls | null;
   readonly nodes: readonly DesiredNode[];
 }
-
-/** The Cloud Firewall of the NodeBalancer. */
-export type DesiredFirewall =
-  | { readonly kind: "none" }
-  | { readonly kind: "id"; readonly firewallId: number }
-  | {
-    readonly kind: "acl";
-    /** For a new firewall. */
-    readonly label: string;
-    readonly tags: readonly string[];
-    readonly rules: UpdateFirewallRules;
-  };
 
 /** A VPC attachment of a new NodeBalancer (`vpcs` on create). */
 export interface DesiredVpc {

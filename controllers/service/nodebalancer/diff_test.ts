@@ -6,7 +6,8 @@ import { describeAction, diffNodeBalancer, formatChanges } from "./diff.ts";
 import { applyActions, asCurrent } from "../testdata/diff_fixtures.ts";
 import type { CurrentNodeBalancer } from "./diff_types.ts";
 import { defaults, node, port, service } from "../testdata/fixtures.ts";
-import { planNodeBalancer, type TlsMaterial } from "./plan.ts";
+import { planNodeBalancer } from "./plan.ts";
+import type { TlsMaterial } from "../tls/secrets.ts";
 
 const CERT_A = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----";
 const CERT_B = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----";

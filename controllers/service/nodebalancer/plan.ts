@@ -16,7 +16,6 @@ import {
 import type { ServiceDefaults } from "../annotations/defaults.ts";
 import {
   type DesiredConfig,
-  type DesiredFirewall,
   type DesiredNode,
   type DesiredNodeBalancer,
   type DesiredTls,
@@ -24,7 +23,8 @@ import {
   SecretPem,
 } from "./desired.ts";
 import { ServicePlanError } from "../errors.ts";
-import { planFirewallRules } from "../firewall/rules.ts";
+import { type DesiredFirewall, planFirewallRules } from "../firewall/rules.ts";
+import type { TlsMaterial } from "../tls/secrets.ts";
 import { nodeBalancerLabel, nodeBalancerTags } from "../ownership.ts";
 import { deepFreeze } from "../annotations/parse.ts";
 import { portFamily } from "../annotations/ports.ts";
@@ -35,14 +35,6 @@ import type {
   PortSpec,
   ServiceSpec,
 } from "../annotations/spec.ts";
-
-/** The `tls.crt` and `tls.key` of a Secret, as text. */
-export interface TlsMaterial {
-  readonly cert: string;
-  readonly key: string;
-  /** SHA-256 fingerprint of the certificate, for comparing with the API's `ssl_fingerprint`. */
-  readonly fingerprint?: string | null;
-}
 
 /** What the planner needs besides the Service, its spec and the Nodes. */
 export interface PlanOptions {

@@ -7,7 +7,14 @@
  */
 import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
-import type { TlsMaterial } from "../nodebalancer/plan.ts";
+
+/** The `tls.crt` and `tls.key` of a Secret, as text. */
+export interface TlsMaterial {
+  readonly cert: string;
+  readonly key: string;
+  /** SHA-1 fingerprint of the certificate (`certificateFingerprint`), for comparing with the API's `ssl_fingerprint`. */
+  readonly fingerprint?: string | null;
+}
 
 /** Reads one Secret by name; undefined when it does not exist. `kube/clients.ts` `secretReader` implements it. */
 export interface SecretReader {

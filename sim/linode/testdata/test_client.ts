@@ -1,7 +1,7 @@
 /** Test helper: sends `@linode/api-v4` calls to a sim through the CCM's own transport (linode/transport.ts). */
-import { rawRequest, withRequestContext } from "../../linode/transport.ts";
-import { isRecord } from "./http.ts";
-import type { LinodeSim } from "./server.ts";
+import { rawRequest, withRequestContext } from "../../../linode/transport.ts";
+import { isRecord } from "../http.ts";
+import type { LinodeSim } from "../server.ts";
 
 /** Runs `fn` with api-v4 calls sent to `sim` (token and signal overridable), as a `LinodeClient` sends them. */
 export function withSim<T>(
