@@ -6,7 +6,7 @@
  */
 import type { V1Node } from "@kubernetes/client-node";
 import { cidrFamily } from "../route/cidr.ts";
-import { CidrSet, type OccupyResult } from "./cidr_set.ts";
+import type { CidrSet, OccupyResult } from "./cidr_set.ts";
 
 /** A Node's pod CIDRs as written: `spec.podCIDRs`, else `spec.podCIDR`. */
 export function podCidrsOf(node: V1Node): string[] {

@@ -1,0 +1,103 @@
+/**
+ * Node IPAM end to end: the CCM started through `runCcm` with `--allocate-node-cidrs`, against both emulators
+ * (whose apiserver refuses a pod CIDR change once set, as the real one does).
+ */
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import { addNodes, type CcmWorld, kubeletNode, startWorld } from "./ccm_fixture.ts";
+import { startRouteWorld, until } from "./route_fixture.ts";
+
+/** IPv4 only, in a cluster CIDR of `ranges` /24s. */
+function ipamFlags(cidr: string): string[] {
+  return [
+    "--controllers=nodeipam",
+    "--allocate-node-cidrs",
+    `--cluster-cidr=${cidr}`,
+    "--disable-ipv6-node-cidr-allocation",
+  ];
+}
+
+function cidrsOf(w: CcmWorld, name: string): string[] {
+  return w.node(name)?.spec?.podCIDRs ?? [];
+}
+
+function register(w: CcmWorld, ...names: string[]): void {
+  for (const name of names) addNodes(w, kubeletNode(name, { taints: [] }));
+}
+
+function allocated(w: CcmWorld, ...names: string[]): () => boolean {
+  return () => names.every((n) => cidrsOf(w, n).length > 0);
+}
+
+function uniqueRanges(nodes: readonly V1Node[]): void {
+  const all = nodes.flatMap((n) => n.spec?.podCIDRs ?? []);
+  assert.equal(new Set(all).size, all.length, `pod CIDRs handed out twice: ${all.join(", ")}`);
+}
+
+Deno.test("nodeipam: Nodes without pod CIDRs get unique ranges of the cluster CIDR, written once; others are only recorded", async () => {
+  await using w = await startWorld({ flags: ipamFlags("10.192.0.0/22") });
+  addNodes(w, kubeletNode("has", { taints: [], podCidr: "10.192.0.0/24" }));
+  register(w, "a", "b");
+  await w.start();
+  await w.advanceUntil(allocated(w, "a", "b"), { what: "pod CIDRs", stepMs: 1_000 });
+  assert.deepEqual(cidrsOf(w, "has"), ["10.192.0.0/24"]);
+  assert.deepEqual([cidrsOf(w, "a"), cidrsOf(w, "b")], [["10.192.1.0/24"], ["10.192.2.0/24"]]);
+  assert.equal(w.node("a")?.spec?.podCIDR, "10.192.1.0/24");
+  await w.tick(60_000, 5_000);
+  assert.deepEqual([w.nodeWrites("has"), w.nodeWrites("a"), w.nodeWrites("b")], [0, 1, 1]);
+  assert.equal(w.calls("GET /v4/linode/instances"), 0, "IPv4 allocation costs no Linode call");
+});
+
+Deno.test("nodeipam: a restarted CCM rebuilds the allocation from the Nodes: two lifetimes never give a range twice", async () => {
+  await using w = await startWorld({ flags: ipamFlags("10.192.0.0/22") });
+  register(w, "a", "b");
+  await w.start();
+  await w.advanceUntil(allocated(w, "a", "b"), { what: "the first lifetime's ranges", stepMs: 1_000 });
+  assert.equal(await w.stop(), "stopped");
+  register(w, "c");
+  await w.start();
+  await w.advanceUntil(allocated(w, "c"), { what: "the second lifetime's range", stepMs: 1_000 });
+  uniqueRanges(["a", "b", "c"].map((n) => w.node(n) as V1Node));
+  assert.deepEqual(cidrsOf(w, "c"), ["10.192.2.0/24"]);
+  assert.deepEqual([w.nodeWrites("a"), w.nodeWrites("b")], [1, 1], "the restart wrote nothing to them");
+});
+
+Deno.test("nodeipam: a full cluster CIDR gives a Warning Event CIDRNotAvailable; a freed range goes to the waiting Node at once", async () => {
+  await using w = await startWorld({ flags: ipamFlags("10.192.0.0/23") });
+  register(w, "a", "b");
+  await w.start();
+  await w.advanceUntil(allocated(w, "a", "b"), { what: "both ranges", stepMs: 1_000 });
+  register(w, "c");
+  await w.advanceUntil(() => w.events("CIDRNotAvailable", "c").length > 0, {
+    what: "the Event",
+    stepMs: 1_000,
+  });
+  const [event] = w.events("CIDRNotAvailable", "c");
+  assert.equal(event?.type, "Warning");
+  assert.match(event?.message ?? "", /every \/24 of --cluster-cidr 10\.192\.0\.0\/23 is in use/);
+  // Others are still served: a Node that brings its own range is recorded meanwhile.
+  addNodes(w, kubeletNode("own", { taints: [], podCidr: "10.50.0.0/24" }));
+  await w.tick(120_000, 10_000);
+  assert.deepEqual(cidrsOf(w, "c"), []);
+  assert.equal(w.events("CIDRNotAvailable", "c").length, 1, "told once, not at every retry");
+  const freed = cidrsOf(w, "a")[0];
+  w.kube.store.delete("nodes", "a");
+  const waited = await w.advanceUntil(allocated(w, "c"), { what: "the freed range", stepMs: 250 });
+  assert.deepEqual(cidrsOf(w, "c"), [freed]);
+  assert.ok(waited <= 1_000, `served when the range was freed, not at its next retry (${waited} ms)`);
+  assert.deepEqual(cidrsOf(w, "own"), ["10.50.0.0/24"]);
+});
+
+Deno.test("nodeipam: with routes, a Node that joins without a pod CIDR gets one and then its VPC ip_ranges", async () => {
+  await using w = await startRouteWorld({
+    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
+  });
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id);
+  await until(w, () => cidrsOf(w, "worker-1").length > 0, "the pod CIDR");
+  const [cidr = ""] = cidrsOf(w, "worker-1");
+  assert.equal(cidr, "10.192.0.0/24");
+  await until(w, () => w.linode.world.ipRanges(id).includes(cidr), "the route");
+  assert.equal(w.condition("worker-1"), "False/RouteCreated");
+});
