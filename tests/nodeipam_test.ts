@@ -101,3 +101,64 @@ Deno.test("nodeipam: with routes, a Node that joins without a pod CIDR gets one 
   await until(w, () => w.linode.world.ipRanges(id).includes(cidr), "the route");
   assert.equal(w.condition("worker-1"), "False/RouteCreated");
 });
+
+/** A dual-stack VPC `cluster` (subnet `nodes` with an auto /56) and IPAM with IPv6 on. */
+async function dualStackWorld() {
+  const w = await startWorld({
+    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/22"],
+  });
+  const vpc = w.linode.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    ipv6: [{ range: "/52" }],
+    subnets: [{ label: "nodes", ipv4: "10.0.0.0/24", ipv6: [{ range: "auto" }] }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const linode = (label: string, o: { ipv6?: boolean; generation?: "linode" } = {}) =>
+    w.linode.world.addInstance({
+      label,
+      region: "us-east",
+      interfaceGeneration: o.generation,
+      vpc: { vpcId: vpc.id, subnetId, ipv6: o.ipv6 ?? true },
+    }).id;
+  const node = (name: string, id: number) =>
+    addNodes(w, kubeletNode(name, { taints: [], providerID: `linode://${id}` }));
+  return Object.assign(w, { linodeWith: linode, nodeOf: node });
+}
+
+Deno.test("nodeipam: the IPv6 pod CIDR is the stable /112 of the Node's VPC interface IPv6 range, either generation", async () => {
+  await using w = await dualStackWorld();
+  const legacy = w.linodeWith("legacy");
+  const modern = w.linodeWith("modern", { generation: "linode" });
+  w.nodeOf("legacy", legacy);
+  w.nodeOf("modern", modern);
+  await w.start();
+  await w.advanceUntil(allocated(w, "legacy", "modern"), { what: "dual-stack pod CIDRs", stepMs: 1_000 });
+  assert.deepEqual(cidrsOf(w, "legacy"), ["10.192.0.0/24", "2600:3c05:0:1000:0:c::/112"]);
+  assert.deepEqual(cidrsOf(w, "modern"), ["10.192.1.0/24", "2600:3c05:0:1001:0:c::/112"]);
+  assert.equal(
+    w.calls("GET /v4/linode/instances/{id}/configs"),
+    1,
+    "one read of the legacy Linode's interfaces",
+  );
+  assert.equal(w.calls("GET /v4/linode/instances/{id}/interfaces"), 1, "one read of the Linode interfaces");
+  await w.tick(60_000, 5_000);
+  assert.deepEqual([w.nodeWrites("legacy"), w.nodeWrites("modern")], [1, 1]);
+});
+
+Deno.test("nodeipam: a Node whose VPC interface has no IPv6 range waits with a Warning Event; the IPv4 range stays its own", async () => {
+  await using w = await dualStackWorld();
+  const bare = w.linodeWith("bare", { ipv6: false });
+  const good = w.linodeWith("good");
+  w.nodeOf("bare", bare);
+  await w.start();
+  await w.advanceUntil(() => w.events("CIDRNotAvailable", "bare").length > 0, {
+    what: "the Event",
+    stepMs: 1_000,
+  });
+  assert.match(w.events("CIDRNotAvailable", "bare")[0]?.message ?? "", /linode \d+ has no IPv6 range/);
+  w.nodeOf("good", good);
+  await w.advanceUntil(allocated(w, "good"), { what: "the other Node's CIDRs", stepMs: 1_000 });
+  assert.equal(cidrsOf(w, "good")[0], "10.192.1.0/24", "the waiting Node keeps 10.192.0.0/24");
+  assert.deepEqual(cidrsOf(w, "bare"), []);
+});
