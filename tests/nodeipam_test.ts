@@ -162,3 +162,24 @@ Deno.test("nodeipam: a Node whose VPC interface has no IPv6 range waits with a W
   assert.equal(cidrsOf(w, "good")[0], "10.192.1.0/24", "the waiting Node keeps 10.192.0.0/24");
   assert.deepEqual(cidrsOf(w, "bare"), []);
 });
+
+Deno.test("nodeipam: a cluster CIDR that ends where the VPC subnet ends keeps its last range back, as the Go CCM", async () => {
+  await using w = await startRouteWorld({
+    flags: [
+      "--controllers=nodeipam",
+      "--allocate-node-cidrs",
+      "--disable-ipv6-node-cidr-allocation",
+      "--cluster-cidr=10.255.252.0/22",
+    ],
+  });
+  const ids = ["n1", "n2", "n3", "n4"].map((n) => w.addLinode(n));
+  await w.start();
+  ["n1", "n2", "n3", "n4"].forEach((n, i) => w.addNode(n, ids[i] ?? 0));
+  await until(w, () => w.events("CIDRNotAvailable", "n4").length > 0, "the fourth Node's Event");
+  assert.deepEqual(["n1", "n2", "n3"].map((n) => cidrsOf(w, n)[0]), [
+    "10.255.252.0/24",
+    "10.255.253.0/24",
+    "10.255.254.0/24",
+  ]);
+  assert.deepEqual(cidrsOf(w, "n4"), [], "10.255.255.0/24 holds the subnet's last address 10.255.255.255");
+});

@@ -83,6 +83,11 @@ export class NodeAllocator {
     return freed;
   }
 
+  /** Keeps the blocks of `cidr` from being handed out (owner `reason`); a block a Node holds stays its own. */
+  reserve(cidr: string, reason: string): OccupyResult {
+    return this.#set.occupy(cidr, reason);
+  }
+
   /** Who holds the block `cidr` starts in. */
   ownerOf(cidr: string): string | undefined {
     return this.#set.ownerOf(cidr);

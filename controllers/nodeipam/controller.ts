@@ -10,7 +10,8 @@ import { OwnWrites } from "../loop/own_writes.ts";
 import { runWithin } from "../loop/plan.ts";
 import { runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
-import { parseCidr4 } from "../route/cidr.ts";
+import { Backoff } from "../../common/backoff.ts";
+import { type Cidr4, parseCidr4 } from "../route/cidr.ts";
 import { NodeAllocator, podCidrsOf, type Recorded } from "./allocator.ts";
 import { CidrSet } from "./cidr_set.ts";
 import {
@@ -21,14 +22,50 @@ import {
   reconcileNodeCidrs,
 } from "./reconcile.ts";
 
+/** Who holds the block kept back for the VPC subnet's last address. */
+export const RESERVED_OWNER = "(the VPC subnet's last address)";
+
+function lastAddress(c: Cidr4): number {
+  return c.base + 2 ** (32 - c.prefix) - 1;
+}
+
+/**
+ * The Go CCM's rule: when `--cluster-cidr` ends where the configured subnet ends, its last block is never
+ * handed out (the subnet's last address is the VPC's own). Retried with backoff until the subnet is read:
+ * nothing is handed out before.
+ */
+async function finalBlockToReserve(deps: IpamDeps, cluster: Cidr4, signal: AbortSignal): Promise<boolean> {
+  if (!deps.subnet) return false;
+  const backoff = new Backoff({ baseMs: 1_000, maxMs: 60_000 });
+  for (;;) {
+    try {
+      const subnet = parseCidr4((await deps.subnet.firstSubnetIpv4()) ?? "");
+      return subnet !== undefined && lastAddress(subnet) === lastAddress(cluster);
+    } catch (error) {
+      deps.log.warning("node IPAM cannot read the VPC subnet yet, retrying: {error}", {
+        error: String(error),
+      });
+      await deps.clock.sleep(backoff.next(), signal);
+    }
+  }
+}
+
 /** The allocation of this term, rebuilt from the Nodes; logs Nodes whose range cannot be recorded. */
-function rebuild(deps: IpamDeps, options: IpamOptions): IpamMemory {
+function rebuild(deps: IpamDeps, options: IpamOptions, reserveFinal: boolean): IpamMemory {
   const cluster = parseCidr4(options.clusterCidr);
   if (!cluster) {
     throw new TypeError(`Cannot run node IPAM: --cluster-cidr ${options.clusterCidr} is not IPv4`);
   }
   const set = new CidrSet(cluster, options.nodeMaskIpv4);
   const { allocator, recorded } = NodeAllocator.fromNodes(set, deps.nodes.list());
+  if (reserveFinal) {
+    const last = set.blockAt(set.size - 1);
+    const held = allocator.reserve(last, RESERVED_OWNER);
+    deps.log.info("node IPAM keeps {cidr} back: --cluster-cidr ends where the VPC subnet ends", {
+      cidr: last,
+    });
+    if (typeof held === "object") noteRecorded(deps, { node: RESERVED_OWNER, ipv4: last, result: held });
+  }
   for (const r of recorded) noteRecorded(deps, r);
   deps.log.info("node IPAM: {count} nodes hold pod CIDRs, {free} of {size} ranges free", {
     count: recorded.length,
@@ -84,7 +121,9 @@ export function startNodeIpamController(
 ): { run(signal: AbortSignal): Promise<void> } {
   return {
     async run(signal: AbortSignal): Promise<void> {
-      const memory = rebuild(deps, options);
+      const cluster = parseCidr4(options.clusterCidr);
+      const reserveFinal = cluster !== undefined && await finalBlockToReserve(deps, cluster, signal);
+      const memory = rebuild(deps, options, reserveFinal);
       const queue = new WorkQueue<string>({
         name: "nodeipam",
         clock: deps.clock,

@@ -5,7 +5,8 @@
 import type { InstanceIndex } from "../../cache/instance_index.ts";
 import type { Snapshot } from "../../cache/types.ts";
 import type { InterfaceGeneration } from "../../cache/vpc_ipv6.ts";
-import type { Ipv6RangeLookup } from "./reconcile.ts";
+import type { Ipv6RangeLookup, SubnetRangeLookup } from "./reconcile.ts";
+import type { Vpc } from "../../cache/types.ts";
 
 /** The instance cache, as read here (`InstanceCache` implements it). */
 export interface InstanceView {
@@ -28,6 +29,30 @@ export function cachedIpv6Lookup(instances: InstanceView, ranges: Ipv6Ranges): I
         linodeId,
         instance.interface_generation === "linode" ? "linode" : "legacy_config",
       );
+    },
+  };
+}
+
+/** The VPC cache, as read here (`VpcCache` implements it). */
+export interface VpcView {
+  get(): Promise<Snapshot<readonly Vpc[]>>;
+}
+
+/**
+ * The first `--subnet-names` subnet of the first `--vpc-names` VPC (as the Go CCM picks them), from the VPC
+ * cache; undefined (no lookup) without both flags, as the Go CCM.
+ */
+export function cachedSubnetLookup(
+  vpcs: VpcView,
+  selection: { readonly names: readonly string[]; readonly subnetNames: readonly string[] },
+): SubnetRangeLookup | undefined {
+  const [vpcName] = selection.names;
+  const [subnetName] = selection.subnetNames;
+  if (vpcName === undefined || subnetName === undefined) return undefined;
+  return {
+    async firstSubnetIpv4() {
+      const vpc = (await vpcs.get()).data.find((v) => v.label === vpcName);
+      return vpc?.subnets.find((s) => s.label === subnetName)?.ipv4 ?? undefined;
     },
   };
 }

@@ -30,12 +30,19 @@ export interface Ipv6RangeLookup {
   rangeOf(linodeId: number): Promise<string | undefined>;
 }
 
+/** The IPv4 range of the first `--subnet-names` subnet of the first `--vpc-names` VPC, through the cache. */
+export interface SubnetRangeLookup {
+  firstSubnetIpv4(): Promise<string | undefined>;
+}
+
 /** What node IPAM needs. */
 export interface IpamDeps {
   nodes: NodeLister;
   writer: PodCidrWriter;
   /** Absent with `--disable-ipv6-node-cidr-allocation`. */
   ipv6?: Ipv6RangeLookup;
+  /** Present with `--vpc-names` and `--subnet-names` (the Go CCM's rule for the subnet's last address). */
+  subnet?: SubnetRangeLookup;
   events: EventSink;
   log: Logger;
   metrics: Registry;
