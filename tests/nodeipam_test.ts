@@ -183,3 +183,17 @@ Deno.test("nodeipam: a cluster CIDR that ends where the VPC subnet ends keeps it
   ]);
   assert.deepEqual(cidrsOf(w, "n4"), [], "10.255.255.0/24 holds the subnet's last address 10.255.255.255");
 });
+
+Deno.test("nodeipam: with IPv6, a Node without a providerID waits quietly; the update that sets it brings both ranges", async () => {
+  await using w = await dualStackWorld();
+  const id = w.linodeWith("joiner");
+  await w.start();
+  // Node IPAM runs alone here: the providerID patch below is cloud-node's step.
+  addNodes(w, kubeletNode("joiner", { taints: [] }));
+  await w.tick(10_000, 1_000);
+  assert.deepEqual(cidrsOf(w, "joiner"), [], "no providerID, no IPv6 range: nothing written yet");
+  w.kube.store.patch("nodes", "joiner", { spec: { providerID: `linode://${id}` } }, { type: "merge" });
+  await w.advanceUntil(allocated(w, "joiner"), { what: "the pod CIDRs", stepMs: 250 });
+  assert.deepEqual(cidrsOf(w, "joiner"), ["10.192.0.0/24", "2600:3c05:0:1000:0:c::/112"]);
+  assert.equal(w.events("CIDRNotAvailable", "joiner").length, 0);
+});
