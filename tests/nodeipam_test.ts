@@ -197,3 +197,23 @@ Deno.test("nodeipam: with IPv6, a Node without a providerID waits quietly; the u
   assert.deepEqual(cidrsOf(w, "joiner"), ["10.192.0.0/24", "2600:3c05:0:1000:0:c::/112"]);
   assert.equal(w.events("CIDRNotAvailable", "joiner").length, 0);
 });
+
+Deno.test("nodeipam: a refused write gives one Warning Event CIDRAssignmentFailed; the retry writes the same range", async () => {
+  await using w = await startWorld({ flags: ipamFlags("10.192.0.0/22") });
+  register(w, "a");
+  w.kube.faults.add({ method: "PATCH", route: "/api/v1/nodes/{name}", status: 500, times: 3 });
+  await w.start();
+  await w.advanceUntil(() => w.events("CIDRAssignmentFailed", "a").length > 0, {
+    what: "the Event",
+    stepMs: 250,
+  });
+  assert.match(
+    w.events("CIDRAssignmentFailed", "a")[0]?.message ?? "",
+    /Cannot write pod CIDRs 10\.192\.0\.0\/24/,
+  );
+  register(w, "b");
+  await w.advanceUntil(allocated(w, "a", "b"), { what: "both written", stepMs: 1_000 });
+  assert.deepEqual([cidrsOf(w, "a"), cidrsOf(w, "b")], [["10.192.0.0/24"], ["10.192.1.0/24"]]);
+  assert.equal(w.events("CIDRAssignmentFailed", "a").length, 1);
+  assert.equal(w.events("CIDRAssignmentFailed", "a")[0]?.type, "Warning");
+});

@@ -9,7 +9,9 @@ import type { Logger } from "../../common/log.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { isInvalid } from "../../kube/requests.ts";
 import type { Registry } from "../../server/metrics.ts";
-import { InvalidInputError } from "../loop/run_queue.ts";
+import { isAbort } from "../../common/clock.ts";
+import { LeaseLostError } from "../../lease/fence.ts";
+import { describeError, InvalidInputError } from "../loop/run_queue.ts";
 import type { OwnWrites } from "../loop/own_writes.ts";
 import { LIVE_SCOPE, type PlanRecorder, type PlanScope } from "../loop/plan.ts";
 import type { NodeLister } from "../node/cloud_node.ts";
@@ -158,6 +160,29 @@ async function writeCidrs(
   }
 }
 
+/**
+ * The upstream allocator's `CIDRAssignmentFailed` Warning, once per Node until it is served: the write was
+ * refused or failed (not when leadership was lost, which stops the term). The range stays the Node's.
+ */
+function reportWriteFailure(
+  deps: IpamDeps,
+  memory: IpamMemory,
+  node: V1Node,
+  failure: { cidrs: readonly string[]; error: unknown },
+): void {
+  if (failure.error instanceof LeaseLostError || isAbort(failure.error)) return;
+  const name = node.metadata?.name ?? "";
+  const key = "CIDRAssignmentFailed";
+  if (memory.waiting.get(name) === key) return;
+  memory.waiting.set(name, key);
+  warnEvent(deps, {
+    ref: refFor(node, "Node"),
+    reason: key,
+    message: "Cannot write pod CIDRs {cidrs} to node {node}, retrying: {error}",
+    props: { node: name, cidrs: failure.cidrs.join(","), error: describeError(failure.error) },
+  });
+}
+
 /** Brings one Node's pod CIDRs in line. Throws to be retried with backoff. */
 export async function reconcileNodeCidrs(
   deps: IpamDeps,
@@ -192,7 +217,10 @@ export async function reconcileNodeCidrs(
     changes: [{ field: "spec.podCIDRs", old: [], new: cidrs }],
   };
   if (plan.hold(action)) return;
-  const updated = await writeCidrs(deps, node, cidrs);
+  const updated = await writeCidrs(deps, node, cidrs).catch((error: unknown) => {
+    reportWriteFailure(deps, memory, node, { cidrs, error });
+    throw error;
+  });
   memory.written.record(name, updated, [node.metadata?.resourceVersion]);
   memory.allocator.record(updated);
   memory.waiting.delete(name);
