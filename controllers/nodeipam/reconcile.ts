@@ -7,7 +7,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
-import { isInvalid } from "../../kube/requests.ts";
+import { isInvalid, isNotFound } from "../../kube/requests.ts";
 import type { Registry } from "../../server/metrics.ts";
 import { isAbort } from "../../common/clock.ts";
 import { LeaseLostError } from "../../lease/fence.ts";
@@ -162,7 +162,7 @@ async function writeCidrs(
 
 /**
  * The upstream allocator's `CIDRAssignmentFailed` Warning, once per Node until it is served: the write was
- * refused or failed (not when leadership was lost, which stops the term). The range stays the Node's.
+ * refused or failed. The range stays the Node's.
  */
 function reportWriteFailure(
   deps: IpamDeps,
@@ -170,7 +170,8 @@ function reportWriteFailure(
   node: V1Node,
   failure: { cidrs: readonly string[]; error: unknown },
 ): void {
-  if (failure.error instanceof LeaseLostError || isAbort(failure.error)) return;
+  // Leadership lost stops the term; a Node deleted meanwhile needs nothing.
+  if (failure.error instanceof LeaseLostError || isAbort(failure.error) || isNotFound(failure.error)) return;
   const name = node.metadata?.name ?? "";
   const key = "CIDRAssignmentFailed";
   if (memory.waiting.get(name) === key) return;
