@@ -117,3 +117,33 @@ Deno.test("world.addInstance() gives VPC interfaces of either generation a SLAAC
     /has no IPv6 range/,
   );
 });
+
+Deno.test("PUT of an interface's ipv6 is refused with a field error: the emulator sets VPC IPv6 up through its world", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({ ...BASE, subnets: [{ label: "s", ipv4: "10.0.0.0/24" }] });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const legacy = sim.world.addInstance({ vpc: { vpcId: vpc.id, subnetId } });
+  const modern = sim.world.addInstance({ interfaceGeneration: "linode", vpc: { vpcId: vpc.id, subnetId } });
+  const config = sim.world.instances.get(legacy.id)?.config;
+  const iface = config?.interfaces.find((i) => i.purpose === "vpc");
+  const vpcIface = sim.world.instances.get(modern.id)?.interfaces.find((i) => i.vpc);
+  const slaac = { slaac: [{ range: "auto" }] };
+  const refused = [
+    await failure(
+      withSim(
+        sim,
+        () =>
+          rawCall("PUT", `/linode/instances/${legacy.id}/configs/${config?.id}/interfaces/${iface?.id}`, {
+            ipv6: slaac,
+          }),
+      ),
+    ),
+    await failure(
+      withSim(sim, () =>
+        rawCall("PUT", `/linode/instances/${modern.id}/interfaces/${vpcIface?.id}`, {
+          vpc: { subnet_id: subnetId, ipv6: slaac },
+        })),
+    ),
+  ];
+  assert.deepEqual(refused.map((f) => [f.status, f.errors[0]?.field]), [[400, "ipv6"], [400, "vpc.ipv6"]]);
+});
