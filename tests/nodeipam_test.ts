@@ -46,6 +46,7 @@ Deno.test("nodeipam: Nodes without pod CIDRs get unique ranges of the cluster CI
   await w.tick(60_000, 5_000);
   assert.deepEqual([w.nodeWrites("has"), w.nodeWrites("a"), w.nodeWrites("b")], [0, 1, 1]);
   assert.equal(w.calls("GET /v4/linode/instances"), 0, "IPv4 allocation costs no Linode call");
+  assert.equal(w.metrics.gauge("ccm_nodeipam_free_cidrs", "").get(), 1, "one /24 of four left");
 });
 
 Deno.test("nodeipam: a restarted CCM rebuilds the allocation from the Nodes: two lifetimes never give a range twice", async () => {

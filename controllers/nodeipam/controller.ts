@@ -91,10 +91,16 @@ function noteRecorded(deps: IpamDeps, r: Recorded): void {
   }
 }
 
+/** Sets `ccm_nodeipam_free_cidrs` to the ranges left. */
+function freeCidrsGauge(deps: IpamDeps, memory: IpamMemory): () => void {
+  const gauge = deps.metrics.gauge("ccm_nodeipam_free_cidrs", "IPv4 pod CIDR ranges left to hand out");
+  return () => gauge.set(undefined, memory.allocator.free);
+}
+
 /** Node events: a Node with pod CIDRs is recorded at once; one without is queued; a deleted one frees its range. */
 function watchNodes(deps: IpamDeps, memory: IpamMemory, queue: WorkQueue<string>): () => void {
-  const freeGauge = deps.metrics.gauge("ccm_nodeipam_free_cidrs", "IPv4 pod CIDR ranges left to hand out");
-  freeGauge.set(undefined, memory.allocator.free);
+  const freeGauge = freeCidrsGauge(deps, memory);
+  freeGauge();
   return deps.nodes.onChange((kind, node) => {
     const name = node.metadata?.name ?? "";
     if (kind === "delete") {
@@ -110,7 +116,7 @@ function watchNodes(deps: IpamDeps, memory: IpamMemory, queue: WorkQueue<string>
     } else {
       queue.add(name);
     }
-    freeGauge.set(undefined, memory.allocator.free);
+    freeGauge();
   });
 }
 
@@ -132,6 +138,7 @@ export function startNodeIpamController(
         maxDelayMs: options.retryMaxMs,
       });
       const offNodes = watchNodes(deps, memory, queue);
+      const updateGauge = freeCidrsGauge(deps, memory);
       for (const n of deps.nodes.list()) if (podCidrsOf(n).length === 0) queue.add(n.metadata?.name ?? "");
       try {
         await runWorkers(queue, {
@@ -145,7 +152,7 @@ export function startNodeIpamController(
               deps.plan,
               { controller: "nodeipam", scope: name },
               (plan) => reconcileNodeCidrs(deps, name, { memory, options, plan }),
-            ),
+            ).finally(updateGauge),
         });
       } finally {
         offNodes();
