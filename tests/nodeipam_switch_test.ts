@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { addNodes, kubeletNode, startWorld } from "./ccm_fixture.ts";
 import { startSwitch } from "./go_ccm_fixture.ts";
+import { startRouteWorld, until } from "./route_fixture.ts";
 
 const IPAM = ["--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/10", "--disable-ipv6-node-cidr-allocation"];
 
@@ -48,4 +49,28 @@ Deno.test("runCcm() --dry-run with node IPAM: the allocation is on /plan and not
   ]]);
   assert.deepEqual([w.nodeWrites("a"), w.nodeWrites("has")], [0, 0]);
   assert.equal(w.node("a")?.spec?.podCIDRs, undefined);
+});
+
+Deno.test("runCcm() --dry-run with node IPAM and routes: the plan holds the allocation and the route it leads to", async () => {
+  await using w = await startRouteWorld({
+    flags: [
+      "--controllers=nodeipam",
+      "--dry-run",
+      "--allocate-node-cidrs",
+      "--disable-ipv6-node-cidr-allocation",
+    ],
+  });
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id);
+  const pending = () => w.ccm.plan.report().pending;
+  await until(w, () => pending().some((a) => a.action === "add-ranges"), "the planned route");
+  const planned = pending().map((a) => [a.controller, a.action, a.changes.map((c) => c.new)]);
+  assert.deepEqual(planned, [
+    ["nodeipam", "allocate-pod-cidrs", [["10.192.0.0/24"]]],
+    ["route", "add-ranges", [["10.192.0.0/24"]]],
+    ["route", "set-condition", ["False/RouteCreated"]],
+  ]);
+  assert.deepEqual(w.linode.world.ipRanges(id), [], "nothing written");
+  assert.equal(w.nodeWrites("worker-1"), 0);
 });

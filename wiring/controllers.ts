@@ -81,12 +81,24 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
   {
     name: "nodeipam",
     build: (parts, log) => {
-      const { nodes, kube, events, plan, metrics, clock, config, instances, vpcIpv6, vpcs } = parts;
+      const { nodes, kube, events, plan, metrics, clock, config, instances, vpcIpv6, vpcs, projection } =
+        parts;
       const r = config.routes;
       const ipv6 = r.allocateIpv6NodeCidrs ? cachedIpv6Lookup(instances, vpcIpv6) : undefined;
       const subnet = cachedSubnetLookup(vpcs, config.vpc);
       const writer = kubePodCidrWriter(kube.core);
-      return startNodeIpamController({ nodes, writer, ipv6, subnet, events, plan, log, metrics, clock }, {
+      return startNodeIpamController({
+        nodes,
+        writer,
+        ipv6,
+        subnet,
+        events,
+        plan,
+        projection,
+        log,
+        metrics,
+        clock,
+      }, {
         clusterCidr: r.clusterCidrs[0] ?? "",
         nodeMaskIpv4: r.nodeCidrMaskSizeIpv4,
         nodeMaskIpv6: r.nodeCidrMaskSizeIpv6,

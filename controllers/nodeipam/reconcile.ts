@@ -50,6 +50,8 @@ export interface IpamDeps {
   metrics: Registry;
   clock: Clock;
   plan?: PlanRecorder;
+  /** Receives the pod CIDRs held in dry run, for the controllers that decide from Nodes (routes). */
+  projection?: { projectPodCidrs(name: string, cidrs: readonly string[] | undefined): void };
 }
 
 /** Settings of node IPAM (from `--cluster-cidr` and `--node-cidr-mask-size-*`). */
@@ -196,6 +198,7 @@ export async function reconcileNodeCidrs(
   if (podCidrsOf(node).length > 0) {
     memory.allocator.record(node);
     memory.waiting.delete(name);
+    deps.projection?.projectPodCidrs(name, undefined);
     return;
   }
   const ipv4 = memory.allocator.assign(name);
@@ -217,7 +220,10 @@ export async function reconcileNodeCidrs(
     object: name,
     changes: [{ field: "spec.podCIDRs", old: [], new: cidrs }],
   };
-  if (plan.hold(action)) return;
+  if (plan.hold(action)) {
+    deps.projection?.projectPodCidrs(name, cidrs);
+    return;
+  }
   const updated = await writeCidrs(deps, node, cidrs).catch((error: unknown) => {
     reportWriteFailure(deps, memory, node, { cidrs, error });
     throw error;
