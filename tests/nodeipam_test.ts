@@ -218,3 +218,19 @@ Deno.test("nodeipam: a refused write gives one Warning Event CIDRAssignmentFaile
   assert.equal(w.events("CIDRAssignmentFailed", "a").length, 1);
   assert.equal(w.events("CIDRAssignmentFailed", "a")[0]?.type, "Warning");
 });
+
+Deno.test("nodeipam: with --vpc-names and --subnet-names, nothing is handed out until the subnet is read", async () => {
+  await using w = await startRouteWorld({
+    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
+  });
+  const id = w.addLinode("worker-1");
+  const fault = w.linode.faults.error(503, { method: "GET", route: "/v4/vpcs" });
+  await w.start();
+  w.addNode("worker-1", id);
+  await w.tick(30_000, 1_000);
+  assert.deepEqual(cidrsOf(w, "worker-1"), [], "no range while the VPC subnet is unknown");
+  assert.equal(w.nodeWrites("worker-1"), 0);
+  w.linode.faults.remove(fault);
+  await until(w, () => cidrsOf(w, "worker-1").length > 0, "the pod CIDR once the subnet is read");
+  assert.deepEqual(cidrsOf(w, "worker-1"), ["10.192.0.0/24"]);
+});

@@ -11,6 +11,7 @@ import { runWithin } from "../loop/plan.ts";
 import { runWorkers } from "../loop/run_queue.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { Backoff } from "../../common/backoff.ts";
+import { isAbort } from "../../common/clock.ts";
 import { type Cidr4, parseCidr4 } from "../route/cidr.ts";
 import { NodeAllocator, podCidrsOf, type Recorded } from "./allocator.ts";
 import { CidrSet } from "./cidr_set.ts";
@@ -45,7 +46,12 @@ async function finalBlockToReserve(deps: IpamDeps, cluster: Cidr4, signal: Abort
       deps.log.warning("node IPAM cannot read the VPC subnet yet, retrying: {error}", {
         error: String(error),
       });
-      await deps.clock.sleep(backoff.next(), signal);
+      try {
+        await deps.clock.sleep(backoff.next(), signal);
+      } catch (slept) {
+        if (isAbort(slept, signal) || signal.aborted) return false;
+        throw slept;
+      }
     }
   }
 }
@@ -129,6 +135,7 @@ export function startNodeIpamController(
     async run(signal: AbortSignal): Promise<void> {
       const cluster = parseCidr4(options.clusterCidr);
       const reserveFinal = cluster !== undefined && await finalBlockToReserve(deps, cluster, signal);
+      if (signal.aborted) return;
       const memory = rebuild(deps, options, reserveFinal);
       const queue = new WorkQueue<string>({
         name: "nodeipam",
