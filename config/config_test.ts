@@ -174,7 +174,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ["--enable-route-controller", "--vpc-names=vpc1,vpc2", "--cluster-cidr=10.192.0.0/10"],
     (c) => [[...c.controllers], c.vpc.names, c.routes.enableRouteController],
     [
-      [...CONTROLLER_NAMES],
+      CONTROLLER_NAMES.filter((n) => n !== "nodeipam"),
       ["vpc1", "vpc2"],
       true,
     ],
@@ -191,7 +191,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--subnet-names=a,b"], (c) => c.vpc.subnetNames, ["a", "b"]],
   [["--cluster-cidr=10.192.0.0/10,fd00::/56"], (c) => c.routes.clusterCidrs, ["10.192.0.0/10", "fd00::/56"]],
   [
-    ["--allocate-node-cidrs", "--cluster-cidr=10.0.0.0/8", "--node-cidr-mask-size-ipv4=25"],
+    ["--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/10", "--node-cidr-mask-size-ipv4=25"],
     (c) => [c.routes.allocateNodeCidrs, c.routes.nodeCidrMaskSizeIpv4],
     [true, 25],
   ],

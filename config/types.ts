@@ -7,7 +7,7 @@ import type { LogFormat, LogLevel } from "../common/log.ts";
 import type { Env, KubeSource, LinodeEnv } from "./env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
-export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
+export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
 
 /** Every controller, in start order. */
 export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
@@ -15,6 +15,7 @@ export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
   "cloud-node-lifecycle",
   "route",
   "service",
+  "nodeipam",
 ]);
 
 /** `--leader-elect*`. */

@@ -16,7 +16,7 @@ import { generateSelfSignedCert } from "../server/tls.ts";
 import { Registry } from "../server/metrics.ts";
 import type { AuditEntry } from "../sim/kube/audit.ts";
 import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
-import { setNodeReady, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
+import { kubeletNode, registerNode, setNodeReady, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import { FAST_LEASE, leaseFlags, waitFor } from "./process.ts";
 
 /** The namespace of the Lease (the default `--leader-elect-resource-namespace`). */
@@ -139,6 +139,12 @@ const STEPS: readonly TrafficStep[] = [
       w.linode.world.nodeBalancers().some((nb) => nb.client_conn_throttle === 5),
   },
   {
+    name: "a Node that registers without a pod CIDR gets one (node IPAM's spec patch)",
+    controller: "nodeipam",
+    act: (w) => registerNode(w.kube, kubeletNode("ipam-node", { taints: [] })),
+    done: (w) => (node(w, "ipam-node")?.spec?.podCIDRs?.length ?? 0) > 0,
+  },
+  {
     name: "the pod CIDRs of running Nodes are routed: NetworkUnavailable is False",
     controller: "route",
     act: () => {},
@@ -159,12 +165,14 @@ export interface Traffic {
   readonly skipped: readonly string[];
 }
 
-/** The flags: every controller, routes on for the demo VPC, short periods so each path runs soon. */
+/** The flags: every controller, routes and node IPAM on for the demo VPC, short periods so each path runs soon. */
 const FLAGS = [
   "--controllers=*",
   "--enable-route-controller",
   "--vpc-names=demo-vpc",
   "--cluster-cidr=10.192.0.0/10",
+  "--allocate-node-cidrs",
+  "--disable-ipv6-node-cidr-allocation",
   "--route-reconciliation-period=1s",
   "--node-monitor-period=200ms",
   ...leaseFlags(FAST_LEASE),

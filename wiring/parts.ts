@@ -7,6 +7,7 @@ import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
+import { VpcIpv6Cache } from "../cache/vpc_ipv6.ts";
 import type { Clock } from "../common/clock.ts";
 import { DryRunGuard } from "../common/dry_run.ts";
 import { componentLogger } from "../common/log.ts";
@@ -53,6 +54,8 @@ export interface CcmParts {
   /** The configured VPCs' addresses and routed ranges: node addresses and routes share one listing. */
   readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
+  /** The IPv6 ranges of Linodes' VPC interfaces (node IPAM's IPv6 side), read once per Linode. */
+  readonly vpcIpv6: VpcIpv6Cache;
   readonly nodes: Informer<V1Node>;
   /**
    * The Nodes the route and service controllers decide from: the informer's, or in dry run a view with the
@@ -156,6 +159,10 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const secrets = secretsOf(tokens, kc);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
+  const vpcIpv6 = new VpcIpv6Cache({
+    listConfigs: (id) => linode.instances.listConfigs(id),
+    listInterfaces: (id) => linode.interfaces.list(id),
+  }, { metrics });
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
   const events = new EventRecorder(kube.core, {
     log: componentLogger("events"),
@@ -190,6 +197,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     vpcs,
     vpcIps,
     instances,
+    vpcIpv6,
     nodes,
     plannedNodes: projection ?? nodes,
     projection,
