@@ -99,10 +99,15 @@ const CLOUD: readonly Row[] = [
     "list",
     ["*"],
     "controllers to run: * for all, name to enable, -name to disable " +
-    "(cloud-node, cloud-node-lifecycle, route, service)",
+    "(cloud-node, cloud-node-lifecycle, route, service, nodeipam: on with --allocate-node-cidrs)",
   ],
   ["configure-cloud-routes", "bool", true, "let the route controller program routes"],
-  ["allocate-node-cidrs", "bool", false, "allocate pod CIDRs to nodes (needs --cluster-cidr)"],
+  [
+    "allocate-node-cidrs",
+    "bool",
+    false,
+    "allocate pod CIDRs to Nodes (the nodeipam controller; needs --cluster-cidr)",
+  ],
   ["cluster-cidr", "string", "", "pod CIDR(s) of the cluster, comma-separated for dual stack"],
   ["node-cidr-mask-size-ipv4", "int", 0, "IPv4 pod CIDR size per node (0: 24)"],
   ["node-cidr-mask-size-ipv6", "int", 0, "IPv6 pod CIDR size per node (0: 112)"],

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PatchStrategy, setHeaderOptions, type V1Node } from "@kubernetes/client-node";
 import { startKubeSim } from "./server.ts";
-import { clientsFor, node, rejectsWith } from "./test_support.ts";
+import { clientsFor, node, rejectsWith } from "./testdata/test_support.ts";
 
 const MERGE = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLinodeConfigs, getLinodeInterfaces, getVPC, type VPC } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 const BASE = { label: "v6", region: "us-east" };
 
