@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
-import { parseGenerateArgs, rbacOnly, renderManifest, secretYaml, UsageError } from "./generate.ts";
+import {
+  DEFAULT_OUT,
+  parseGenerateArgs,
+  rbacOnly,
+  renderManifest,
+  secretYaml,
+  UsageError,
+} from "./generate.ts";
 
 const TEMPLATE = Deno.readTextFileSync(new URL("./ccm.yaml", import.meta.url));
 const TOKEN = "f3c1a9e07b2d4c6e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f";
@@ -92,4 +99,13 @@ Deno.test("rbacOnly() keeps the ServiceAccount and its RBAC, without the DaemonS
     "RoleBinding",
   ]);
   assert.deepEqual(parseGenerateArgs(["--rbac-only"]).out, "ccm-rbac.yaml");
+});
+
+Deno.test("deno task manifest's default output (it holds the token) is ignored by git", async () => {
+  assert.equal(parseGenerateArgs(["--region=us-east"]).out, DEFAULT_OUT);
+  const ignored = await new Deno.Command("git", {
+    args: ["check-ignore", "--quiet", "--no-index", DEFAULT_OUT],
+    cwd: new URL("..", import.meta.url),
+  }).output();
+  assert.equal(ignored.code, 0, `${DEFAULT_OUT} is not in .gitignore`);
 });

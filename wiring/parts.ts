@@ -13,7 +13,7 @@ import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
-import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
+import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
@@ -84,12 +84,13 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
   return { master: k.master, serviceAccountDir };
 }
 
-/** Asked per log line or Event, so a rotated token file is covered too. */
-function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
-  return () => {
-    const token = tokens.current();
-    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
-  };
+/**
+ * Asked per log line or Event: every Linode token handed out so far (rotated ones too) and the kube credentials
+ * (token files re-read at most once a minute, by `kubeSecretsSource`).
+ */
+function secretsOf(tokens: TokenSource, kc: KubeConfig, clock: Clock): () => readonly string[] {
+  const kube = kubeSecretsSource(kc, { clock });
+  return () => [...tokens.seen(), ...kube()];
 }
 
 /**
@@ -153,7 +154,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
   const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
-  const secrets = secretsOf(tokens, kc);
+  const secrets = secretsOf(tokens, kc, clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
