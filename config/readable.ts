@@ -58,6 +58,14 @@ function filesOf(config: FileSettings): { setting: string; path: string }[] {
   if (s.securePort !== null && s.tlsPrivateKeyFile) {
     files.push({ setting: "--tls-private-key-file", path: s.tlsPrivateKeyFile });
   }
+  for (
+    const [setting, path] of [
+      ["--authentication-kubeconfig", s.auth.authenticationKubeconfig],
+      ["--authorization-kubeconfig", s.auth.authorizationKubeconfig],
+    ] as const
+  ) {
+    if (s.securePort !== null && path) files.push({ setting, path });
+  }
   return files;
 }
 

@@ -16,11 +16,16 @@
  *       - targets: ["<node-ip>:10258"]
  * ```
  *
+ * Every path but those of `--authorization-always-allow-paths` (default `/healthz,/readyz,/livez`) needs a
+ * bearer token that `auth` accepts (`server/auth.ts`: TokenReview and SubjectAccessReview, as upstream), so
+ * Prometheus sends its ServiceAccount token (`bearer_token_file`; deploy/monitoring.yaml).
+ *
  * Kubelet probes: `httpGet: { path: /healthz, port: 10258, scheme: HTTPS }` (probes do not verify).
  * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too. `/plan` (JSON)
  * lists what the controllers would do (`--dry-run`) and the orphaned NodeBalancers.
  */
 import type { Logger } from "../common/log.ts";
+import type { RequestAuthorizer } from "./auth.ts";
 import type { Registry } from "./metrics.ts";
 import { recordProcessMetrics } from "./process_metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
@@ -47,6 +52,8 @@ export interface ServerOptions {
   leading: () => boolean;
   /** The body of `GET /plan` (JSON): pending actions, orphaned NodeBalancers; `/plan` is 404 without it. */
   plan?: () => unknown;
+  /** Decides who may read what (delegated authentication and authorisation); every request is served without. */
+  auth?: RequestAuthorizer;
   log: Logger;
 }
 
@@ -117,9 +124,16 @@ function healthResponse(
   return new Response(`${lines.join("\n")}\n${endpoint} check passed\n`, { headers });
 }
 
-const ROUTES = new Set(["/healthz", "/readyz", "/metrics", "/plan"]);
+const ROUTES = new Set(["/healthz", "/livez", "/readyz", "/metrics", "/plan"]);
 
-function handle(request: Request, options: ServerOptions): Response {
+async function handle(request: Request, options: ServerOptions): Promise<Response> {
+  // Before routing, as upstream: an unknown path is no hint to someone who may not read this port.
+  const refused = await options.auth?.authorize(request);
+  if (refused) return refused;
+  return respond(request, options);
+}
+
+function respond(request: Request, options: ServerOptions): Response {
   const url = new URL(request.url);
   const route = url.pathname.replace(/\/+$/, "") || "/";
   if (!ROUTES.has(route) || (route === "/plan" && !options.plan)) {
@@ -135,7 +149,8 @@ function handle(request: Request, options: ServerOptions): Response {
   if (route === "/plan" && options.plan) {
     return new Response(`${JSON.stringify(options.plan(), null, 2)}\n`, { headers: JSON_HEADERS });
   }
-  const endpoint = route === "/healthz" ? "healthz" : "readyz";
+  // `/livez` is upstream's name for the liveness checks, which are the `/healthz` ones here.
+  const endpoint = route === "/readyz" ? "readyz" : "healthz";
   return healthResponse(endpoint, options.checks[endpoint], url, options);
 }
 
@@ -171,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = server.addr.port;
   const url = `https://${urlHost(options.hostname)}:${port}`;
   options.log.info(
-    `serving /healthz, /readyz, /metrics${
+    `serving /healthz, /livez, /readyz, /metrics${
       options.plan ? ", /plan" : ""
     } on {url} ({certificate} certificate)`,
     {

@@ -24,6 +24,8 @@ import { PlanRecorder } from "../controllers/loop/plan.ts";
 import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
+import type { RequestAuthorizer } from "../server/auth.ts";
+import { delegatedAuth, reviewKubeConfigs } from "./serve_auth.ts";
 
 /** What the process provides to the wiring: time, metrics, identity. */
 export interface PartsDeps {
@@ -66,8 +68,10 @@ export interface CcmParts {
   readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
-  /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
+  /** The secrets to keep out of logs and Events: every Linode token read, the kube credentials. */
   readonly secrets: () => readonly string[];
+  /** Who may read the secure port's `/metrics` and `/plan` (TokenReview and SubjectAccessReview). */
+  readonly auth: RequestAuthorizer;
 }
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
@@ -88,9 +92,9 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
  * Asked per log line or Event: every Linode token handed out so far (rotated ones too) and the kube credentials
  * (token files re-read at most once a minute, by `kubeSecretsSource`).
  */
-function secretsOf(tokens: TokenSource, kc: KubeConfig, clock: Clock): () => readonly string[] {
-  const kube = kubeSecretsSource(kc, { clock });
-  return () => [...tokens.seen(), ...kube()];
+function secretsOf(tokens: TokenSource, kcs: readonly KubeConfig[], clock: Clock): () => readonly string[] {
+  const kube = [...new Set(kcs)].map((kc) => kubeSecretsSource(kc, { clock }));
+  return () => [...tokens.seen(), ...kube.flatMap((source) => source())];
 }
 
 /**
@@ -154,7 +158,9 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
   const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
-  const secrets = secretsOf(tokens, kc, clock);
+  const reviewKcs = reviewKubeConfigs(config, kc);
+  const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent });
+  const secrets = secretsOf(tokens, [kc, reviewKcs.authn, reviewKcs.authz], clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
@@ -198,6 +204,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     plan,
     service,
     secrets,
+    auth,
   };
 }
 
