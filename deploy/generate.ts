@@ -9,7 +9,9 @@
  *
  *   deno task manifest --region=us-east --token-file=token.txt [--image=REF] [--out=ccm-linode.yaml]
  *   deno task manifest --rbac-only [--out=ccm-rbac.yaml]   (ServiceAccount and RBAC: for a CCM outside the cluster)
+ *   deno task manifest --net-allow --kubeconfig=<file> ...   (the --allow-net list: deploy/net_allow.ts)
  */
+import { netAllowMain } from "./net_allow.ts";
 
 /** What goes into the manifest. */
 export interface ManifestInput {
@@ -154,6 +156,9 @@ async function writePrivate(path: string, text: string): Promise<void> {
 
 /** Runs the task; returns the exit code (0, or 2 for a usage problem). */
 export async function main(args: readonly string[]): Promise<number> {
+  if (args.includes("--net-allow")) {
+    return await netAllowMain(args, { linodeUrl: Deno.env.get("LINODE_URL") });
+  }
   const say = (stream: typeof Deno.stdout | typeof Deno.stderr, text: string) =>
     stream.writeSync(new TextEncoder().encode(text + "\n"));
   try {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
+import { kubeconfigServer, NetAllowError, netAllowList, parseNetAllowArgs } from "./net_allow.ts";
 import {
   DEFAULT_OUT,
   parseGenerateArgs,
@@ -108,4 +109,60 @@ Deno.test("deno task manifest's default output (it holds the token) is ignored b
     cwd: new URL("..", import.meta.url),
   }).output();
   assert.equal(ignored.code, 0, `${DEFAULT_OUT} is not in .gitignore`);
+});
+
+Deno.test("netAllowList() lists the Linode API, the apiserver and the listen address as host:port", () => {
+  assert.equal(
+    netAllowList({
+      linodeUrl: "https://api.linode.com/v4",
+      apiservers: ["https://10.0.0.5:6443", "https://api.linode.com"],
+      listen: "0.0.0.0:10258",
+    }),
+    "api.linode.com:443,10.0.0.5:6443,0.0.0.0:10258",
+  );
+  assert.equal(
+    netAllowList({ linodeUrl: "http://127.0.0.1/v4", apiservers: [], listen: "[::]:1" }),
+    "127.0.0.1:80,[::]:1",
+  );
+  assert.equal(netAllowList({ linodeUrl: "https://a.test", apiservers: [], listen: null }), "a.test:443");
+  assert.throws(() => netAllowList({ linodeUrl: "ftp://a", apiservers: [], listen: null }), NetAllowError);
+  assert.throws(
+    () => netAllowList({ linodeUrl: "https://a", apiservers: [], listen: "10258" }),
+    NetAllowError,
+  );
+  assert.throws(() => parseNetAllowArgs(["--net-allow"]), /--kubeconfig=<file> or --apiserver=<url>/);
+});
+
+Deno.test("kubeconfigServer() reads the server of the current context", () => {
+  const text = [
+    "clusters:",
+    "- name: a",
+    "  cluster: {server: 'https://a:6443'}",
+    "- name: b",
+    "  cluster: {server: 'https://b:443'}",
+    "contexts:",
+    "- name: ctx",
+    "  context: {cluster: b, user: u}",
+    "current-context: ctx",
+  ].join("\n");
+  assert.equal(kubeconfigServer(text, "k"), "https://b:443");
+  assert.throws(() => kubeconfigServer("clusters: []", "k"), /names no server/);
+});
+
+Deno.test("deploy/net-allow.default is the ccm permission set's net list and the Dockerfile's CCM_ALLOW_NET default", () => {
+  const root = new URL("..", import.meta.url);
+  const list = Deno.readTextFileSync(new URL("deploy/net-allow.default", root)).trim();
+  const denoJson = JSON.parse(Deno.readTextFileSync(new URL("deno.json", root)));
+  assert.deepEqual(denoJson.permissions.ccm.net.allow, list.split(","));
+  const dockerfile = Deno.readTextFileSync(new URL("Dockerfile", root));
+  assert.equal(/^ARG CCM_ALLOW_NET="([^"]*)"$/m.exec(dockerfile)?.[1], list);
+  assert.match(dockerfile, /printf '%s\\n' "\$CCM_ALLOW_NET" > deploy\/net-allow \\\n && deno task compile/);
+  for (const task of ["start", "compile"]) {
+    assert.ok(
+      denoJson.tasks[task].includes(
+        "--allow-net=$(cat deploy/net-allow 2>/dev/null || cat deploy/net-allow.default)",
+      ),
+      `deno task ${task} reads the list`,
+    );
+  }
 });

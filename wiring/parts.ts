@@ -26,6 +26,7 @@ import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
 import type { RequestAuthorizer } from "../server/auth.ts";
 import { delegatedAuth, reviewKubeConfigs } from "./serve_auth.ts";
+import { assertKubeServersAllowed } from "./net_check.ts";
 
 /** What the process provides to the wiring: time, metrics, identity. */
 export interface PartsDeps {
@@ -159,6 +160,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
   const reviewKcs = reviewKubeConfigs(config, kc);
+  assertKubeServersAllowed(config, { main: kc, ...reviewKcs });
   const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent });
   const secrets = secretsOf(tokens, [kc, reviewKcs.authn, reviewKcs.authz], clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
