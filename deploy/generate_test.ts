@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
-import { kubeconfigServer, NetAllowError, netAllowList, parseNetAllowArgs } from "./net_allow.ts";
+import {
+  kubeconfigServer,
+  NetAllowError,
+  netAllowList,
+  netAllowMain,
+  parseNetAllowArgs,
+} from "./net_allow.ts";
 import {
   DEFAULT_OUT,
   parseGenerateArgs,
@@ -164,5 +170,25 @@ Deno.test("deploy/net-allow.default is the ccm permission set's net list and the
       ),
       `deno task ${task} reads the list`,
     );
+  }
+});
+
+Deno.test("deno task manifest --net-allow writes the list from a kubeconfig, or exits 2 naming the problem", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "net_allow_" });
+  try {
+    const kubeconfig = `${dir}/kubeconfig`;
+    await Deno.writeTextFile(
+      kubeconfig,
+      "clusters: [{name: c, cluster: {server: 'https://192.0.2.10:6443'}}]\n" +
+        "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n",
+    );
+    const out = `${dir}/net-allow`;
+    const args = ["--net-allow", `--kubeconfig=${kubeconfig}`, "--listen=127.0.0.1:10258", `--out=${out}`];
+    assert.equal(await netAllowMain(args, { linodeUrl: "https://linode.example/v4" }), 0);
+    assert.equal(await Deno.readTextFile(out), "linode.example:443,192.0.2.10:6443,127.0.0.1:10258\n");
+    assert.equal(await netAllowMain(["--net-allow", `--kubeconfig=${dir}/absent`, `--out=${out}`], {}), 2);
+    assert.equal(await netAllowMain(["--net-allow", "--apiserver=https://a:1", "--bogus=1"], {}), 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
