@@ -18,6 +18,7 @@
  */
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
+import type { Counter, Registry } from "./metrics.ts";
 import { TtlMap } from "./ttl_map.ts";
 
 /** Who a token belongs to, as a TokenReview answers. */
@@ -65,7 +66,12 @@ export interface DelegatedAuthDeps {
   access: AccessReviewer;
   clock: Pick<Clock, "monotonic">;
   log: Logger;
+  /** Counts decisions in `ccm_secure_port_requests_total{decision}` when given. */
+  metrics?: Registry;
 }
+
+/** How a request was decided, the `decision` label of `ccm_secure_port_requests_total`. */
+export type AuthDecision = "always_allowed" | "allowed" | "unauthorized" | "forbidden" | "review_failed";
 
 /** Upstream's always-allowed group of a cloud controller manager. */
 export const DEFAULT_ALWAYS_ALLOW_GROUPS: readonly string[] = Object.freeze(["system:masters"]);
@@ -105,6 +111,7 @@ export class DelegatedAuth implements RequestAuthorizer {
   readonly #groups: ReadonlySet<string>;
   readonly #users: TtlMap<UserInfo | null>;
   readonly #decisions: TtlMap<boolean>;
+  readonly #counter: Counter | undefined;
 
   constructor(deps: DelegatedAuthDeps, options: DelegatedAuthOptions) {
     this.#deps = deps;
@@ -112,31 +119,55 @@ export class DelegatedAuth implements RequestAuthorizer {
     this.#groups = new Set(options.alwaysAllowGroups ?? DEFAULT_ALWAYS_ALLOW_GROUPS);
     this.#users = new TtlMap(deps.clock);
     this.#decisions = new TtlMap(deps.clock);
-  }
-
-  async authorize(request: Request): Promise<Response | null> {
-    const path = new URL(request.url).pathname;
-    if (isAlwaysAllowed(path, this.#options.alwaysAllowPaths)) return null;
-    const token = bearerToken(request);
-    if (token === undefined) return status(401, "Unauthorized", "Unauthorized");
-    const user = await this.#authenticate(token);
-    if (user === undefined) return status(401, "Unauthorized", "Unauthorized");
-    const attributes = { path, verb: request.method.toLowerCase() };
-    if (user.groups.some((g) => this.#groups.has(g))) return null;
-    const allowed = await this.#authorizeUser(user, attributes);
-    if (allowed === undefined) {
-      return status(500, "InternalError", `Internal Server Error: "${path}": authorization check failed`);
-    }
-    if (allowed) return null;
-    return status(
-      403,
-      "Forbidden",
-      `forbidden: User "${user.username}" cannot ${attributes.verb} path "${path}"`,
+    this.#counter = deps.metrics?.counter(
+      "ccm_secure_port_requests_total",
+      "Requests to the secure port by authentication and authorisation decision",
+      ["decision"],
     );
   }
 
-  /** The token's user; undefined when it authenticates nobody or could not be reviewed. */
-  async #authenticate(token: string): Promise<UserInfo | undefined> {
+  async authorize(request: Request): Promise<Response | null> {
+    const { decision, response } = await this.#decide(request);
+    this.#counter?.inc({ decision });
+    return response;
+  }
+
+  async #decide(request: Request): Promise<{ decision: AuthDecision; response: Response | null }> {
+    const path = new URL(request.url).pathname;
+    if (isAlwaysAllowed(path, this.#options.alwaysAllowPaths)) {
+      return { decision: "always_allowed", response: null };
+    }
+    const unauthorized = {
+      decision: "unauthorized",
+      response: status(401, "Unauthorized", "Unauthorized"),
+    } as const;
+    const token = bearerToken(request);
+    if (token === undefined) return unauthorized;
+    const user = await this.#authenticate(token);
+    if (user === "failed") return { ...unauthorized, decision: "review_failed" };
+    if (user === undefined) return unauthorized;
+    const attributes = { path, verb: request.method.toLowerCase() };
+    if (user.groups.some((g) => this.#groups.has(g))) return { decision: "allowed", response: null };
+    const allowed = await this.#authorizeUser(user, attributes);
+    if (allowed === undefined) {
+      const message = `Internal Server Error: "${path}": authorization check failed`;
+      return { decision: "review_failed", response: status(500, "InternalError", message) };
+    }
+    if (allowed) return { decision: "allowed", response: null };
+    return { decision: "forbidden", response: this.#forbidden(user, attributes) };
+  }
+
+  #forbidden(user: UserInfo, attributes: RequestAttributes): Response {
+    const { verb, path } = attributes;
+    return status(
+      403,
+      "Forbidden",
+      `forbidden: User "${user.username}" cannot ${verb} path "${path}"`,
+    );
+  }
+
+  /** The token's user; undefined when it authenticates nobody, "failed" when it could not be reviewed. */
+  async #authenticate(token: string): Promise<UserInfo | undefined | "failed"> {
     const key = await sha256(token);
     const cached = this.#users.get(key);
     if (cached !== undefined) return cached ?? undefined;
@@ -147,7 +178,7 @@ export class DelegatedAuth implements RequestAuthorizer {
       this.#deps.log.warning("cannot review a bearer token of the secure port: {error}", {
         error: errorText(e),
       });
-      return undefined;
+      return "failed";
     }
     this.#users.set(key, user, this.#options.tokenCacheTtlMs);
     return user ?? undefined;

@@ -49,9 +49,10 @@ async function world(args: string[] = []) {
   kube.identities.add(NOBODY, { username: "nobody" });
   const clock = new FakeClock();
   const kc = fixture.clients.kc;
+  const metrics = new Registry();
   const auth = delegatedAuth(config(args), { authn: kc, authz: kc }, {
     clock,
-    metrics: new Registry(),
+    metrics,
     userAgent: "test",
   });
   const server = await startServer({
@@ -70,6 +71,8 @@ async function world(args: string[] = []) {
     kube,
     clock,
     reviews: () => [kube.calls.count(TOKENREVIEWS), kube.calls.count(SARS)],
+    decisions: (decision: string) =>
+      metrics.counter("ccm_secure_port_requests_total", "", ["decision"]).get({ decision }),
     async get(path: string, token?: string): Promise<number> {
       const headers = token ? { authorization: `Bearer ${token}` } : undefined;
       const res = await fetch(`${server.url}${path}`, { client, headers });
@@ -92,6 +95,11 @@ Deno.test("secure port: no token 401, unknown token 401, token without permissio
   assert.equal(await w.get("/metrics", "tok-unknown"), 401);
   assert.equal(await w.get("/metrics", NOBODY), 403);
   assert.equal(await w.get("/metrics", PROMETHEUS), 403, "no RBAC grants it yet");
+  assert.deepEqual(
+    ["always_allowed", "unauthorized", "forbidden", "allowed"].map(w.decisions),
+    [3, 4, 2, 0],
+    "ccm_secure_port_requests_total counts each decision",
+  );
 });
 
 Deno.test("secure port: a ClusterRole on nonResourceURLs /metrics allows /metrics and nothing else", async () => {
@@ -137,6 +145,7 @@ Deno.test("secure port: a failing review never allows, and is not cached", async
   });
   assert.equal(await w.get("/metrics", PROMETHEUS), 500);
   assert.equal(await w.get("/metrics", PROMETHEUS), 500, "the failure was not cached as a denial");
+  assert.equal(w.decisions("review_failed"), 4);
   stopSarFault();
   assert.equal(await w.get("/metrics", PROMETHEUS), 200);
 });

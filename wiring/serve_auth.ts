@@ -37,6 +37,7 @@ export function delegatedAuth(
       access: kubeAccessReviewer(apis),
       clock: deps.clock,
       log: componentLogger("serve-auth"),
+      metrics: deps.metrics,
     },
     config.serve.auth,
   );
