@@ -1,5 +1,5 @@
 /**
- * `/healthz`, `/readyz` and `/metrics` over HTTPS on `--bind-address`:`--secure-port` (upstream
+ * `/healthz`, `/livez`, `/readyz`, `/metrics` and `/plan` over HTTPS on `--bind-address`:`--secure-port` (upstream
  * default 10258), like the upstream cloud-controller-manager's secure serving. `--secure-port=0`
  * disables serving (pass `port: null`).
  *
@@ -12,6 +12,8 @@
  *     scheme: https
  *     tls_config:
  *       insecure_skip_verify: true   # or ca_file: /path/to/ca.crt with your own certificate
+ *     authorization:
+ *       credentials_file: /var/run/secrets/kubernetes.io/serviceaccount/token
  *     static_configs:
  *       - targets: ["<node-ip>:10258"]
  * ```
