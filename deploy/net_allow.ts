@@ -126,7 +126,10 @@ export async function netAllowMain(args: readonly string[], env: { linodeUrl?: s
     await Deno.writeTextFile(parsed.out, `${list}\n`);
     say(
       Deno.stdout,
-      `wrote ${parsed.out}: --allow-net=${list} (deno task start uses it; run deno task compile again)`,
+      `wrote ${parsed.out}: --allow-net=${list}` +
+        (parsed.out === NET_ALLOW_FILE
+          ? " (deno task start uses it; run deno task compile again for the binary)"
+          : ` (deno task start and compile read ${NET_ALLOW_FILE} only)`),
     );
     return 0;
   } catch (e) {
