@@ -5,6 +5,7 @@
 import { levelForVerbosity, type LogFormat } from "../common/log.ts";
 import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./flags.ts";
 import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./env.ts";
+import { delegatedAuth } from "./auth.ts";
 import { checkDnsLabel, checkDnsSubdomain, checkVpcLabels, MAX_TIMER_MS, MIN_TIMER_MS } from "./checks.ts";
 import { checkNodeIpam } from "./node_ipam.ts";
 import {
@@ -256,7 +257,13 @@ function serve(flags: FlagReader, p: string[]): ServeConfig {
   if ((cert === null) !== (key === null)) {
     p.push("--tls-cert-file, --tls-private-key-file: set both or neither");
   }
-  return { bindAddress, securePort: port === 0 ? null : port, tlsCertFile: cert, tlsPrivateKeyFile: key };
+  return {
+    auth: delegatedAuth(flags, p),
+    bindAddress,
+    securePort: port === 0 ? null : port,
+    tlsCertFile: cert,
+    tlsPrivateKeyFile: key,
+  };
 }
 
 function log(flags: FlagReader, p: string[]): LogConfig {

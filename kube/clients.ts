@@ -1,5 +1,7 @@
 /** The Kubernetes API clients the program uses, built once from a KubeConfig and passed in as dependencies. */
 import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   createConfiguration,
@@ -95,6 +97,31 @@ export function makeKubeClients(kc: KubeConfig, options: KubeClientOptions): Kub
     core: makeApi(kc, fenced, userAgent, CoreV1Api),
     coordination: makeApi(kc, unfenced, userAgent, CoordinationV1Api),
     events: makeApi(kc, fenced, userAgent, EventsV1Api),
+  };
+}
+
+/** The review APIs of the secure port's delegated authentication and authorisation. */
+export interface ReviewApis {
+  readonly authentication: AuthenticationV1Api;
+  readonly authorization: AuthorizationV1Api;
+}
+
+/**
+ * Counted, timed-out clients for TokenReviews (from `authn`) and SubjectAccessReviews (from `authz`). Never
+ * fenced nor refused in dry run: a review is a POST but writes nothing, and a standby serves `/metrics` too.
+ */
+export function makeReviewApis(
+  kcs: { authn: KubeConfig; authz: KubeConfig },
+  options: Pick<KubeClientOptions, "metrics" | "requestTimeoutMs" | "userAgent">,
+): ReviewApis {
+  const userAgent = options.userAgent ?? "linode-cloud-controller-manager";
+  const http = makeHttpLibrary({
+    metrics: options.metrics,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+  });
+  return {
+    authentication: makeApi(kcs.authn, http, userAgent, AuthenticationV1Api),
+    authorization: makeApi(kcs.authz, http, userAgent, AuthorizationV1Api),
   };
 }
 

@@ -14,7 +14,7 @@ import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
-import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
+import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
@@ -25,6 +25,9 @@ import { PlanRecorder } from "../controllers/loop/plan.ts";
 import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
+import type { RequestAuthorizer } from "../server/auth.ts";
+import { delegatedAuth, reviewKubeConfigs } from "./serve_auth.ts";
+import { assertKubeServersAllowed } from "./net_check.ts";
 
 /** What the process provides to the wiring: time, metrics, identity. */
 export interface PartsDeps {
@@ -69,8 +72,10 @@ export interface CcmParts {
   readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
-  /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
+  /** The secrets to keep out of logs and Events: every Linode token read, the kube credentials. */
   readonly secrets: () => readonly string[];
+  /** Who may read the secure port's `/metrics` and `/plan` (TokenReview and SubjectAccessReview). */
+  readonly auth: RequestAuthorizer;
 }
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
@@ -87,12 +92,13 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
   return { master: k.master, serviceAccountDir };
 }
 
-/** Asked per log line or Event, so a rotated token file is covered too. */
-function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
-  return () => {
-    const token = tokens.current();
-    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
-  };
+/**
+ * Asked per log line or Event: every Linode token handed out so far (rotated ones too) and the kube credentials
+ * (token files re-read at most once a minute, by `kubeSecretsSource`).
+ */
+function secretsOf(tokens: TokenSource, kcs: readonly KubeConfig[], clock: Clock): () => readonly string[] {
+  const kube = [...new Set(kcs)].map((kc) => kubeSecretsSource(kc, { clock }));
+  return () => [...tokens.seen(), ...kube.flatMap((source) => source())];
 }
 
 /**
@@ -156,7 +162,10 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
   const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
-  const secrets = secretsOf(tokens, kc);
+  const reviewKcs = reviewKubeConfigs(config, kc);
+  assertKubeServersAllowed(config, { main: kc, ...reviewKcs });
+  const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent });
+  const secrets = secretsOf(tokens, [kc, reviewKcs.authn, reviewKcs.authz], clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
   const vpcIpv6 = new VpcIpv6Cache({
@@ -205,6 +214,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     plan,
     service,
     secrets,
+    auth,
   };
 }
 
