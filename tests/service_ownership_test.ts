@@ -95,3 +95,35 @@ Deno.test("service adopts an untagged NodeBalancer (the Go CCM's) and tags it wi
     "ownership and identity tags",
   );
 });
+
+Deno.test("service creates nothing and cleans up nothing while the cluster identity cannot be read", async () => {
+  await using world = await startServiceWorld({ flags: ["--cleanup-orphaned-nodebalancers"] });
+  world.addNode("node-1", "192.168.0.11");
+  const fault = world.kube.faults.add({
+    method: "GET",
+    route: "/api/v1/namespaces/{name}",
+    status: 403,
+    message: "forbidden",
+  });
+  // An orphan that would be this cluster's: ownership and identity tags of a Service that is gone.
+  const orphan = await taggedNodeBalancer(world, [
+    "kubernetes",
+    ownershipTag("kubernetes", OTHER_UID),
+    clusterIdTagOf(world.kube),
+  ]);
+  world.linode.calls.reset();
+  await world.start();
+  world.addService("web");
+  await until(world, () => world.events("SyncLoadBalancerFailed", "web").length > 0, "a Warning");
+  assert.match(world.events("SyncLoadBalancerFailed", "web")[0]?.message ?? "", /cluster identity/);
+  await world.tick(2 * 3_600_000 + 60_000, 60_000);
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0, "nothing created");
+  assert.ok(world.nodeBalancers().some((nb) => nb.id === orphan.id), "nothing deleted");
+  assert.equal(
+    world.ccm.service?.orphans().find((o) => o.id === orphan.id)?.fate,
+    "kept: cluster identity unknown",
+  );
+  fault();
+  await until(world, () => world.nodeBalancerOf("web") !== undefined, "web served once the identity is read");
+  assert.ok(world.nodeBalancerOf("web")?.tags.includes(clusterIdTagOf(world.kube)));
+});
