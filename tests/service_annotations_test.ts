@@ -96,6 +96,11 @@ const VALID: ValidCase[] = [
     check: (nb) => assert.equal(nb.type, "premium"),
   },
   {
+    name: "nodebalancer-type premium_40gb",
+    annotations: { "nodebalancer-type": "premium_40gb", "enable-ipv6-backends": "true" },
+    check: (nb) => assert.equal(nb.type, "premium_40gb"),
+  },
+  {
     name: "udp-check-port (a UDP port, on premium)",
     annotations: { "nodebalancer-type": "premium", "enable-ipv6-backends": "true", "udp-check-port": "8080" },
     ports: [{ port: 53, protocol: "UDP" }],
