@@ -136,14 +136,14 @@ function isRelevant(svc: V1Service): boolean {
   return wantsLoadBalancer(svc) || hasFinalizer(svc);
 }
 
-/** The Node fields backends depend on: readiness, exclusion, deletion taint, addresses, Linode annotations. */
+/** The Node fields backends depend on: deletion, exclusion, deletion taint, addresses, Linode annotations. */
 export function nodeBackendFields(node: V1Node): string {
   const m = node.metadata ?? {};
   const annotations = Object.entries(m.annotations ?? {}).filter(([k]) => k.includes("linode"));
   return JSON.stringify([
     m.name,
     node.spec?.providerID,
-    node.status?.conditions?.find((c) => c.type === "Ready")?.status,
+    m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
     m.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"],
     (node.spec?.taints ?? []).map((t) => t.key).filter((k) => k === "ToBeDeletedByClusterAutoscaler"),
     node.status?.addresses,
