@@ -35,6 +35,9 @@ import {
   warnOnce,
 } from "./sync.ts";
 
+/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/lenient.ts). */
+export const LENIENT_REASON = "InvalidAnnotationValue";
+
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
 
 async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext): Promise<V1Service> {
@@ -47,6 +50,13 @@ async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext)
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
   const warnings = plan.warnings.map((w) => `${w.key}: ${w.message}`).join("; ");
   warnOnce(deps, svc, "AnnotationWarning", warnings);
+  const lenient = plan.lenient.map((l) => l.message).join("; ");
+  warnOnce(
+    deps,
+    svc,
+    LENIENT_REASON,
+    lenient && `Invalid annotation read as the Go CCM reads it: ${lenient}`,
+  );
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
   warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
   const unreadable = plan.unreadableCertificates.join(", ");

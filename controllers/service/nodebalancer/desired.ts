@@ -10,7 +10,13 @@ import type {
   Stickiness,
   UpdateFirewallRules,
 } from "@linode/api-v4";
-import type { CheckType, NodeBalancerType, PortFamily } from "../annotations/spec.ts";
+import type {
+  CheckType,
+  KeptConfigField,
+  KeptNodeBalancerField,
+  NodeBalancerType,
+  PortFamily,
+} from "../annotations/spec.ts";
 
 const REDACTED = "<REDACTED>";
 
@@ -97,6 +103,8 @@ export interface DesiredConfig {
   readonly udp_check_port: number | null;
   readonly tls: DesiredTls | null;
   readonly nodes: readonly DesiredNode[];
+  /** Fields an existing config keeps: their annotation was read leniently (a new config takes the value above). */
+  readonly keep?: readonly KeptConfigField[];
 }
 
 /** The Cloud Firewall of the NodeBalancer. */
@@ -132,4 +140,6 @@ export interface DesiredNodeBalancer {
   readonly frontendVpc: DesiredVpc | null;
   readonly firewall: DesiredFirewall;
   readonly configs: readonly DesiredConfig[];
+  /** Fields an existing NodeBalancer keeps: their annotation was read leniently (a new one takes the value above). */
+  readonly keep?: readonly KeptNodeBalancerField[];
 }
