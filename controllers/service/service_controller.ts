@@ -7,7 +7,6 @@
 import type { CoreV1Api, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
-import { refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
@@ -17,6 +16,7 @@ import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
+import { reportFailure } from "./failures.ts";
 import {
   hasFinalizer,
   needsCleanup,
@@ -221,18 +221,6 @@ async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
   }
 }
 
-function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
-  const svc = deps.services.get(key);
-  if (!svc || error instanceof ServiceChangedError) return;
-  const message = error instanceof Error ? error.message : String(error);
-  warnEvent(deps, {
-    ref: refFor(svc, "Service"),
-    reason: "SyncLoadBalancerFailed",
-    message: "Error syncing load balancer: {error}",
-    props: { service: key, error: message },
-  });
-}
-
 /** The `service` controller: run it for one leadership term. */
 export function startServiceController(
   deps: ServiceControllerDeps,
@@ -268,7 +256,9 @@ export function startServiceController(
                 { controller: "service", scope: key },
                 (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
               ),
-            onError: (key, error) => reportFailure(deps, key, error),
+            onError: (key, error) => {
+              if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
+            },
           }),
           resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
