@@ -118,3 +118,24 @@ Deno.test("service keeps an existing NodeBalancer's throttle, type and check pat
   assert.deepEqual(w.events("LoadBalancerFieldImmutable", "web"), []);
   assert.equal(w.linode.calls.count("POST /v4/nodebalancers"), 1);
 });
+
+Deno.test("service deletes nothing while preserve cannot be read, and goes once it is fixed", async () => {
+  await using w = await world();
+  w.addService("web", { annotations: prefixed({ preserve: "yes" }) });
+  await until(w, () => backends(w.nodeBalancerOf("web")) === 2, "served");
+  w.kube.store.delete("services", "web", "default");
+  await until(
+    w,
+    () => w.events("DeleteLoadBalancerFailed", "web").length > 0,
+    "a Warning instead of a guess",
+  );
+  assert.match(w.events("DeleteLoadBalancerFailed", "web")[0]?.message ?? "", /preserve="yes"/);
+  assert.equal(w.nodeBalancers().length, 1, "the NodeBalancer the Go CCM would have deleted is kept");
+  assert.ok(w.service("web")?.metadata?.deletionTimestamp, "the finalizer holds the Service");
+  w.kube.store.patch("services", "web", { metadata: { annotations: prefixed({ preserve: "false" }) } }, {
+    type: "merge",
+    namespace: "default",
+  });
+  await until(w, () => w.service("web") === undefined, "deleted once fixed");
+  assert.deepEqual(w.nodeBalancers(), []);
+});
