@@ -23,7 +23,7 @@ export function readHealthCheck(
   reader: AnnotationReader,
 ): (protocol: Protocol) => HealthCheckSpec | undefined {
   const type = reader.oneOf("check-type", CHECK_TYPES);
-  const { path, keepPath } = readPath(reader);
+  const { path, keepPath } = readPath(reader, type === "http" || type === "http_body");
   const body = reader.raw("check-body");
   const intervalSec = reader.int("check-interval", 2, 3600) ?? HEALTH_DEFAULTS.intervalSec;
   const timeoutSec = reader.int("check-timeout", 1, 30) ?? HEALTH_DEFAULTS.timeoutSec;
@@ -63,9 +63,10 @@ export function readHealthCheck(
  * The Go CCM sends a path without its leading `/` as it is, which the API refuses (its `check_path` pattern),
  * failing that port's update: here an existing config keeps its path and a new one gets `/`.
  */
-function readPath(reader: AnnotationReader): { path: string | undefined; keepPath: boolean } {
+function readPath(reader: AnnotationReader, used: boolean): { path: string | undefined; keepPath: boolean } {
   const path = reader.raw("check-path");
-  if (path === undefined || path.trim() === "") return { path: undefined, keepPath: false };
+  // Unused without an http check (a warning says so below), as the Go CCM ignores it then.
+  if (!used || path === undefined || path.trim() === "") return { path: undefined, keepPath: false };
   if (path.trim().startsWith("/")) return { path: path.trim(), keepPath: false };
   reader.tolerate(
     "check-path",

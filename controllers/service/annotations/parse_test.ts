@@ -73,3 +73,9 @@ Deno.test("parseServiceAnnotations() keeps lenient values beside errors, for lin
   assert.deepEqual(result.errors.map((e) => e.key), [annotationKey("check-interval")]);
   assert.deepEqual(result.lenient.map((l) => l.key), [annotationKey("throttle")]);
 });
+
+Deno.test("parseServiceAnnotations() leaves a check-path unused without an http check, as the Go CCM ignores it", () => {
+  const spec = specOf(parse({ "check-path": "healthz", "check-type": "connection" }));
+  assert.deepEqual([spec.ports[0]?.check.path, spec.ports[0]?.keep, spec.lenient], [null, [], []]);
+  assert.deepEqual(spec.warnings.map((w) => w.key), [annotationKey("check-path")]);
+});
