@@ -173,13 +173,8 @@ function resolveProtocol(
   if (found !== undefined) return { protocol: found, keep: false };
   const lenient = otherFamilyDefault(reader, setting, port, family, allowed);
   if (lenient !== undefined) return lenient;
-  const protocol = check(
-    reader,
-    setting,
-    allowed,
-    `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`,
-  );
-  return protocol === undefined ? undefined : { protocol, keep: false };
+  check(reader, setting, allowed, `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`);
+  return undefined;
 }
 
 function resolveTls(
