@@ -222,6 +222,8 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ],
   ],
   [["--default-nodebalancer-type=premium"], (c) => c.services.defaultNodeBalancerType, "premium"],
+  [["--default-nodebalancer-type=premium_40gb"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
+  [["--default-nodebalancer-type=premium_40GB"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
   [["--nodebalancer-prefix=my_cluster-1"], (c) => c.services.nodeBalancerPrefix, "my_cluster-1"],
   [
     ["--nodebalancer-backend-ipv4-subnet=10.100.0.0/24"],
@@ -394,7 +396,7 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "a bad NodeBalancer type",
     ["--default-nodebalancer-type=huge"],
     ENV,
-    /^--default-nodebalancer-type: invalid value "huge" \(use common or premium\)/,
+    /^--default-nodebalancer-type: invalid value "huge" \(use common, premium, premium_40gb\)/,
   ],
   ["a bad log format", ["--log-format=xml"], ENV, '--log-format: invalid value "xml" (use json or text)'],
   [

@@ -48,7 +48,12 @@ const LINODE: readonly Row[] = [
     "",
     "suffix of the IP holder Linode's label (cilium-bgp, at most 23 characters)",
   ],
-  ["default-nodebalancer-type", "string", "common", "type of new NodeBalancers: common or premium"],
+  [
+    "default-nodebalancer-type",
+    "string",
+    "common",
+    "type of new NodeBalancers: common, premium or premium_40gb",
+  ],
   ["nodebalancer-tags", "list", [], "comma-separated tags put on every NodeBalancer"],
   [
     "nodebalancer-prefix",

@@ -15,6 +15,8 @@ import {
   type LeaderElectionConfig,
   type LinodeConfig,
   type LogConfig,
+  NODEBALANCER_TYPES,
+  type NodeBalancerType,
   type RouteConfig,
   type ServeConfig,
   type ServiceConfig,
@@ -76,6 +78,19 @@ function oneOf<T extends string>(
   if (isOneOf(value, allowed)) return value;
   p.push(`--${name}: invalid value "${value}" (use ${allowed.join(" or ")})`);
   return allowed[0];
+}
+
+/**
+ * `--default-nodebalancer-type`: the API's three plan types (api-v4 `NodeBalancerType`), in any case, since
+ * the Go CCM's help spells the third `premium_40GB` (it passes the flag on unchecked; the API would refuse
+ * anything else at the first create).
+ */
+function nodeBalancerType(flags: FlagReader, p: string[]): NodeBalancerType {
+  const value = flags.str("default-nodebalancer-type");
+  const lower = value.toLowerCase();
+  if (isOneOf(lower, NODEBALANCER_TYPES)) return lower;
+  p.push(`--default-nodebalancer-type: invalid value "${value}" (use ${NODEBALANCER_TYPES.join(", ")})`);
+  return "common";
 }
 
 /** A duration that becomes a timer: 1 ms to 240 h (a longer timer would fire at once). */
@@ -231,7 +246,7 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
   return {
     concurrentSyncs: count(flags, "concurrent-service-syncs", 1, 1000, p),
     loadBalancerType: oneOf(flags, "load-balancer-type", ["nodebalancer", "cilium-bgp"], p),
-    defaultNodeBalancerType: oneOf(flags, "default-nodebalancer-type", ["common", "premium"], p),
+    defaultNodeBalancerType: nodeBalancerType(flags, p),
     nodeBalancerTags: flags.list("nodebalancer-tags"),
     nodeBalancerPrefix: prefix,
     backendIpv4Subnet: nullIfEmpty(subnet),

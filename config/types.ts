@@ -60,11 +60,17 @@ export interface RouteConfig {
   readonly allocateIpv6NodeCidrs: boolean;
 }
 
+/** The NodeBalancer plan types the API takes. */
+export const NODEBALANCER_TYPES = ["common", "premium", "premium_40gb"] as const;
+
+/** A NodeBalancer plan type. */
+export type NodeBalancerType = typeof NODEBALANCER_TYPES[number];
+
 /** The service controller (NodeBalancers). */
 export interface ServiceConfig {
   readonly concurrentSyncs: number;
   readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
-  readonly defaultNodeBalancerType: "common" | "premium";
+  readonly defaultNodeBalancerType: NodeBalancerType;
   readonly nodeBalancerTags: readonly string[];
   readonly nodeBalancerPrefix: string;
   readonly backendIpv4Subnet: string | null;

@@ -87,7 +87,12 @@ export function linodeWrites(go: GoCcmWorld): string[] {
 
 /** The Kubernetes requests other than reads (GET, WATCH), as `VERB /route`. */
 export function kubeWrites(go: GoCcmWorld): string[] {
-  return go.kube.calls.log.map((c) => c.key).filter((k) => !/^(GET|WATCH) /.test(k));
+  // A TokenReview or SubjectAccessReview (authenticating a scrape of /metrics or /plan) is a POST that stores
+  // nothing: a question, not a write.
+  return go.kube.calls.log.map((c) => c.key).filter((k) =>
+    !/^(GET|WATCH) /.test(k) &&
+    !/^POST \/apis\/(authentication|authorization)\.k8s\.io\/v1\/(tokenreviews|subjectaccessreviews)$/.test(k)
+  );
 }
 
 /** One field one action changes: `controller object [target] field: old → new` (the unit plans compare in). */

@@ -7,7 +7,6 @@
 import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
-import { refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
@@ -18,6 +17,7 @@ import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
+import { reportFailure } from "./failures.ts";
 import {
   hasFinalizer,
   needsCleanup,
@@ -138,14 +138,14 @@ function isRelevant(svc: V1Service): boolean {
   return wantsLoadBalancer(svc) || hasFinalizer(svc);
 }
 
-/** The Node fields backends depend on: readiness, exclusion, deletion taint, addresses, Linode annotations. */
+/** The Node fields backends depend on: deletion, exclusion, deletion taint, addresses, Linode annotations. */
 export function nodeBackendFields(node: V1Node): string {
   const m = node.metadata ?? {};
   const annotations = Object.entries(m.annotations ?? {}).filter(([k]) => k.includes("linode"));
   return JSON.stringify([
     m.name,
     node.spec?.providerID,
-    node.status?.conditions?.find((c) => c.type === "Ready")?.status,
+    m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
     m.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"],
     (node.spec?.taints ?? []).map((t) => t.key).filter((k) => k === "ToBeDeletedByClusterAutoscaler"),
     node.status?.addresses,
@@ -224,18 +224,6 @@ async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
   }
 }
 
-function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
-  const svc = deps.services.get(key);
-  if (!svc || error instanceof ServiceChangedError) return;
-  const message = error instanceof Error ? error.message : String(error);
-  warnEvent(deps, {
-    ref: refFor(svc, "Service"),
-    reason: "SyncLoadBalancerFailed",
-    message: "Error syncing load balancer: {error}",
-    props: { service: key, error: message },
-  });
-}
-
 /** The `service` controller: run it for one leadership term. */
 export function startServiceController(
   deps: ServiceControllerDeps,
@@ -271,7 +259,9 @@ export function startServiceController(
                 { controller: "service", scope: key },
                 (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
               ),
-            onError: (key, error) => reportFailure(deps, key, error),
+            onError: (key, error) => {
+              if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
+            },
           }),
           runResync(queue, {
             clock: deps.clock,

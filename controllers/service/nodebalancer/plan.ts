@@ -107,6 +107,7 @@ export function planNodeBalancer(
     frontendVpc,
     firewall: firewallOf(spec, service.metadata?.name ?? "", label, tags),
     configs,
+    ...(spec.keep.length > 0 ? { keep: spec.keep } : {}),
   };
   return { ok: true, desired: deepFreeze(desired), skippedNodes: skipped };
 }
@@ -223,6 +224,7 @@ function configOf(p: PortSpec, tls: DesiredTls | null, nodes: DesiredNode[]): De
     udp_check_port: p.udpCheckPort,
     tls,
     nodes,
+    ...(p.keep.length > 0 ? { keep: p.keep } : {}),
   };
 }
 
