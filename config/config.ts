@@ -82,7 +82,13 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const provider = flags.str("cloud-provider");
   if (provider !== "linode") p.push(`--cloud-provider: unsupported provider "${provider}" (only linode)`);
   const sections = parseFlagSections(flags, { problems: p, warnings });
-  const linodeEnv = parseLinodeEnv(env, p, options.checkTokenFile);
+  // `--dev` never looks at the default token file: a real token must not reach the emulators.
+  const tokenFile = dev ? { defaultTokenFile: null } : {};
+  const linodeEnv = parseLinodeEnv(env, p, {
+    checkTokenFile: options.checkTokenFile,
+    warnings,
+    ...tokenFile,
+  });
   const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
   if (options.checkRead) {
     // The token file was checked while reading it (`checkTokenFile`).

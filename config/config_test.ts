@@ -517,16 +517,10 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
   ["a bad --version value", ["--version=maybe"], ENV, /^--version: invalid value "maybe"/],
   ["a missing region", [], { LINODE_API_TOKEN: TOKEN, KUBECONFIG: "/k" }, /^LINODE_REGION: not set/],
   [
-    "both token sources",
-    [],
-    { ...ENV, LINODE_API_TOKEN_FILE: "/t" },
-    "LINODE_API_TOKEN, LINODE_API_TOKEN_FILE: both are set (set exactly one)",
-  ],
-  [
     "no token source",
     [],
     { LINODE_REGION: "us-east", KUBECONFIG: "/k" },
-    "LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)",
+    /^LINODE_API_TOKEN: not set, and the token file \/var\/run\/secrets\/linode\/api-token cannot be used/,
   ],
   [
     "a plain-http remote API",
@@ -647,11 +641,23 @@ Deno.test("parseConfig() returns a deeply frozen config", () => {
 Deno.test("parseConfig() reads the token file path and reports why it cannot be used", () => {
   const env = { LINODE_API_TOKEN_FILE: "/run/token", LINODE_REGION: "us-east", KUBECONFIG: "/k" };
   const ok = parseConfig([], env, { checkTokenFile: () => undefined });
-  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, { kind: "file", path: "/run/token" });
+  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, {
+    kind: "file",
+    path: "/run/token",
+    cacheTtlMs: 60_000,
+  });
   assert.throws(
     () => parseConfig([], env, { checkTokenFile: checkTokenFile }),
     (e) =>
-      e instanceof ConfigError && e.problems[0] === "LINODE_API_TOKEN_FILE: cannot use /run/token: not found",
+      e instanceof ConfigError && e.problems[0] ===
+        "LINODE_API_TOKEN_FILE: cannot use /run/token: not found (and LINODE_API_TOKEN, the fallback, is not set)",
+  );
+  // Both set (this project refused that before; the Go CCM prefers the file and falls back to the variable).
+  const both = parseConfig([], { ...env, LINODE_API_TOKEN: TOKEN }, { checkTokenFile: checkTokenFile });
+  assert.equal(both.kind === "run" && both.config.linode.token.kind, "env");
+  assert.match(
+    both.kind === "run" ? both.config.warnings.join("\n") : "",
+    /cannot use \/run\/token: not found; using/,
   );
 });
 

@@ -17,8 +17,17 @@ export { cidrFamily, isIpAddress };
 
 /** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
 export const ENV_VARS: readonly { name: string; def: string; help: string }[] = Object.freeze([
-  { name: "LINODE_API_TOKEN", def: "", help: "Linode API token (or LINODE_API_TOKEN_FILE; exactly one)" },
-  { name: "LINODE_API_TOKEN_FILE", def: "", help: "file holding the token, re-read when it changes" },
+  { name: "LINODE_API_TOKEN", def: "", help: "Linode API token, used when the token file cannot be read" },
+  {
+    name: "LINODE_API_TOKEN_FILE",
+    def: "/var/run/secrets/linode/api-token",
+    help: "file holding the token (preferred when readable at start), re-read when it changes",
+  },
+  {
+    name: "LINODE_API_TOKEN_CACHE_TTL_SECONDS",
+    def: "60",
+    help: "seconds a token read from the file is used before the file is read again",
+  },
   { name: "LINODE_REGION", def: "", help: "required: region of the cluster's Linodes" },
   { name: "LINODE_URL", def: "https://api.linode.com/v4", help: "API URL; last path segment is the version" },
   { name: "LINODE_REQUEST_TIMEOUT_SECONDS", def: "120", help: "timeout of one Linode API request" },
@@ -70,7 +79,13 @@ export class Secret {
 /** Where the Linode API token comes from. */
 export type TokenSource =
   | { readonly kind: "env"; readonly token: Secret }
-  | { readonly kind: "file"; readonly path: string };
+  | { readonly kind: "file"; readonly path: string; readonly cacheTtlMs: number };
+
+/** Where the Go CCM looks for the token when `LINODE_API_TOKEN_FILE` is not set. */
+export const DEFAULT_TOKEN_FILE = "/var/run/secrets/linode/api-token";
+
+/** How long a token read from the file is used (the Go CCM's default, one minute). */
+export const DEFAULT_TOKEN_CACHE_TTL_MS = 60_000;
 
 /** Where the Kubernetes API credentials come from; assignable to `kube/config.ts`'s `KubeConfigSource`. */
 export type KubeSource =
@@ -226,24 +241,70 @@ function seconds(env: Env, name: string, def: number, problems: string[]): numbe
   return checkTimerSeconds(name, text, problems) ? Number(text) * 1000 : def * 1000;
 }
 
-function tokenSource(env: Env, check: TokenFileCheck | undefined, problems: string[]): TokenSource {
+/** How `parseLinodeEnv` finds the token. */
+export interface TokenOptions {
+  /** Checks the token file at start (`readConfig` reads it once); without it a named file is taken as usable. */
+  checkTokenFile?: TokenFileCheck;
+  /** The file tried when `LINODE_API_TOKEN_FILE` is unset (`null` in `--dev`); default `DEFAULT_TOKEN_FILE`. */
+  defaultTokenFile?: string | null;
+  /** Receives lines worth a warning at start (a token file passed over, a cache TTL ignored). */
+  warnings?: string[];
+}
+
+/** `LINODE_API_TOKEN_CACHE_TTL_SECONDS`, read as leniently as the Go CCM: anything but a positive integer is the default. */
+function tokenCacheTtlMs(env: Env, warnings: string[]): number {
+  const text = value(env, "LINODE_API_TOKEN_CACHE_TTL_SECONDS");
+  if (text === undefined) return DEFAULT_TOKEN_CACHE_TTL_MS;
+  const seconds = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
+  if (Number.isSafeInteger(seconds) && seconds > 0) return seconds * 1000;
+  warnings.push(
+    `LINODE_API_TOKEN_CACHE_TTL_SECONDS: "${text}" is not a positive whole number of seconds; using 60 (as the Go CCM)`,
+  );
+  return DEFAULT_TOKEN_CACHE_TTL_MS;
+}
+
+/**
+ * The Go CCM's order: the token file (`LINODE_API_TOKEN_FILE`, else `DEFAULT_TOKEN_FILE`) when it can be read at
+ * start, else `LINODE_API_TOKEN`; neither usable is a problem naming both.
+ */
+function tokenSource(env: Env, options: TokenOptions, problems: string[]): TokenSource {
+  const warnings = options.warnings ?? [];
   const token = value(env, "LINODE_API_TOKEN");
-  const path = value(env, "LINODE_API_TOKEN_FILE");
-  if (token !== undefined && path !== undefined) {
-    problems.push("LINODE_API_TOKEN, LINODE_API_TOKEN_FILE: both are set (set exactly one)");
-  } else if (token === undefined && path === undefined) {
-    problems.push("LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)");
+  const named = value(env, "LINODE_API_TOKEN_FILE");
+  const defaultFile = options.defaultTokenFile === undefined ? DEFAULT_TOKEN_FILE : options.defaultTokenFile;
+  const path = named ?? defaultFile ?? undefined;
+  const cacheTtlMs = tokenCacheTtlMs(env, warnings);
+  // Without a checker only a file the user named is assumed readable; the default path is a guess.
+  const why = path === undefined
+    ? "not set"
+    : options.checkTokenFile
+    ? options.checkTokenFile(path)
+    : named === undefined
+    ? "not checked"
+    : undefined;
+  if (path !== undefined && why === undefined) return Object.freeze({ kind: "file", path, cacheTtlMs });
+  if (token !== undefined) {
+    if (named !== undefined) {
+      warnings.push(
+        `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why}; using LINODE_API_TOKEN instead (as the Go CCM)`,
+      );
+    }
+    return Object.freeze({ kind: "env", token: new Secret(token) });
   }
-  if (path !== undefined) {
-    const why = check?.(path);
-    if (why) problems.push(`LINODE_API_TOKEN_FILE: cannot use ${path}: ${why}`);
-    return Object.freeze({ kind: "file", path });
+  if (named !== undefined) {
+    problems.push(
+      `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why} (and LINODE_API_TOKEN, the fallback, is not set)`,
+    );
+  } else {
+    const file = path === undefined ? "" : `, and the token file ${path} cannot be used` +
+      (why === "not checked" ? "" : `: ${why}`);
+    problems.push(`LINODE_API_TOKEN: not set${file} (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)`);
   }
-  return Object.freeze({ kind: "env", token: new Secret(token ?? "") });
+  return Object.freeze({ kind: "env", token: new Secret("") });
 }
 
 /** Reads and checks the Linode variables, appending one line per problem to `problems`. */
-export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: TokenFileCheck): LinodeEnv {
+export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptions = {}): LinodeEnv {
   const region = value(env, "LINODE_REGION") ?? "";
   if (region === "") {
     problems.push("LINODE_REGION: not set (the region of the cluster's Linodes, e.g. us-east)");
@@ -264,7 +325,7 @@ export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: To
     problems.push(`LINODE_HOSTNAME_ONLY_INGRESS: invalid boolean "${hostnameText}" (use true or false)`);
   }
   return {
-    token: tokenSource(env, checkTokenFile, problems),
+    token: tokenSource(env, options, problems),
     region,
     url: typeof parsed === "string" ? "" : parsed.url,
     requestTimeoutMs: seconds(env, "LINODE_REQUEST_TIMEOUT_SECONDS", 120, problems),

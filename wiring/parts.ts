@@ -72,7 +72,9 @@ export interface CcmParts {
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
   const t = config.linode.token;
-  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
+  return t.kind === "env"
+    ? staticToken(t.token.reveal())
+    : fileToken(t.path, { clock, minCheckIntervalMs: t.cacheTtlMs });
 }
 
 function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
