@@ -19,6 +19,30 @@ export function vpcIpv4ByLinode(ips: readonly VpcIp[]): Map<number, string[]> {
   return out;
 }
 
+/** Who counts as a cluster member (the Go CCM's rules); `undefined` parts do not filter. */
+export interface Membership {
+  /** `--linode-tag-filter`: a tag containing this text, as the Go CCM's `+contains` X-Filter. */
+  readonly tagFilter?: string;
+  /** With `--vpc-names`/`--vpc-ids`: the Linodes holding an address in the configured VPCs (and subnets). */
+  readonly vpcMembers?: ReadonlySet<number>;
+}
+
+/** True when `tags` has one containing `filter` (the Linode API's `+contains` on a list field). */
+export function hasTagContaining(tags: readonly string[], filter: string): boolean {
+  return tags.some((t) => t.includes(filter));
+}
+
+/**
+ * The Linodes that count as this cluster's, in any region, as the Go CCM's instance cache: a tag containing
+ * the tag filter and, with VPCs configured, an address in one of them. Pure.
+ */
+export function clusterMembers(instances: readonly LinodeInstance[], rules: Membership): LinodeInstance[] {
+  const { tagFilter, vpcMembers } = rules;
+  return instances.filter((i) =>
+    (!tagFilter || hasTagContaining(i.tags, tagFilter)) && (!vpcMembers || vpcMembers.has(i.id))
+  );
+}
+
 /** Lookups over one generation of cached instances. Build once per change, read many times. */
 export class InstanceIndex {
   readonly #byId = new Map<number, LinodeInstance>();

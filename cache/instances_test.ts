@@ -41,7 +41,7 @@ function vpcIp(linodeId: number, address: string | null, range: string | null = 
   };
 }
 
-Deno.test("InstanceCache.view() lists with the region and tag X-Filter and indexes every IP", async () => {
+Deno.test("InstanceCache.view() lists every region with the tag +contains X-Filter and indexes every IP", async () => {
   const source = new FakeSource();
   source.instances = [linode(1, { ipv4: ["45.0.0.1", "192.168.0.1"], ipv6: "2600::1/128" })];
   const vpcIps = {
@@ -52,16 +52,37 @@ Deno.test("InstanceCache.view() lists with the region and tag X-Filter and index
   const cache = new InstanceCache(source, {
     clock: new FakeClock(),
     metrics: new Registry(),
-    region: "us-east",
     tagFilter: "k8s",
     vpcIps,
   });
+  source.instances = [{ ...(source.instances[0] as LinodeInstance), tags: ["pool-k8s-a"] }];
   const { data } = await cache.view();
-  assert.deepEqual(source.filters, [{ region: "us-east", tags: "k8s" }]);
+  assert.deepEqual(source.filters, [{ tags: { "+contains": "k8s" } }]);
   for (const ip of ["45.0.0.1", "192.168.0.1", "2600::1", "10.0.0.1"]) assert.equal(data.byIp(ip)?.id, 1, ip);
   assert.equal(data.byLabel("n1")?.id, 1);
   assert.deepEqual(data.vpcIpv4(1), ["10.0.0.1"]);
   assert.equal(cache.vpcAgeMs(), 0);
+});
+
+Deno.test("InstanceCache.view() keeps a written-through Linode out unless it passes the tag and VPC rules", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1, { tags: ["k8s"] })];
+  const vpcIps = {
+    get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
+    peek: () => snap([vpcIp(1, "10.0.0.1")]),
+    onChange: () => () => {},
+  };
+  const cache = new InstanceCache(source, {
+    clock: new FakeClock(),
+    metrics: new Registry(),
+    tagFilter: "k8s",
+    vpcIps,
+  });
+  await cache.view();
+  cache.recordInstance(linode(2, { tags: ["k8s"] })); // tagged, but no VPC address
+  cache.recordInstance(linode(3)); // untagged
+  const { data } = await cache.view();
+  assert.deepEqual([data.byId(1)?.id, data.byId(2), data.byId(3), data.size], [1, undefined, undefined, 1]);
 });
 
 function snap<T>(data: T) {

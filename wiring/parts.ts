@@ -131,7 +131,6 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,
-    region: config.linode.region,
     tagFilter: config.linode.tagFilter ?? undefined,
     ttlMs: config.linode.instanceCacheTtlMs,
     vpcIps: vpcs.configured ? vpcIps : undefined,
