@@ -6,7 +6,7 @@
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
-import { clusterMembers, InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
+import { clusterMembers, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
 
@@ -32,6 +32,11 @@ export interface InstanceCacheOptions {
   tagFilter?: string;
   /** VPC addresses of the configured VPCs, indexed as InternalIPs; when given, only their Linodes count. */
   vpcIps?: VpcIpReader;
+  /**
+   * With `--subnet-names`/`--subnet-ids`: the ids of those subnets as last resolved (empty while unknown), so
+   * only their addresses count, as the Go CCM's `subnet_id` filter.
+   */
+  subnetIds?: () => ReadonlySet<number>;
   retry?: BackoffOptions;
 }
 
@@ -63,8 +68,8 @@ function diffInstances(a: readonly LinodeInstance[] | undefined, b: readonly Lin
 }
 
 function diffVpcIps(a: readonly VpcIp[] | undefined, b: readonly VpcIp[]): Set<number> {
-  const before = vpcIpv4ByLinode(a ?? []);
-  const after = vpcIpv4ByLinode(b);
+  const before = vpcAddressesByLinode(a ?? []);
+  const after = vpcAddressesByLinode(b);
   const changed = new Set<number>();
   for (const id of new Set([...before.keys(), ...after.keys()])) {
     if (JSON.stringify(before.get(id) ?? []) !== JSON.stringify(after.get(id) ?? [])) changed.add(id);
@@ -78,6 +83,7 @@ export class InstanceCache {
   readonly #vpcIps: VpcIpReader | undefined;
   readonly #listeners = new Set<InstanceChangeListener>();
   readonly #tagFilter: string | undefined;
+  readonly #subnetIds: (() => ReadonlySet<number>) | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
 
@@ -86,6 +92,7 @@ export class InstanceCache {
     const tagFilter = options.tagFilter;
     const filter = tagFilter ? { tags: { "+contains": tagFilter } } : undefined;
     this.#tagFilter = tagFilter;
+    this.#subnetIds = options.subnetIds;
     this.#cell = new TtlCell({
       name: "instances",
       ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
@@ -157,14 +164,15 @@ export class InstanceCache {
   ): Snapshot<InstanceIndex> {
     const vpc = v ?? this.#lastVpc;
     if (v) this.#lastVpc = v;
-    const key = `${i.generation}/${vpc?.generation ?? -1}`;
+    const subnetIds = this.#subnetIds?.();
+    const key = `${i.generation}/${vpc?.generation ?? -1}/${[...subnetIds ?? []].join(",")}`;
     if (this.#index?.key !== key) {
-      const vpcIpv4 = vpcIpv4ByLinode(vpc?.data ?? []);
+      const vpcAddresses = vpcAddressesByLinode(vpc?.data ?? [], subnetIds);
       // Write-through records (a Linode read by id) pass the same rules as the listing. Without VPC data yet
       // (only `peek` before the first load) membership in the VPC is unknown, so nobody is left out for it.
-      const vpcMembers = this.#vpcIps && vpc ? new Set(vpcIpv4.keys()) : undefined;
+      const vpcMembers = this.#vpcIps && vpc ? new Set(vpcAddresses.keys()) : undefined;
       const members = clusterMembers(i.data, { tagFilter: this.#tagFilter, vpcMembers });
-      this.#index = { key, index: new InstanceIndex(members, vpcIpv4) };
+      this.#index = { key, index: new InstanceIndex(members, vpcAddresses) };
     }
     return {
       data: this.#index.index,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
 import { InstanceCache, type InstanceSource } from "./instances.ts";
+import { vpcAddressesByLinode } from "./instance_index.ts";
 import { VpcIpCache } from "./vpc_ips.ts";
 import { selectVpcs, VpcCache } from "./vpcs.ts";
 import type { LinodeInstance, Vpc, VpcIp } from "./types.ts";
@@ -166,4 +167,26 @@ Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is c
   const ips = new VpcIpCache(ipSource, vpcs, opts);
   assert.equal((await ips.get()).data.length, 2);
   assert.deepEqual(listed, [1, 2]);
+});
+
+Deno.test("vpcAddressesByLinode() keeps IPv4 and SLAAC addresses, only from the given subnets", () => {
+  const v6 = (linodeId: number, subnet: number, slaac: string, isPublic: boolean): VpcIp => ({
+    ...vpcIp(linodeId, null),
+    subnet_id: subnet,
+    ipv6_addresses: [{ slaac_address: slaac }],
+    ipv6_is_public: isPublic,
+  });
+  const ips = [
+    vpcIp(1, "10.0.0.1"),
+    vpcIp(1, null, "10.9.0.0/24"),
+    v6(1, 6, "2600::1", false),
+    { ...vpcIp(2, "10.1.0.2"), subnet_id: 7 },
+    v6(2, 7, "2600::2", true),
+  ];
+  assert.deepEqual(Object.fromEntries(vpcAddressesByLinode(ips)), {
+    1: { ipv4: ["10.0.0.1"], ipv6: [{ address: "2600::1", isPublic: false }] },
+    2: { ipv4: ["10.1.0.2"], ipv6: [{ address: "2600::2", isPublic: true }] },
+  });
+  assert.deepEqual([...vpcAddressesByLinode(ips, new Set([6])).keys()], [1]);
+  assert.deepEqual([...vpcAddressesByLinode(ips, new Set()).keys()], []);
 });

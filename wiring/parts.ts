@@ -120,6 +120,11 @@ function linodeClient(
   });
 }
 
+/** The subnets `--subnet-names`/`--subnet-ids` resolved to (none while the VPCs are not yet resolved). */
+function selectedSubnetIds(vpcs: VpcCache): ReadonlySet<number> {
+  return new Set((vpcs.peek()?.data ?? []).flatMap((vpc) => vpc.subnets.map((s) => s.id)));
+}
+
 /** The Linode caches every loop reads: VPCs, their addresses (only with `--vpc-*`), instances. */
 function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const { clock, metrics } = deps;
@@ -134,6 +139,7 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
     tagFilter: config.linode.tagFilter ?? undefined,
     ttlMs: config.linode.instanceCacheTtlMs,
     vpcIps: vpcs.configured ? vpcIps : undefined,
+    subnetIds: v.subnetNames.length + v.subnetIds.length > 0 ? () => selectedSubnetIds(vpcs) : undefined,
   });
   return { vpcs, vpcIps, instances };
 }

@@ -5,6 +5,7 @@
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
 import type { LinodeInstance } from "../../cache/types.ts";
+import type { VpcAddresses } from "../../cache/instance_index.ts";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
@@ -108,7 +109,7 @@ interface Applied {
 async function applyPlan(
   deps: NodeControllerDeps,
   node: V1Node,
-  target: { instance: LinodeInstance; vpcIpv4: readonly string[] },
+  target: { instance: LinodeInstance; vpc: VpcAddresses },
   options: NodeControllerOptions,
 ): Promise<Applied> {
   const name = node.metadata?.name ?? "";
@@ -119,11 +120,11 @@ async function applyPlan(
   };
   for (let attempt = 0;; attempt++) {
     try {
-      let plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+      let plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
       if (plan.addresses) {
         advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
         applied.changed = true;
-        plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+        plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
       }
       if (plan.patch) {
         advance(await deps.writer.patchNode(name, plan.patch));
@@ -187,9 +188,9 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const target = { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) };
+  const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
-  const update = planNodeUpdate(node, target.instance, target.vpcIpv4, options);
+  const update = planNodeUpdate(node, target.instance, target.vpc, options);
   const action = nodeUpdateAction(node, update);
   if (action && plan.hold(action)) return update;
   const applied = await applyPlan(deps, node, target, options);

@@ -112,7 +112,8 @@ export async function lookupNewNode(
     if (!found) return { index: snap.data };
   }
   const vpcAgeMs = instances.vpcAgeMs();
-  if (snap.data.vpcIpv4(found.instance.id).length > 0 || vpcAgeMs === undefined) {
+  const vpc = snap.data.vpcAddresses(found.instance.id);
+  if (vpc.ipv4.length + vpc.ipv6.length > 0 || vpcAgeMs === undefined) {
     return { found, index: snap.data };
   }
   if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };

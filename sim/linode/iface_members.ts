@@ -7,6 +7,7 @@ import type {
 } from "./instance_shape.ts";
 import { isPrivateIpv4 } from "./ip.ts";
 import type { VpcMember } from "./store_vpcs.ts";
+import { memberIpv6 } from "./vpc_ipv6.ts";
 
 const NONE: readonly string[] = [];
 
@@ -103,6 +104,7 @@ export function configMember(linode: SimLinode, configId: number, iface: SimInte
       active: iface.active,
       addresses: iface.ipv4?.vpc ? [{ address: iface.ipv4.vpc, nat_1_1: iface.ipv4.nat_1_1 ?? null }] : [],
       ranges: iface.ip_ranges ?? [],
+      ipv6: memberIpv6(iface.ipv6),
     }),
     ranges: () => iface.ip_ranges ?? NONE,
   };
@@ -122,6 +124,7 @@ export function linodeMember(linode: SimLinode, iface: SimLinodeInterface): VpcM
         nat_1_1: a.nat_1_1_address,
       })),
       ranges: (iface.vpc?.ipv4.ranges ?? []).map((r) => r.range),
+      ipv6: memberIpv6(iface.vpc?.ipv6),
     }),
     ranges: () => iface.vpc?.ipv4.ranges.length ? iface.vpc.ipv4.ranges.map((r) => r.range) : NONE,
   };

@@ -25,6 +25,7 @@ import {
 import { formatIpv4 } from "./ip.ts";
 import type { VpcMember, VpcStore } from "./store_vpcs.ts";
 import { checkRanges } from "./vpc_ranges.ts";
+import { type AddInstanceVpcIpv6, interfaceIpv6, slaacAddress } from "./vpc_ipv6.ts";
 
 /** Where `world.addInstance` attaches a Linode: its VPC interface's subnet, address, NAT and ranges. */
 export interface AddInstanceVpc {
@@ -36,6 +37,8 @@ export interface AddInstanceVpc {
   nat1to1?: boolean;
   /** Routed ranges, validated as the API validates them. */
   ipRanges?: string[];
+  /** The interface's VPC IPv6: a /64 in which the Linode takes its SLAAC address. */
+  ipv6?: AddInstanceVpcIpv6;
 }
 
 /** Input of `world.addInstance`. */
@@ -103,6 +106,8 @@ export class InstanceStore {
     if (input.vpc && this.#vpcs.vpcOfSubnet(input.vpc.subnetId) !== input.vpc.vpcId) {
       throw fieldError("subnet_id", `Subnet ${input.vpc.subnetId} is not in VPC ${input.vpc.vpcId}`);
     }
+    // Checked before anything is allocated, so a refused range leaves nothing behind.
+    if (input.vpc?.ipv6) slaacAddress(input.vpc.ipv6.range, 0, "vpc.ipv6.range");
     const seq = this.#seq;
     const now = apiTime(this.#clock.now());
     const slaac = input.ipv6 === undefined ? slaacOf(seq) : input.ipv6;
@@ -141,6 +146,7 @@ export class InstanceStore {
     const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
     const iface = vpcConfigInterface(this.#ids.next("interface"), active, { ...vpc, address });
     if (vpc.nat1to1 && iface.ipv4) iface.ipv4.nat_1_1 = publicIpv4s(rec.linode)[0] ?? null;
+    if (vpc.ipv6) iface.ipv6 = interfaceIpv6(vpc.ipv6, iface.id, "vpc.ipv6");
     rec.config.interfaces = [publicConfigInterface(this.#ids.next("interface"), active), iface];
     this.#attachSeeded(vpc, configMember(rec.linode, rec.config.id, iface), (ranges) => {
       iface.ip_ranges = ranges;
@@ -156,12 +162,14 @@ export class InstanceStore {
     if (!vpc) return;
     const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
     const nat = vpc.nat1to1 ? publicIpv4s(rec.linode)[0] ?? null : null;
-    const iface = newLinodeInterface(this.#ids.next("interface"), now, {
+    const id = this.#ids.next("interface");
+    const iface = newLinodeInterface(id, now, {
       default_route: {},
       vpc: {
         vpc_id: vpc.vpcId,
         subnet_id: vpc.subnetId,
         ipv4: { addresses: [{ address, primary: true, nat_1_1_address: nat }], ranges: [] },
+        ...(vpc.ipv6 ? { ipv6: interfaceIpv6(vpc.ipv6, id, "vpc.ipv6") } : {}),
       },
     });
     rec.interfaces.push(iface);

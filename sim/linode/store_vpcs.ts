@@ -14,7 +14,8 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
+import { memberEntries, memberIpv6Entries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
+import type { VpcMemberIpv6 } from "./vpc_ipv6.ts";
 
 /** One VPC address of an interface, with its 1:1 NAT address. */
 export interface VpcAddress {
@@ -27,6 +28,8 @@ export interface VpcMemberState {
   active: boolean;
   addresses: readonly VpcAddress[];
   ranges: readonly string[];
+  /** The interface's VPC IPv6 (SLAAC), when it has one. */
+  ipv6?: VpcMemberIpv6;
 }
 
 /** An interface attached to a subnet: a config profile interface or a Linode interface. */
@@ -297,11 +300,27 @@ export class VpcStore {
     return out;
   }
 
+  /** `GET /vpcs/{id}/ipv6s` entries: one per interface with a VPC IPv6 (SLAAC) address. */
+  ipv6s(vpcId: number): VpcIpEntry[] {
+    const out: VpcIpEntry[] = [];
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId === vpcId) { for (const m of this.#sorted(s)) out.push(...memberIpv6Entries(s, m)); }
+    }
+    return out;
+  }
+
   /** VPC IP entries of one interface (for `GET /linode/instances/{id}/ips`). */
   ipsOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
     const state = this.#subnets.get(subnetId);
     const member = state?.members.get(interfaceId);
     return state && member ? memberEntries(state, member) : [];
+  }
+
+  /** VPC IPv6 entries of one interface (`ipv6.vpc` of `GET /linode/instances/{id}/ips`). */
+  ipv6sOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
+    const state = this.#subnets.get(subnetId);
+    const member = state?.members.get(interfaceId);
+    return state && member ? memberIpv6Entries(state, member) : [];
   }
 
   /** Forgets every VPC. */
