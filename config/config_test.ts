@@ -77,8 +77,6 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       disableVpcBackends: false,
       enableIpv6ForLoadBalancers: false,
       enableIpv6ForNodeBalancerBackends: false,
-      bgpNodeSelector: null,
-      ipHolderSuffix: null,
       cleanupOrphanedNodeBalancers: false,
     },
     serve: { bindAddress: "0.0.0.0", securePort: 10258, tlsCertFile: null, tlsPrivateKeyFile: null },
@@ -200,12 +198,17 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--nodebalancer-tags=a,b"], (c) => c.services.nodeBalancerTags, ["a", "b"]],
   [["--nodebalancer-tags=a b"], (c) => c.services.nodeBalancerTags, ["a b"]],
   [
-    ["--load-balancer-type=cilium-bgp", "--bgp-node-selector=bgp=true", "--ip-holder-suffix=c1"],
-    (c) => [c.services.loadBalancerType, c.services.bgpNodeSelector, c.services.ipHolderSuffix],
     [
-      "cilium-bgp",
-      "bgp=true",
-      "c1",
+      "--load-balancer-type=cilium-bgp",
+      "--bgp-node-selector=bgp=true",
+      `--ip-holder-suffix=${"x".repeat(30)}`,
+    ],
+    (c) => [c.services.loadBalancerType, ...c.warnings],
+    [
+      "nodebalancer",
+      "--load-balancer-type=cilium-bgp is not implemented (deprecated in the Go CCM); using nodebalancer",
+      "--bgp-node-selector is not implemented (deprecated in the Go CCM) and has no effect",
+      "--ip-holder-suffix is not implemented (deprecated in the Go CCM) and has no effect",
     ],
   ],
   [["--default-nodebalancer-type=premium"], (c) => c.services.defaultNodeBalancerType, "premium"],
@@ -485,12 +488,6 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     /^--nodebalancer-prefix: invalid prefix ""/,
   ],
   [
-    "a long IP holder suffix",
-    ["--ip-holder-suffix=" + "x".repeat(24)],
-    ENV,
-    "--ip-holder-suffix: 24 characters (at most 23)",
-  ],
-  [
     "an IPv6 backend subnet",
     ["--nodebalancer-backend-ipv4-subnet=fd00::/64"],
     ENV,
@@ -624,6 +621,18 @@ Deno.test("parseConfig() never puts the token in errors, descriptions or printed
   assert.equal(
     problems([`--cloud-provider=${TOKEN}`])[0],
     '--cloud-provider: unsupported provider "***" (only linode)',
+  );
+});
+
+Deno.test("helpText() says which accepted flags are not implemented", () => {
+  const help = helpText();
+  for (const name of ["bgp-node-selector", "ip-holder-suffix", "kube-api-qps", "feature-gates"]) {
+    const line = help.split("\n").find((l) => l.startsWith(`  --${name}`)) ?? "";
+    assert.match(line, /not implemented/, name);
+  }
+  assert.match(
+    help.split("\n").find((l) => l.startsWith("  --load-balancer-type")) ?? "",
+    /cilium-bgp is not implemented/,
   );
 });
 

@@ -62,7 +62,8 @@ export interface RouteConfig {
 /** The service controller (NodeBalancers). */
 export interface ServiceConfig {
   readonly concurrentSyncs: number;
-  readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
+  /** Always `nodebalancer`: `--load-balancer-type=cilium-bgp` is accepted with a warning, as the Go CCM does. */
+  readonly loadBalancerType: "nodebalancer";
   readonly defaultNodeBalancerType: "common" | "premium";
   readonly nodeBalancerTags: readonly string[];
   readonly nodeBalancerPrefix: string;
@@ -72,8 +73,6 @@ export interface ServiceConfig {
   readonly disableVpcBackends: boolean;
   readonly enableIpv6ForLoadBalancers: boolean;
   readonly enableIpv6ForNodeBalancerBackends: boolean;
-  readonly bgpNodeSelector: string | null;
-  readonly ipHolderSuffix: string | null;
   /** `--cleanup-orphaned-nodebalancers` (ours): delete NodeBalancers of this cluster no Service is tied to. */
   readonly cleanupOrphanedNodeBalancers: boolean;
 }
