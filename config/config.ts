@@ -6,7 +6,15 @@
  */
 import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
-import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
+import {
+  chooseKubeSource,
+  type Env,
+  ENV_VARS,
+  parseLinodeEnv,
+  parseSentryEnv,
+  Secret,
+  type TokenFileCheck,
+} from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
@@ -14,7 +22,7 @@ import { VERSION } from "./version.ts";
 import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
-export type { Env, KubeSource, TokenSource } from "./env.ts";
+export type { Env, KubeSource, SentryConfig, TokenSource } from "./env.ts";
 export type { LogFormat, LogLevel } from "../common/log.ts";
 export { CONTROLLER_NAMES } from "./types.ts";
 export type {
@@ -100,7 +108,8 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
   }
   const linode: LinodeConfig = { ...linodeEnv, ...linodeFlags(flags) };
-  return deepFreeze({ ...sections, dev, kube, linode, ignoredFlags: ignoredFlags(flags), warnings });
+  const sentry = parseSentryEnv(env, warnings);
+  return deepFreeze({ ...sections, dev, kube, linode, sentry, ignoredFlags: ignoredFlags(flags), warnings });
 }
 
 /**

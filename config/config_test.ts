@@ -95,6 +95,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       tokenHealthCheck: false,
       tagFilter: null,
     },
+    sentry: null,
     ignoredFlags: [],
     warnings: [],
   });

@@ -7,6 +7,7 @@ import {
   isLoopbackHost,
   parseLinodeEnv,
   parseLinodeUrl,
+  parseSentryEnv,
   Secret,
 } from "./env.ts";
 
@@ -283,3 +284,43 @@ Deno.test("chooseKubeSource() needs both in-cluster variables", () => {
   assert.equal(problems.length, 1);
   assert.match(problems[0] ?? "", /^--kubeconfig: no Kubernetes API/);
 });
+
+const DSN = "https://0123456789abcdef@o1.ingest.sentry.io/42";
+const SENTRY_CASES: { name: string; env: Record<string, string>; want: unknown; warning?: RegExp }[] = [
+  { name: "nothing without SENTRY_DSN", env: { SENTRY_ENVIRONMENT: "prod" }, want: null },
+  {
+    name: "a DSN without SENTRY_ENVIRONMENT only warns, as the Go CCM",
+    env: { SENTRY_DSN: DSN },
+    want: null,
+    warning: /^SENTRY_ENVIRONMENT: not set/,
+  },
+  {
+    name: "a DSN that is not one only warns, without printing it",
+    env: { SENTRY_DSN: "not a url", SENTRY_ENVIRONMENT: "prod" },
+    want: null,
+    warning: /^SENTRY_DSN: not a Sentry DSN \(https:\/\/KEY@HOST\/PROJECT\)/,
+  },
+  {
+    name: "release defaults to unknown",
+    env: { SENTRY_DSN: DSN, SENTRY_ENVIRONMENT: "prod" },
+    want: { dsn: "***", environment: "prod", release: "unknown" },
+  },
+  {
+    name: "every variable",
+    env: { SENTRY_DSN: DSN, SENTRY_ENVIRONMENT: "prod", SENTRY_RELEASE: "v1" },
+    want: { dsn: "***", environment: "prod", release: "v1" },
+  },
+];
+
+for (const c of SENTRY_CASES) {
+  Deno.test(`parseSentryEnv() ${c.name}`, () => {
+    const warnings: string[] = [];
+    const got = parseSentryEnv(c.env, warnings);
+    // The DSN holds a key: it prints as *** (JSON) and is revealed only to the reporter.
+    assert.deepEqual(JSON.parse(JSON.stringify(got)), c.want);
+    if (got) assert.equal(got.dsn.reveal(), DSN);
+    if (c.warning) assert.match(warnings.join("\n"), c.warning);
+    else assert.deepEqual(warnings, []);
+    assert.ok(!warnings.join("\n").includes("0123456789abcdef"));
+  });
+}

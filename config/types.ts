@@ -4,7 +4,7 @@
  * `config_sections.ts`.
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
-import type { Env, KubeSource, LinodeEnv } from "./env.ts";
+import type { Env, KubeSource, LinodeEnv, SentryConfig } from "./env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
@@ -117,6 +117,8 @@ export interface Config {
   readonly log: LogConfig;
   /** Flags given that change nothing here (for one startup log line), e.g. `--cloud-config`. */
   readonly ignoredFlags: readonly string[];
+  /** Sentry reporting, or `null` when `SENTRY_DSN` (and `SENTRY_ENVIRONMENT`) are not set. */
+  readonly sentry: SentryConfig | null;
   /** Things worth a warning at startup (deprecated flags, a requested controller that will not run). */
   readonly warnings: readonly string[];
 }
