@@ -6,23 +6,17 @@
  */
 import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
-import {
-  chooseKubeSource,
-  type Env,
-  ENV_VARS,
-  parseLinodeEnv,
-  parseSentryEnv,
-  Secret,
-  type TokenFileCheck,
-} from "./env.ts";
+import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import { parseSentryEnv } from "./sentry_env.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
 import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
-export type { Env, KubeSource, SentryConfig, TokenSource } from "./env.ts";
+export type { Env, KubeSource, TokenSource } from "./env.ts";
+export type { SentryConfig } from "./sentry_env.ts";
 export type { LogFormat, LogLevel } from "../common/log.ts";
 export { CONTROLLER_NAMES } from "./types.ts";
 export type {

@@ -347,43 +347,6 @@ export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptio
   };
 }
 
-/** Sentry reporting (`SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`); the DSN prints as `***`. */
-export interface SentryConfig {
-  readonly dsn: Secret;
-  readonly environment: string;
-  readonly release: string;
-}
-
-/**
- * The Sentry settings, read as the Go CCM reads them: nothing without `SENTRY_DSN`; a DSN without
- * `SENTRY_ENVIRONMENT` (or one that is not a URL) only warns and reports nothing; `SENTRY_RELEASE` defaults
- * to `unknown`. Never a start failure: Sentry is optional. Warnings never print the DSN (it holds a key).
- */
-export function parseSentryEnv(env: Env, warnings: string[]): SentryConfig | null {
-  const dsn = value(env, "SENTRY_DSN");
-  if (dsn === undefined) return null;
-  const environment = value(env, "SENTRY_ENVIRONMENT");
-  if (environment === undefined) {
-    warnings.push("SENTRY_ENVIRONMENT: not set, so errors are not reported to Sentry (as the Go CCM)");
-    return null;
-  }
-  let url: URL | undefined;
-  try {
-    url = new URL(dsn);
-  } catch {
-    url = undefined;
-  }
-  if (!url || !url.username || !/^https?:$/.test(url.protocol)) {
-    warnings.push("SENTRY_DSN: not a Sentry DSN (https://KEY@HOST/PROJECT), so errors are not reported");
-    return null;
-  }
-  return Object.freeze({
-    dsn: new Secret(dsn),
-    environment,
-    release: value(env, "SENTRY_RELEASE") ?? "unknown",
-  });
-}
-
 /**
  * Chooses the Kubernetes credentials like client-go's `BuildConfigFromFlags`: `--kubeconfig`, else
  * `KUBECONFIG` (first entry), else in-cluster, else `--master` alone.

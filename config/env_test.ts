@@ -7,9 +7,9 @@ import {
   isLoopbackHost,
   parseLinodeEnv,
   parseLinodeUrl,
-  parseSentryEnv,
   Secret,
 } from "./env.ts";
+import { parseSentryEnv } from "./sentry_env.ts";
 
 const CIDRS: [string, 4 | 6 | undefined][] = [
   ["10.0.0.0/8", 4],

@@ -4,7 +4,8 @@
  * `config_sections.ts`.
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
-import type { Env, KubeSource, LinodeEnv, SentryConfig } from "./env.ts";
+import type { Env, KubeSource, LinodeEnv } from "./env.ts";
+import type { SentryConfig } from "./sentry_env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
