@@ -12,8 +12,11 @@ import {
   isIpAddress,
   isIpv4Cidr,
 } from "./checks.ts";
+import { type TokenOptions, type TokenSource, tokenSource } from "./token_env.ts";
 
 export { cidrFamily, isIpAddress };
+export { Secret } from "./secret.ts";
+export type { TokenFileCheck, TokenOptions, TokenSource } from "./token_env.ts";
 
 /** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
 export const ENV_VARS: readonly { name: string; def: string; help: string }[] = Object.freeze([
@@ -57,46 +60,6 @@ export const ENV_VARS: readonly { name: string; def: string; help: string }[] = 
 
 /** The environment as `config.ts` sees it. */
 export type Env = Readonly<Record<string, string | undefined>>;
-
-/** A secret string that prints as `***` everywhere (JSON, template strings, `Deno.inspect`). */
-export class Secret {
-  readonly #value: string;
-  /** Wraps `value`. */
-  constructor(value: string) {
-    this.#value = value;
-  }
-  /** The secret itself: pass it straight to the client that needs it, never to a logger. */
-  reveal(): string {
-    return this.#value;
-  }
-  /** `***`. */
-  toString(): string {
-    return "***";
-  }
-  /** `***`. */
-  toJSON(): string {
-    return "***";
-  }
-  /** `***` for `Deno.inspect` and `console.log`. */
-  [Symbol.for("Deno.customInspect")](): string {
-    return "***";
-  }
-  /** `***` for `node:util` inspect. */
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return "***";
-  }
-}
-
-/** Where the Linode API token comes from. */
-export type TokenSource =
-  | { readonly kind: "env"; readonly token: Secret }
-  | { readonly kind: "file"; readonly path: string; readonly cacheTtlMs: number };
-
-/** Where the Go CCM looks for the token when `LINODE_API_TOKEN_FILE` is not set. */
-export const DEFAULT_TOKEN_FILE = "/var/run/secrets/linode/api-token";
-
-/** How long a token read from the file is used (the Go CCM's default, one minute). */
-export const DEFAULT_TOKEN_CACHE_TTL_MS = 60_000;
 
 /** Where the Kubernetes API credentials come from; assignable to `kube/config.ts`'s `KubeConfigSource`. */
 export type KubeSource =
@@ -238,9 +201,6 @@ export interface LinodeEnv {
   readonly hostnameOnlyIngress: boolean;
 }
 
-/** Checks a token file at start: returns why it cannot be used, or `undefined` when it can. */
-export type TokenFileCheck = (path: string) => string | undefined;
-
 function value(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v === "" ? undefined : v;
@@ -250,68 +210,6 @@ function seconds(env: Env, name: string, def: number, problems: string[]): numbe
   const text = value(env, name);
   if (text === undefined) return def * 1000;
   return checkTimerSeconds(name, text, problems) ? Number(text) * 1000 : def * 1000;
-}
-
-/** How `parseLinodeEnv` finds the token. */
-export interface TokenOptions {
-  /** Checks the token file at start (`readConfig` reads it once); without it a named file is taken as usable. */
-  checkTokenFile?: TokenFileCheck;
-  /** The file tried when `LINODE_API_TOKEN_FILE` is unset (`null` in `--dev`); default `DEFAULT_TOKEN_FILE`. */
-  defaultTokenFile?: string | null;
-  /** Receives lines worth a warning at start (a token file passed over, a cache TTL ignored). */
-  warnings?: string[];
-}
-
-/** `LINODE_API_TOKEN_CACHE_TTL_SECONDS`, read as leniently as the Go CCM: anything but a positive integer is the default. */
-function tokenCacheTtlMs(env: Env, warnings: string[]): number {
-  const text = value(env, "LINODE_API_TOKEN_CACHE_TTL_SECONDS");
-  if (text === undefined) return DEFAULT_TOKEN_CACHE_TTL_MS;
-  const seconds = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
-  if (Number.isSafeInteger(seconds) && seconds > 0) return seconds * 1000;
-  warnings.push(
-    `LINODE_API_TOKEN_CACHE_TTL_SECONDS: "${text}" is not a positive whole number of seconds; using 60 (as the Go CCM)`,
-  );
-  return DEFAULT_TOKEN_CACHE_TTL_MS;
-}
-
-/**
- * The Go CCM's order: the token file (`LINODE_API_TOKEN_FILE`, else `DEFAULT_TOKEN_FILE`) when it can be read at
- * start, else `LINODE_API_TOKEN`; neither usable is a problem naming both.
- */
-function tokenSource(env: Env, options: TokenOptions, problems: string[]): TokenSource {
-  const warnings = options.warnings ?? [];
-  const token = value(env, "LINODE_API_TOKEN");
-  const named = value(env, "LINODE_API_TOKEN_FILE");
-  const defaultFile = options.defaultTokenFile === undefined ? DEFAULT_TOKEN_FILE : options.defaultTokenFile;
-  const path = named ?? defaultFile ?? undefined;
-  const cacheTtlMs = tokenCacheTtlMs(env, warnings);
-  // Without a checker only a file the user named is assumed readable; the default path is a guess.
-  const why = path === undefined
-    ? "not set"
-    : options.checkTokenFile
-    ? options.checkTokenFile(path)
-    : named === undefined
-    ? "not checked"
-    : undefined;
-  if (path !== undefined && why === undefined) return Object.freeze({ kind: "file", path, cacheTtlMs });
-  if (token !== undefined) {
-    if (named !== undefined) {
-      warnings.push(
-        `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why}; using LINODE_API_TOKEN instead (as the Go CCM)`,
-      );
-    }
-    return Object.freeze({ kind: "env", token: new Secret(token) });
-  }
-  if (named !== undefined) {
-    problems.push(
-      `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why} (and LINODE_API_TOKEN, the fallback, is not set)`,
-    );
-  } else {
-    const file = path === undefined ? "" : `, and the token file ${path} cannot be used` +
-      (why === "not checked" ? "" : `: ${why}`);
-    problems.push(`LINODE_API_TOKEN: not set${file} (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)`);
-  }
-  return Object.freeze({ kind: "env", token: new Secret("") });
 }
 
 /** Reads and checks the Linode variables, appending one line per problem to `problems`. */
@@ -336,7 +234,7 @@ export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptio
     problems.push(`LINODE_HOSTNAME_ONLY_INGRESS: invalid boolean "${hostnameText}" (use true or false)`);
   }
   return {
-    token: tokenSource(env, options, problems),
+    token: tokenSource((name) => value(env, name), options, problems),
     region,
     url: typeof parsed === "string" ? "" : parsed.url,
     requestTimeoutMs: seconds(env, "LINODE_REQUEST_TIMEOUT_SECONDS", 120, problems),

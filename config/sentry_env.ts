@@ -1,5 +1,6 @@
 /** The Sentry settings: `SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`, read as the Go CCM reads them. */
-import { type Env, Secret } from "./env.ts";
+import type { Env } from "./env.ts";
+import { Secret } from "./secret.ts";
 
 function value(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
