@@ -79,7 +79,20 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       enableIpv6ForNodeBalancerBackends: false,
       cleanupOrphanedNodeBalancers: false,
     },
-    serve: { bindAddress: "0.0.0.0", securePort: 10258, tlsCertFile: null, tlsPrivateKeyFile: null },
+    serve: {
+      auth: {
+        authenticationKubeconfig: null,
+        authorizationKubeconfig: null,
+        alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+        tokenCacheTtlMs: 10_000,
+        allowCacheTtlMs: 10_000,
+        denyCacheTtlMs: 10_000,
+      },
+      bindAddress: "0.0.0.0",
+      securePort: 10258,
+      tlsCertFile: null,
+      tlsPrivateKeyFile: null,
+    },
     log: { format: "json", verbosity: 0, level: "info" },
     kube: { kind: "kubeconfig", kubeconfig: "/etc/kubernetes/ccm.conf", from: "env" },
     linode: {
@@ -173,7 +186,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ["--enable-route-controller", "--vpc-names=vpc1,vpc2", "--cluster-cidr=10.192.0.0/10"],
     (c) => [[...c.controllers], c.vpc.names, c.routes.enableRouteController],
     [
-      [...CONTROLLER_NAMES],
+      CONTROLLER_NAMES.filter((n) => n !== "nodeipam"),
       ["vpc1", "vpc2"],
       true,
     ],
@@ -190,7 +203,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--subnet-names=a,b"], (c) => c.vpc.subnetNames, ["a", "b"]],
   [["--cluster-cidr=10.192.0.0/10,fd00::/56"], (c) => c.routes.clusterCidrs, ["10.192.0.0/10", "fd00::/56"]],
   [
-    ["--allocate-node-cidrs", "--cluster-cidr=10.0.0.0/8", "--node-cidr-mask-size-ipv4=25"],
+    ["--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/10", "--node-cidr-mask-size-ipv4=25"],
     (c) => [c.routes.allocateNodeCidrs, c.routes.nodeCidrMaskSizeIpv4],
     [true, 25],
   ],
@@ -241,7 +254,22 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     '--authorization-always-allow-paths="/metrics"',
   ], (
     c,
-  ) => c.ignoredFlags, ["--cloud-config", "--authorization-always-allow-paths", "--webhook-secure-port"]],
+  ) => c.ignoredFlags, ["--cloud-config", "--webhook-secure-port"]],
+  // The Go CCM Helm chart's quoted value: pflag's CSV reading drops the quotes, so does ours.
+  [['--authorization-always-allow-paths="/metrics"'], (c) => c.serve.auth.alwaysAllowPaths, ["/metrics"]],
+  [[], (c) => c.serve.auth, {
+    authenticationKubeconfig: null,
+    authorizationKubeconfig: null,
+    alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+    tokenCacheTtlMs: 10_000,
+    allowCacheTtlMs: 10_000,
+    denyCacheTtlMs: 10_000,
+  }],
+  [
+    ["--authorization-always-allow-paths=healthz,/debug/*", "--authentication-token-webhook-cache-ttl=0s"],
+    (c) => [c.serve.auth.alwaysAllowPaths, c.serve.auth.tokenCacheTtlMs],
+    [["/healthz", "/debug/*"], 0],
+  ],
   [["--kubeconfig=/a.conf"], (c) => c.kube, { kind: "kubeconfig", kubeconfig: "/a.conf", from: "flag" }],
   [["--kubeconfig=/a.conf", "--master=https://127.0.0.1:6443"], (c) => c.kube, {
     kind: "kubeconfig",
@@ -281,7 +309,7 @@ Deno.test("parseConfig() accepts the Helm chart's arguments", () => {
   ]);
   assert.ok(c.controllers.has("route"));
   assert.equal(c.serve.securePort, 10253);
-  assert.deepEqual(c.ignoredFlags, ["--authorization-always-allow-paths", "--webhook-secure-port"]);
+  assert.deepEqual(c.ignoredFlags, ["--webhook-secure-port"]);
 });
 
 /** [name, args, environment, expected problem]. */
@@ -499,6 +527,18 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     ["--nodebalancer-backend-ipv4-subnet-id=1", "--nodebalancer-backend-ipv4-subnet-name=a"],
     ENV,
     /both are set \(use one\)$/,
+  ],
+  [
+    "a * inside an always-allowed path",
+    ["--authorization-always-allow-paths=/healthz,/de*bug"],
+    ENV,
+    '--authorization-always-allow-paths: "/de*bug": * is only allowed at the end (use e.g. /healthz,/readyz,/livez)',
+  ],
+  [
+    "a negative review cache TTL",
+    ["--authorization-webhook-cache-authorized-ttl=-1s"],
+    ENV,
+    "--authorization-webhook-cache-authorized-ttl: -1000 ms is out of range (use 0s to 24h)",
   ],
   [
     "a certificate without a key",

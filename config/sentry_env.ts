@@ -1,5 +1,6 @@
 /** The Sentry settings: `SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`, read as the Go CCM reads them. */
 import type { Env } from "./env.ts";
+import { type NetCheck, netDeniedReason, urlHostPort } from "./net_allowed.ts";
 import { Secret } from "./secret.ts";
 
 function value(env: Env, name: string): string | undefined {
@@ -17,9 +18,12 @@ export interface SentryConfig {
 /**
  * The Sentry settings, read as the Go CCM reads them: nothing without `SENTRY_DSN`; a DSN without
  * `SENTRY_ENVIRONMENT` (or one that is not a URL) only warns and reports nothing; `SENTRY_RELEASE` defaults
- * to `unknown`. Never a start failure: Sentry is optional. Warnings never print the DSN (it holds a key).
+ * to `unknown`. A DSN whose host the net permission refuses (`checkNet`, asked at start like `LINODE_URL`) also
+ * only warns: reports could never leave. Never a start failure: Sentry is optional, and a Go CCM manifest
+ * that sets `SENTRY_DSN` must still start under the default net list. Warnings never print the DSN (it holds
+ * a key), only its `host:port`.
  */
-export function parseSentryEnv(env: Env, warnings: string[]): SentryConfig | null {
+export function parseSentryEnv(env: Env, warnings: string[], checkNet?: NetCheck): SentryConfig | null {
   const dsn = value(env, "SENTRY_DSN");
   if (dsn === undefined) return null;
   const environment = value(env, "SENTRY_ENVIRONMENT");
@@ -35,6 +39,13 @@ export function parseSentryEnv(env: Env, warnings: string[]): SentryConfig | nul
   }
   if (!url || !url.username || !/^https?:$/.test(url.protocol)) {
     warnings.push("SENTRY_DSN: not a Sentry DSN (https://KEY@HOST/PROJECT), so errors are not reported");
+    return null;
+  }
+  const host = urlHostPort(`${url.protocol}//${url.host}`);
+  if (checkNet && host && !checkNet(host)) {
+    warnings.push(
+      `SENTRY_DSN: cannot connect to ${host}: ${netDeniedReason()}; errors are not reported until then`,
+    );
     return null;
   }
   return Object.freeze({

@@ -8,7 +8,7 @@ import type { Env, KubeSource, LinodeEnv } from "./env.ts";
 import type { SentryConfig } from "./sentry_env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
-export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
+export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
 
 /** Every controller, in start order. */
 export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
@@ -16,6 +16,7 @@ export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
   "cloud-node-lifecycle",
   "route",
   "service",
+  "nodeipam",
 ]);
 
 /** `--leader-elect*`. */
@@ -78,8 +79,28 @@ export interface ServiceConfig {
   readonly cleanupOrphanedNodeBalancers: boolean;
 }
 
+/**
+ * Delegated authentication and authorisation of the secure port, as upstream's `DelegatingAuthenticationOptions`
+ * and `DelegatingAuthorizationOptions`: bearer token → TokenReview, request → SubjectAccessReview.
+ */
+export interface DelegatedAuthConfig {
+  /** `--authentication-kubeconfig`; `null`: the CCM's own kubeconfig (in-cluster or `--kubeconfig`). */
+  readonly authenticationKubeconfig: string | null;
+  /** `--authorization-kubeconfig`; `null`: the CCM's own kubeconfig. */
+  readonly authorizationKubeconfig: string | null;
+  /** `--authorization-always-allow-paths`, each with a leading `/`; a trailing `*` matches a prefix. */
+  readonly alwaysAllowPaths: readonly string[];
+  /** `--authentication-token-webhook-cache-ttl`. */
+  readonly tokenCacheTtlMs: number;
+  /** `--authorization-webhook-cache-authorized-ttl`. */
+  readonly allowCacheTtlMs: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl`. */
+  readonly denyCacheTtlMs: number;
+}
+
 /** The HTTPS health and metrics server. */
 export interface ServeConfig {
+  readonly auth: DelegatedAuthConfig;
   readonly bindAddress: string;
   /** `--secure-port`; `null` when 0 (serving disabled). */
   readonly securePort: number | null;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { GO_CLIENT_METHODS, GO_CLIENT_METRIC } from "./go_methods.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 function goCalls(metrics: ReturnType<typeof clientFor>["metrics"]) {
   return metrics.counter(GO_CLIENT_METRIC, "", ["method", "result"]);

@@ -33,7 +33,11 @@ Deno.test("runCcm() after the switch from the Go CCM keeps its NodeBalancers, ba
   assert.deepEqual(backendIds(sw.nodeBalancers()), backendIds(sw.before), "backend node ids kept");
   for (const svc of go.services) {
     const nb = sw.nodeBalancers().find((n) => n.id === svc.nodeBalancerId);
-    assert.deepEqual(nb?.tags, ["kubernetes", "prod", sw.tagOf(svc)], `${svc.key}: ownership tag added`);
+    assert.deepEqual(
+      nb?.tags,
+      ["kubernetes", "prod", sw.tagOf(svc), sw.clusterIdTag],
+      `${svc.key}: ownership tag added`,
+    );
     assert.equal(nb?.client_conn_throttle, 0, `${svc.key}: pinned throttle kept`);
   }
   // One in-place write per NodeBalancer (its tags); the routes and Nodes were already right.

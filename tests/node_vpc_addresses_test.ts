@@ -8,7 +8,8 @@ Deno.test("cloud-node lists VPC IPv6 SLAAC addresses after the IPv4 ones, Extern
   const vpc = sim.createVpc({
     label: "cluster",
     region: "us-east",
-    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+    ipv6: [{ range: "/52" }],
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24", ipv6: [{ range: "auto" }] }],
   });
   const subnetId = vpc.subnets[0]?.id ?? 0;
   const ipv6 = "2600:3c03::f03c:91ff:fe24:3a2f/128";
@@ -16,7 +17,7 @@ Deno.test("cloud-node lists VPC IPv6 SLAAC addresses after the IPv4 ones, Extern
     label: "v6-private",
     ipv4: ["45.79.40.1"],
     ipv6,
-    vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.5", ipv6: { range: "2600:3c11:e5b9:1::/64" } },
+    vpc: { vpcId: vpc.id, subnetId, ipv4: "10.0.0.5", ipv6: true },
   });
   sim.addInstance({
     label: "v6-public",
@@ -27,7 +28,7 @@ Deno.test("cloud-node lists VPC IPv6 SLAAC addresses after the IPv4 ones, Extern
       vpcId: vpc.id,
       subnetId,
       ipv4: "10.0.0.6",
-      ipv6: { range: "2600:3c11:e5b9:2::/64", isPublic: true },
+      ipv6: { range: "2600:3c05:0:1042::/64", isPublic: true },
     },
   });
   addNodes(world, kubeletNode("v6-private"), kubeletNode("v6-public"));
@@ -36,9 +37,10 @@ Deno.test("cloud-node lists VPC IPv6 SLAAC addresses after the IPv4 ones, Extern
     await world.waitFor(() => isInitialised(world.node(name)), { what: `${name} initialised` });
   }
   const slaac = (name: string) =>
-    (world.node(name)?.status?.addresses ?? []).find((a) => a.address.startsWith("2600:3c11:"))?.address ??
+    (world.node(name)?.status?.addresses ?? []).find((a) => a.address.startsWith("2600:3c05:"))?.address ??
       "";
-  assert.match(slaac("v6-private"), /^2600:3c11:e5b9:1:/);
+  assert.match(slaac("v6-private"), /^2600:3c05:0:1000:/);
+  assert.match(slaac("v6-public"), /^2600:3c05:0:1042:/);
   assert.deepEqual(world.node("v6-private")?.status?.addresses, [
     { type: "Hostname", address: "v6-private" },
     { type: "InternalIP", address: "10.0.0.5" },

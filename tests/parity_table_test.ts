@@ -2,8 +2,7 @@
 import assert from "node:assert/strict";
 import { FLAGS } from "../config/flag_table.ts";
 import { ENV_VARS } from "../config/env.ts";
-// The annotation table moves to controllers/service/annotations/ with the service folder split.
-import { annotationKey, ANNOTATIONS } from "../controllers/service/annotation_table.ts";
+import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
 import { GO_CLIENT_METRIC } from "../linode/go_methods.ts";
 
 const DOC = Deno.readTextFileSync(new URL("../docs/migration.md", import.meta.url));

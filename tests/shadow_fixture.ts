@@ -63,7 +63,9 @@ export async function fetchHealthPort(world: CcmWorld, path: string): Promise<Re
   if (!server) throw new TypeError("The CCM serves nothing: start it with servingFlags()");
   const client = Deno.createHttpClient({ caCerts: [server.certPem] });
   try {
-    const res = await fetch(`${server.url}${path}`, { client });
+    // The emulator's admin token (system:masters): /plan needs an authenticated, authorised caller.
+    const headers = { authorization: `Bearer ${world.kube.token}` };
+    const res = await fetch(`${server.url}${path}`, { client, headers });
     // Read before the client closes.
     return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
   } finally {

@@ -8,12 +8,13 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer } from "./apply.ts";
-import { diffNodeBalancer, formatChanges } from "./diff.ts";
-import type { CurrentNodeBalancer, NodeBalancerAction } from "./diff_types.ts";
-import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./find.ts";
-import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall.ts";
+import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
+import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
+import type { CurrentNodeBalancer, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
+import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
+import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
+import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
   createAction,
@@ -28,6 +29,7 @@ import {
   hasFinalizer,
   LB_FINALIZER,
   note,
+  ownerContextOf,
   ownershipTagOf,
   scopeOf,
   type SyncContext,
@@ -180,6 +182,7 @@ async function releaseSwitchedFrom(
   const tag = ownershipTagOf(deps, svc);
   const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
   if (!old || old.id === nb.id || !old.tags.includes(tag)) return;
+  if (ownershipOf(old.tags, await ownerContextOf(deps, svc)).kind !== "this-service") return;
   const preserve = plan.spec.preserve;
   const changes = [{ field: "replaced by", old: null, new: nodeBalancerTarget(nb.id) }];
   if (scopeOf(ctx).hold(releaseAction(svc, old.id, { preserve, changes }))) return;
@@ -214,6 +217,7 @@ export async function ensureLoadBalancer(
   const rules = {
     nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
     ownershipTag: ownershipTagOf(deps, svc),
+    owner: await ownerContextOf(deps, svc),
   };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
   const nb = found

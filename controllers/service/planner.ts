@@ -6,15 +6,16 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/run_queue.ts";
-import { AnnotationReader, type AnnotationWarning } from "./annotation_values.ts";
-import { parseServiceAnnotations } from "./annotations.ts";
-import type { SkippedNode } from "./backends.ts";
-import type { ServiceDefaults } from "./defaults.ts";
-import type { DesiredNodeBalancer } from "./desired.ts";
-import { planNodeBalancer } from "./plan.ts";
-import type { ServiceSpec } from "./spec.ts";
-import type { SubnetResolver } from "./subnets.ts";
-import type { TlsSecrets } from "./tls.ts";
+import { AnnotationReader, type AnnotationWarning } from "./annotations/values.ts";
+import { parseServiceAnnotations } from "./annotations/parse.ts";
+import type { SkippedNode } from "./nodebalancer/backends.ts";
+import type { ServiceDefaults } from "./annotations/defaults.ts";
+import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import { planNodeBalancer } from "./nodebalancer/plan.ts";
+import type { ServiceSpec } from "./annotations/spec.ts";
+import type { SubnetResolver } from "./nodebalancer/subnets.ts";
+import type { TlsSecrets } from "./tls/secrets.ts";
+import type { ClusterIdentity } from "./identity.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
@@ -27,6 +28,8 @@ export class InvalidServiceError extends InvalidInputError {
 /** What planning reads besides the Service and the Nodes. */
 export interface PlannerDeps {
   defaults: ServiceDefaults;
+  /** The cluster identity: every planned NodeBalancer carries its tag. */
+  identity: Pick<ClusterIdentity, "tag">;
   subnets: Pick<SubnetResolver, "resolve">;
   tls: TlsSecrets;
 }
@@ -53,9 +56,11 @@ export async function planService(
   const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;
   const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
   const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
-  const tls = deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const tls = await deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const clusterIdTag = await deps.identity.tag();
   const plan = planNodeBalancer(svc, spec, nodes, {
     defaults: deps.defaults,
+    clusterIdTag,
     backendSubnetId,
     frontendSubnetId,
     tls,

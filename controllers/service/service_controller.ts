@@ -4,7 +4,7 @@
  * 5 min, as the upstream service controller. Every read of Linode state comes from the cache, so a resync
  * of unchanged Services costs no Linode call; a 429 slows every worker through the shared client.
  */
-import type { CoreV1Api, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import { refFor, warnEvent } from "../../kube/events.ts";
@@ -13,6 +13,7 @@ import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patc
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
@@ -26,7 +27,7 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
-import { type SecretLister, TlsSecrets } from "./tls.ts";
+import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -49,7 +50,8 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   services: ServiceLister;
   reservedIps?: ReservedIps;
   nodes: NodeLister;
-  secrets: SecretLister;
+  /** Reads the TLS Secrets Services name (one `get` each; nothing lists or watches Secrets). */
+  secrets: SecretReader;
   metrics: Registry;
   clock: Clock;
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
@@ -151,8 +153,12 @@ export function nodeBackendFields(node: V1Node): string {
   ]);
 }
 
+function relevantKeys(deps: ServiceControllerDeps): string[] {
+  return deps.services.list().filter(isRelevant).map(objectKey);
+}
+
 function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
-  for (const svc of deps.services.list()) if (isRelevant(svc)) queue.add(objectKey(svc));
+  for (const key of relevantKeys(deps)) queue.add(key);
 }
 
 function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
@@ -165,30 +171,27 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
     enqueueAll(deps, queue);
   });
-  const offSecrets = deps.secrets.onChange((_kind, secret: V1Secret) => {
-    for (const key of tls.servicesUsing(objectKey(secret))) queue.add(key);
-  });
   return () => {
     offServices();
     offNodes();
-    offSecrets();
   };
 }
 
-async function resyncLoop(
+/** Reads the Secrets in use every `periodMs` and syncs the Services whose Secret changed. */
+async function secretRefreshLoop(
   deps: ServiceControllerDeps,
+  tls: TlsSecrets,
   queue: WorkQueue<string>,
-  periodMs: number,
   signal: AbortSignal,
 ) {
   while (!signal.aborted) {
     try {
-      await deps.clock.sleep(periodMs, signal);
+      await deps.clock.sleep(SECRET_REFRESH_MS, signal);
     } catch (e) {
       if (isAbort(e, signal) || signal.aborted) return;
       throw e;
     }
-    enqueueAll(deps, queue);
+    for (const key of await tls.refresh()) queue.add(key);
   }
 }
 
@@ -240,7 +243,7 @@ export function startServiceController(
 ): { run(signal: AbortSignal): Promise<void> } {
   return {
     async run(signal: AbortSignal): Promise<void> {
-      // Listings from before this term may miss NodeBalancers the other replica created (see find.ts).
+      // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
       const syncDeps = { ...deps, tls, notices: new Notices() };
@@ -270,8 +273,14 @@ export function startServiceController(
               ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
-          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          runResync(queue, {
+            clock: deps.clock,
+            periodMs: SERVICE_RESYNC_MS,
+            signal,
+            keys: () => relevantKeys(deps),
+          }),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
+          secretRefreshLoop(deps, tls, queue, signal),
         ]);
       } finally {
         unwatch();

@@ -6,8 +6,8 @@ import type {
   SimPublicInterfaceData,
 } from "./instance_shape.ts";
 import { isPrivateIpv4 } from "./ip.ts";
-import type { VpcMember } from "./store_vpcs.ts";
-import { memberIpv6 } from "./vpc_ipv6.ts";
+import type { VpcMember, VpcMemberIpv6 } from "./vpc_member.ts";
+import type { SimVpcIpv6 } from "./vpc_ipv6.ts";
 
 const NONE: readonly string[] = [];
 
@@ -91,6 +91,12 @@ export function publicData(addresses: readonly string[], slaac: string | null): 
       slaac: slaac === null ? [] : [{ address: slaac.replace(/\/\d+$/, ""), prefix: 64 }],
     },
   };
+}
+
+/** The member's IPv6 as the listings need it, read from the interface's `ipv6` object. */
+function memberIpv6(ipv6: SimVpcIpv6 | null | undefined): VpcMemberIpv6 | undefined {
+  const slaac = ipv6?.slaac[0];
+  return ipv6 && slaac ? { range: slaac.range, address: slaac.address, isPublic: ipv6.is_public } : undefined;
 }
 
 /** A config profile VPC interface as a subnet member; `active` is kept on the interface itself. */

@@ -1,8 +1,7 @@
 /** The entries of `GET /vpcs/ips` and `GET /vpcs/{id}/ips`: one per VPC address and one per routed range. */
 import type { VPCIP } from "@linode/api-v4";
 import { type Cidr, formatIpv4, maskOf } from "./ip.ts";
-import type { VpcMember, VpcMemberState } from "./store_vpcs.ts";
-import { ipv6Entry } from "./vpc_ipv6.ts";
+import type { VpcMember, VpcMemberIpv6, VpcMemberState } from "./vpc_member.ts";
 
 /**
  * One VPC IP entry as the API sends it (keys as recorded in linodego's `TestVPC_ListAllIPAddresses`
@@ -77,6 +76,24 @@ export function memberEntries(subnet: Subnet, m: VpcMember): VpcIpEntry[] {
 export function memberIpv6Entries(subnet: Subnet, m: VpcMember): VpcIpEntry[] {
   const state = m.state();
   return state.ipv6 ? [ipv6Entry(entryBase(subnet, m, state), state.ipv6)] : [];
+}
+
+/**
+ * One `GET /vpcs/{id}/ipv6s` entry: IPv4 keys null (the reference example sends `address` and
+ * `address_range` null), the SLAAC address under `ipv6_addresses`, the interface's /64 and `ipv6_is_public`.
+ */
+function ipv6Entry(base: ReturnType<typeof entryBase>, v6: VpcMemberIpv6): VpcIpEntry {
+  return {
+    ...base,
+    address: null,
+    address_range: null,
+    gateway: null,
+    nat_1_1: null,
+    prefix: 64,
+    ipv6_range: v6.range,
+    ipv6_is_public: v6.isPublic,
+    ipv6_addresses: [{ slaac_address: v6.address }],
+  };
 }
 
 /**

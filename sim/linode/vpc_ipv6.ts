@@ -1,115 +1,175 @@
 /**
- * IPv6 on a VPC interface: its /64 range, the SLAAC address the Linode takes in it, and the entries of
- * `GET /vpcs/{id}/ipv6s`. Shapes from the API reference ("List a VPC's IPv6 addresses", the `ipv6` object of
- * config and Linode VPC interfaces) and linodego's `VPCIP`/`VPCIPIPv6Address`.
+ * IPv6 in VPCs (limited availability at Linode): a VPC's `ipv6` (one prefix: `/52` by default, or `/48`,
+ * `/44`), a subnet's `ipv6` (a `/52`–`/62` of the VPC's prefix: `auto`, a prefix length, or an explicit range
+ * in it) and a VPC interface's `ipv6` (`slaac`: a `/64` of its subnet's range with the Linode's SLAAC address
+ * in it, `is_public`), which `GET /vpcs/{id}/ipv6s` and `ipv6.vpc` of a Linode's `/ips` list. Rules from the API reference's
+ * VPC and interface schemas and the `@linode/validation` schemas that Cloud Manager applies before sending.
+ * The docs leave open whether a subnet may hold IPv6 in a VPC without it, and how many ranges a subnet may
+ * list: here a subnet needs its VPC's IPv6 and holds at most one range. An explicit VPC prefix must be one
+ * the account owns, and the emulated account owns none.
  */
-import { isIPv6 } from "node:net";
-import { fieldError } from "./http.ts";
-import { macOf } from "./iface_members.ts";
-import type { VpcIpEntry } from "./vpc_ips.ts";
+import {
+  type Cidr6,
+  cidr6Within,
+  cidrs6Overlap,
+  formatCidr6,
+  formatIpv6,
+  nthBlock6,
+  parseCidr6,
+} from "../../common/ipv6.ts";
+import { fieldError, isRecord } from "./http.ts";
 
-/** The `ipv6` object of a VPC interface (config profile interface or Linode interface `vpc` part). */
-export interface VpcInterfaceIpv6 {
+/** Where VPC prefixes are carved from (a documentation-like range of the emulated region). */
+const POOL = parseCidr6("2600:3c05::/32") as Cidr6;
+/** The VPC prefix lengths `ipv6[].range` may name. */
+const VPC_PREFIXES = [44, 48, 52];
+const DEFAULT_VPC_PREFIX = 52;
+/** A subnet's range: a /52 to a /62 of its VPC's prefix; `auto` gives a /56. */
+const SUBNET_MIN = 52;
+const SUBNET_MAX = 62;
+const AUTO_SUBNET_PREFIX = 56;
+/** A VPC interface's SLAAC range. */
+const INTERFACE_PREFIX = 64;
+
+/** A request for an IPv6 block: a prefix length to carve, or an explicit range. */
+export type Ipv6Request = { prefix: number } | { cidr: Cidr6 };
+
+/** `ipv6` of `POST /vpcs`: at most one entry; `range` a prefix length of 44, 48 or 52 (default 52). */
+export function parseVpcIpv6(raw: unknown): Ipv6Request | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) throw fieldError("ipv6", "ipv6 must be an array");
+  if (raw.length === 0) return undefined;
+  if (raw.length > 1) throw fieldError("ipv6", "A VPC may have at most one IPv6 range");
+  const entry = raw[0];
+  if (!isRecord(entry)) throw fieldError("ipv6[0]", "Must be an object");
+  if (entry.allocation_class !== undefined && typeof entry.allocation_class !== "string") {
+    throw fieldError("ipv6[0].allocation_class", "allocation_class must be a string");
+  }
+  const range = entry.range;
+  if (range === undefined || range === null || range === "") return { prefix: DEFAULT_VPC_PREFIX };
+  if (typeof range !== "string") throw fieldError("ipv6[0].range", "range must be a string");
+  const length = /^\/(\d{1,3})$/.exec(range);
+  if (length && VPC_PREFIXES.includes(Number(length[1]))) return { prefix: Number(length[1]) };
+  if (length || !parseCidr6(range)) {
+    throw fieldError("ipv6[0].range", "Must be the prefix length 52, 48, or 44 of the IP, e.g. /52");
+  }
+  throw fieldError("ipv6[0].range", "Must be an IPv6 prefix owned by this account");
+}
+
+/** `subnets[i].ipv6`: at most one entry whose `range` is `auto`, `/52`–`/62`, or a range of that size. */
+export function parseSubnetIpv6(raw: unknown, field: string): Ipv6Request | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) throw fieldError(field, "ipv6 must be an array");
+  if (raw.length === 0) return undefined;
+  if (raw.length > 1) throw fieldError(field, "A subnet may have at most one IPv6 range");
+  const entry = raw[0];
+  const range = isRecord(entry) ? entry.range : undefined;
+  if (typeof range !== "string" || range === "") throw fieldError(`${field}[0].range`, "range is required");
+  if (range === "auto") return { prefix: AUTO_SUBNET_PREFIX };
+  const length = /^\/(\d{1,3})$/.exec(range);
+  const cidr = length ? undefined : parseCidr6(range);
+  const prefix = length ? Number(length[1]) : cidr?.prefix ?? -1;
+  if (prefix < SUBNET_MIN || prefix > SUBNET_MAX) {
+    throw fieldError(`${field}[0].range`, "Must be the prefix length (52-62) of the IP, e.g. /52");
+  }
+  return cidr ? { cidr } : { prefix };
+}
+
+/** The first free aligned block of `/prefix` inside `outer`, not overlapping `taken`; undefined when none. */
+export function carve(outer: Cidr6, prefix: number, taken: readonly Cidr6[]): Cidr6 | undefined {
+  const count = 1n << BigInt(prefix - outer.prefix);
+  for (let i = 0n; i < count && i < 1_000_000n; i++) {
+    const block = nthBlock6(outer, prefix, i);
+    if (block && !taken.some((t) => cidrs6Overlap(t, block))) return block;
+  }
+  return undefined;
+}
+
+/** A new VPC's prefix, from the emulator's pool (the first block is left out, as never handed out). */
+export function carveVpcPrefix(request: Ipv6Request, taken: readonly Cidr6[]): Cidr6 {
+  const prefix = "prefix" in request ? request.prefix : request.cidr.prefix;
+  const block = carve(POOL, prefix, [{ base: POOL.base, prefix }, ...taken]);
+  if (!block) throw fieldError("ipv6[0].range", "No IPv6 prefixes of this size are available");
+  return block;
+}
+
+/** A subnet's range inside its VPC's prefix; 400 on the field when it does not fit. */
+export function carveSubnetRange(
+  vpc: Cidr6 | undefined,
+  request: Ipv6Request,
+  taken: readonly Cidr6[],
+  field: string,
+): Cidr6 {
+  if (!vpc) throw fieldError(field, "The VPC has no IPv6 range: create it with ipv6 to give subnets IPv6");
+  if ("cidr" in request) {
+    if (!cidr6Within(request.cidr, vpc)) {
+      throw fieldError(`${field}[0].range`, `Must be within the VPC's IPv6 range ${formatCidr6(vpc)}`);
+    }
+    if (taken.some((t) => cidrs6Overlap(t, request.cidr))) {
+      throw fieldError(`${field}[0].range`, "Subnet ranges must not overlap");
+    }
+    return request.cidr;
+  }
+  const block = request.prefix >= vpc.prefix ? carve(vpc, request.prefix, taken) : undefined;
+  if (!block) throw fieldError(`${field}[0].range`, "No IPv6 range of this size is left in the VPC");
+  return block;
+}
+
+/** An interface's SLAAC `/64` in its subnet's range; undefined when the subnet has none left. */
+export function carveInterfaceRange(subnet: Cidr6, taken: readonly Cidr6[]): Cidr6 | undefined {
+  return carve(subnet, INTERFACE_PREFIX, taken);
+}
+
+/** The `ipv6` part of a VPC interface (either generation), as the API shows it. */
+export interface SimVpcIpv6 {
   is_public: boolean;
-  ranges: { range: string }[];
   slaac: { range: string; address: string }[];
+  ranges: { range: string }[];
 }
 
-/** What `world.addInstance` takes for a VPC interface's IPv6: its /64 and whether it is publicly routed. */
-export interface AddInstanceVpcIpv6 {
-  /** The interface's SLAAC /64, e.g. `2600:3c11:e5b9:1::/64`. */
-  range: string;
-  isPublic?: boolean;
-}
+/**
+ * What `world.addInstance` takes for a VPC interface's IPv6 (the `ipv6` of the interface request): `false`
+ * for none, `true` for the next free SLAAC `/64` of the subnet's range (`slaac: [{range: "auto"}]`), or that `/64` named
+ * (`range`) and whether it is publicly routed (`is_public`, default false).
+ */
+export type AddInstanceVpcIpv6 = boolean | { range?: string; isPublic?: boolean };
 
-/** What the IPv6 listing needs of a member: its SLAAC range and address, and `is_public`. */
-export interface VpcMemberIpv6 {
-  range: string;
-  address: string;
+/** An interface's IPv6 request, parsed: the `/64` it names (none: the next free one) and `is_public`. */
+export interface SlaacRequest {
+  cidr?: Cidr6;
   isPublic: boolean;
 }
 
-function expand(ip: string): number[] | undefined {
-  if (!isIPv6(ip) || ip.includes(".")) return undefined;
-  const [head = "", tail] = ip.split("::");
-  const left = head === "" ? [] : head.split(":");
-  const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const zeros = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array(zeros).fill("0"), ...right].map((h) => parseInt(h, 16));
-}
-
-function format(hextets: readonly number[]): string {
-  // Compresses the longest run of zero hextets, as RFC 5952 (and the API) write addresses.
-  let best = { at: -1, len: 0 };
-  for (let i = 0; i < 8; i++) {
-    let j = i;
-    while (j < 8 && hextets[j] === 0) j++;
-    if (j - i > best.len && j - i > 1) best = { at: i, len: j - i };
-    i = j;
+/**
+ * Parses an `AddInstanceVpcIpv6`. A named SLAAC range must be a `/64` (the interface schema's SLAAC range
+ * size); whether it lies in the subnet's range and is free is the subnet store's check.
+ */
+export function parseSlaacRequest(input: Exclude<AddInstanceVpcIpv6, false>, field: string): SlaacRequest {
+  if (input === true) return { isPublic: false };
+  const isPublic = input.isPublic ?? false;
+  if (input.range === undefined || input.range === "auto") return { isPublic };
+  const cidr = parseCidr6(input.range);
+  if (!cidr || cidr.prefix !== INTERFACE_PREFIX) {
+    throw fieldError(`${field}.slaac[0].range`, "Must be an IPv6 /64 range, or auto");
   }
-  const hex = hextets.map((h) => h.toString(16));
-  if (best.at < 0) return hex.join(":");
-  return `${hex.slice(0, best.at).join(":")}::${hex.slice(best.at + best.len).join(":")}`;
+  return { cidr, isPublic };
 }
 
 /**
- * The SLAAC address a Linode takes in `range`: the /64 prefix plus the EUI-64 identifier of the interface's
- * MAC address (what SLAAC derives). Throws a field error unless `range` is an IPv6 /64.
+ * The SLAAC address a Linode takes in `range`: the `/64` prefix plus the modified EUI-64 identifier of the
+ * interface's MAC address (the universal/local bit flipped, `ff:fe` in the middle), as SLAAC derives it.
  */
-export function slaacAddress(range: string, interfaceId: number, field: string): string {
-  const [base = "", prefix] = range.split("/");
-  const hextets = expand(base);
-  if (!hextets || prefix !== "64") throw fieldError(field, "Must be an IPv6 /64 range");
-  const mac = macOf(interfaceId).split(":").map((b) => parseInt(b, 16));
-  const [m0 = 0, m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0] = mac;
-  const id = [((m0 ^ 0x02) << 8) | m1, (m2 << 8) | 0xff, (0xfe << 8) | m3, (m4 << 8) | m5];
-  return format([...hextets.slice(0, 4), ...id]);
+export function slaacAddress(range: Cidr6, mac: string): string {
+  const [m0 = 0, m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0] = mac.split(":").map((b) => parseInt(b, 16));
+  const eui64 = [m0 ^ 0x02, m1, m2, 0xff, 0xfe, m3, m4, m5].reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+  return formatIpv6(range.base | eui64);
 }
 
-/** The normalised /64 of `range` (`2600:3c11:e5b9:1:0::/64` → `2600:3c11:e5b9:1::/64`). */
-export function normaliseRange(range: string): string {
-  const [base = "", prefix = ""] = range.split("/");
-  const hextets = expand(base) ?? [];
-  return `${format([...hextets.slice(0, 4), 0, 0, 0, 0])}/${prefix}`;
-}
-
-/** The interface's `ipv6` object for a seeded SLAAC range. */
-export function interfaceIpv6(
-  input: AddInstanceVpcIpv6,
-  interfaceId: number,
-  field: string,
-): VpcInterfaceIpv6 {
-  const address = slaacAddress(input.range, interfaceId, `${field}.range`);
+/** The `ipv6` of an interface with MAC `mac` holding SLAAC range `range`. */
+export function vpcIpv6Part(range: Cidr6, mac: string, isPublic: boolean): SimVpcIpv6 {
   return {
-    is_public: input.isPublic ?? false,
+    is_public: isPublic,
+    slaac: [{ range: formatCidr6(range), address: slaacAddress(range, mac) }],
     ranges: [],
-    slaac: [{ range: normaliseRange(input.range), address }],
-  };
-}
-
-/** The member's IPv6 as the listing needs it, read from the interface's `ipv6` object. */
-export function memberIpv6(ipv6: VpcInterfaceIpv6 | null | undefined): VpcMemberIpv6 | undefined {
-  const slaac = ipv6?.slaac[0];
-  return ipv6 && slaac ? { range: slaac.range, address: slaac.address, isPublic: ipv6.is_public } : undefined;
-}
-
-/**
- * One `GET /vpcs/{id}/ipv6s` entry: IPv4 keys null (the reference example sends `address` and `address_range`
- * null), the SLAAC address under `ipv6_addresses`, the range and `ipv6_is_public`.
- */
-export function ipv6Entry(
-  base: Omit<VpcIpEntry, "address" | "address_range" | "gateway" | "nat_1_1" | "prefix">,
-  v6: VpcMemberIpv6,
-): VpcIpEntry {
-  return {
-    ...base,
-    address: null,
-    address_range: null,
-    gateway: null,
-    nat_1_1: null,
-    prefix: 64,
-    ipv6_range: v6.range,
-    ipv6_is_public: v6.isPublic,
-    ipv6_addresses: [{ slaac_address: v6.address }],
   };
 }
