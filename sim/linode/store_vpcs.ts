@@ -15,15 +15,8 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { type Cidr6, cidr6Within, cidrs6Overlap, formatCidr6, parseCidr6 } from "../../common/ipv6.ts";
-import {
-  carveInterfaceRange,
-  carveSubnetRange,
-  carveVpcPrefix,
-  type Ipv6Request,
-  parseSubnetIpv6,
-  parseVpcIpv6,
-} from "./vpc_ipv6.ts";
+import { type Cidr6, formatCidr6 } from "../../common/ipv6.ts";
+import { pickInterfaceRange, planVpcIpv6 } from "./vpc_ipv6.ts";
 import { memberEntries, memberIpv6Entries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** A subnet as the range rules see it. */
@@ -91,7 +84,8 @@ export class VpcStore {
         throw fieldError(`subnets[${i}].ipv4`, "Subnet ranges must not overlap");
       }
     });
-    const v6 = this.#ipv6Plan(input);
+    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
+    const v6 = planVpcIpv6(input, taken);
     const id = this.#ids.next("vpc");
     const vpc: VPC = {
       id,
@@ -107,24 +101,6 @@ export class VpcStore {
     specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now, v6.subnets[i])));
     this.#vpcs.set(id, vpc);
     return this.get(id) as VPC;
-  }
-
-  /** The VPC's IPv6 prefix and its subnets' ranges, checked and carved before anything is created. */
-  #ipv6Plan(input: CreateVpcInput): { vpc?: Cidr6; subnets: (Cidr6 | undefined)[] } {
-    const request = parseVpcIpv6(input.ipv6);
-    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
-    const requests = (input.subnets ?? []).map((s, i) => parseSubnetIpv6(s.ipv6, `subnets[${i}].ipv6`));
-    const vpc = request && carveVpcPrefix(request, taken.map(parseIpv6Range));
-    const subnets: Cidr6[] = [];
-    return {
-      vpc,
-      subnets: requests.map((r: Ipv6Request | undefined, i) => {
-        if (!r) return undefined;
-        const range = carveSubnetRange(vpc, r, subnets, `subnets[${i}].ipv6`);
-        subnets.push(range);
-        return range;
-      }),
-    };
   }
 
   #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string, ipv6?: Cidr6): Subnet {
@@ -159,22 +135,7 @@ export class VpcStore {
   planIpv6(subnetId: number, field: string, wanted?: Cidr6): Cidr6 {
     const state = this.#subnets.get(subnetId);
     if (!state?.ipv6) throw fieldError(field, `Subnet ${subnetId} has no IPv6 range`);
-    const taken = [...state.ipv6Used.values()];
-    if (wanted) {
-      // The docs leave open whether a named SLAAC range may be asked for; the emulator takes one in the subnet.
-      if (!cidr6Within(wanted, state.ipv6) || taken.some((t) => cidrs6Overlap(t, wanted))) {
-        throw fieldError(
-          `${field}.slaac[0].range`,
-          `Range ${formatCidr6(wanted)} is not available in the subnet's IPv6 range ${
-            formatCidr6(state.ipv6)
-          }`,
-        );
-      }
-      return wanted;
-    }
-    const range = carveInterfaceRange(state.ipv6, taken);
-    if (!range) throw new ApiError(400, [{ field, reason: "No IPv6 ranges are available in this subnet" }]);
-    return range;
+    return pickInterfaceRange(state.ipv6, [...state.ipv6Used.values()], field, wanted);
   }
 
   /** Gives an interface the SLAAC `/64` `planIpv6` chose (freed by `detach`); 400s as `planIpv6`. */
@@ -386,8 +347,4 @@ export class VpcStore {
     this.#vpcs.clear();
     this.#subnets.clear();
   }
-}
-
-function parseIpv6Range(text: string): Cidr6 {
-  return parseCidr6(text) ?? { base: 0n, prefix: 128 };
 }

@@ -17,7 +17,8 @@ import {
   nthBlock6,
   parseCidr6,
 } from "../../common/ipv6.ts";
-import { fieldError, isRecord } from "./http.ts";
+import { ApiError, fieldError, isRecord } from "./http.ts";
+import type { CreateVpcInput } from "./vpc_input.ts";
 
 /** Where VPC prefixes are carved from (a documentation-like range of the emulated region). */
 const POOL = parseCidr6("2600:3c05::/32") as Cidr6;
@@ -115,9 +116,53 @@ export function carveSubnetRange(
   return block;
 }
 
-/** An interface's SLAAC `/64` in its subnet's range; undefined when the subnet has none left. */
-export function carveInterfaceRange(subnet: Cidr6, taken: readonly Cidr6[]): Cidr6 | undefined {
-  return carve(subnet, INTERFACE_PREFIX, taken);
+/**
+ * The SLAAC `/64` an interface gets in its subnet's range `subnet`: `wanted` when it lies in it and is not
+ * `taken`, else the next free one; a 400 on `field` when none is left. The docs leave open whether a named
+ * SLAAC range may be asked for; the emulator takes one inside the subnet's range.
+ */
+export function pickInterfaceRange(
+  subnet: Cidr6,
+  taken: readonly Cidr6[],
+  field: string,
+  wanted?: Cidr6,
+): Cidr6 {
+  if (wanted) {
+    if (!cidr6Within(wanted, subnet) || taken.some((t) => cidrs6Overlap(t, wanted))) {
+      throw fieldError(
+        `${field}.slaac[0].range`,
+        `Range ${formatCidr6(wanted)} is not available in the subnet's IPv6 range ${formatCidr6(subnet)}`,
+      );
+    }
+    return wanted;
+  }
+  const range = carve(subnet, INTERFACE_PREFIX, taken);
+  if (!range) throw new ApiError(400, [{ field, reason: "No IPv6 ranges are available in this subnet" }]);
+  return range;
+}
+
+/**
+ * A new VPC's IPv6 prefix and its subnets' ranges, checked and carved before anything is created; `taken`
+ * holds the other VPCs' prefixes.
+ */
+export function planVpcIpv6(
+  input: CreateVpcInput,
+  taken: readonly string[],
+): { vpc?: Cidr6; subnets: (Cidr6 | undefined)[] } {
+  const request = parseVpcIpv6(input.ipv6);
+  const requests = (input.subnets ?? []).map((s, i) => parseSubnetIpv6(s.ipv6, `subnets[${i}].ipv6`));
+  const vpc = request &&
+    carveVpcPrefix(request, taken.map((t) => parseCidr6(t) ?? { base: 0n, prefix: 128 }));
+  const subnets: Cidr6[] = [];
+  return {
+    vpc,
+    subnets: requests.map((r, i) => {
+      if (!r) return undefined;
+      const range = carveSubnetRange(vpc, r, subnets, `subnets[${i}].ipv6`);
+      subnets.push(range);
+      return range;
+    }),
+  };
 }
 
 /** The `ipv6` part of a VPC interface (either generation), as the API shows it. */
