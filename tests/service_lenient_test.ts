@@ -139,3 +139,34 @@ Deno.test("service deletes nothing while preserve cannot be read, and goes once 
   await until(w, () => w.service("web") === undefined, "deleted once fixed");
   assert.deepEqual(w.nodeBalancers(), []);
 });
+
+Deno.test("service keeps IPv6 backends and a hostname-only status when their bools turn unparsable", async () => {
+  await using w = await world();
+  const valid = {
+    "enable-ipv6-backends": "true",
+    "hostname-only-ingress": "true",
+    "enable-ipv6-ingress": "true",
+  };
+  w.addService("v6", { annotations: prefixed(valid) });
+  await until(w, () => backends(w.nodeBalancerOf("v6")) === 2, "v6 on both Nodes");
+  const hostnameOnly = [{ hostname: w.nodeBalancerOf("v6")?.hostname }];
+  assert.deepEqual(w.service("v6")?.status?.loadBalancer?.ingress, hostnameOnly);
+  const lenient = {
+    "enable-ipv6-backends": "yes",
+    "hostname-only-ingress": "on",
+    "enable-ipv6-ingress": "y",
+  };
+  w.kube.store.patch("services", "v6", { metadata: { annotations: prefixed(lenient) } }, {
+    type: "merge",
+    namespace: "default",
+  });
+  await until(w, () => w.events(LENIENT_REASON, "v6").length > 0, "a Warning");
+  const said = w.events(LENIENT_REASON, "v6").map((e) => e.message ?? "").join();
+  assert.match(said, /enable-ipv6-backends="yes".*keeps its backends' address family/);
+  w.addNode("node-3", "192.168.0.13");
+  await until(w, () => backends(w.nodeBalancerOf("v6")) === 3, "node-3 added, as IPv6");
+  const addresses = w.nodeBalancerOf("v6")?.configs.flatMap((c) => c.nodes.map((n) => n.address)) ?? [];
+  assert.ok(addresses.every((a) => a.startsWith("[")), addresses.join());
+  assert.deepEqual(w.service("v6")?.status?.loadBalancer?.ingress, hostnameOnly);
+  assert.deepEqual(w.events("SyncLoadBalancerFailed", "v6"), []);
+});

@@ -14,6 +14,7 @@ import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nod
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
 import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
+import { backendFamilyOf } from "./nodebalancer/backends.ts";
 import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
@@ -229,13 +230,30 @@ async function releaseSwitchedFrom(
   note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
 }
 
+/**
+ * An unparsable `enable-ipv6-backends` (the Go CCM reads false) leaves an existing NodeBalancer's backends in
+ * the address family they have: planned again with it when it differs from the Go CCM's reading.
+ */
+async function keepBackendFamily(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  plan: PlannedService,
+): Promise<PlannedService> {
+  if (!plan.spec.keepsBackendFamily) return plan;
+  const configs = await deps.cache.details.configs(nb.id);
+  const ipv6Backends = backendFamilyOf(configs.flatMap((c) => c.nodes));
+  if (ipv6Backends === undefined || ipv6Backends === plan.spec.ipv6Backends) return plan;
+  return await planService(deps, svc, deps.nodes.list(), { ipv6Backends });
+}
+
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
 export async function ensureLoadBalancer(
   deps: SyncDeps,
   service: V1Service,
   ctx: SyncContext,
 ): Promise<void> {
-  const plan = await planService(deps, service, deps.nodes.list());
+  let plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service, ctx);
   const rules = {
@@ -244,6 +262,7 @@ export async function ensureLoadBalancer(
     owner: await ownerContextOf(deps, svc),
   };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
+  if (found) plan = await keepBackendFamily(deps, service, found.nb, plan);
   const nb = found
     ? await updateFound(deps, svc, found, { plan, ctx })
     : await createFor(deps, svc, plan, ctx);

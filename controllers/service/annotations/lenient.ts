@@ -8,6 +8,8 @@ import type { ServiceDefaults } from "./defaults.ts";
 import type { NodeBalancerType } from "./spec.ts";
 import { type AnnotationReader, parseWholeNumber } from "./values.ts";
 import { TAG_MAX_CHARS, TAG_MIN_CHARS } from "../ownership.ts";
+import { parseGoBool } from "../../../config/env.ts";
+import { BOOL_ACCEPTED } from "./table.ts";
 
 /** The Go CCM's connection throttle default per its README. */
 export const DEFAULT_THROTTLE = 20;
@@ -94,4 +96,26 @@ export function readTags(reader: AnnotationReader): string[] {
     reader.tolerate("tags", raw, `the other tags, without ${named} (the API refuses them)`);
   }
   return tags.filter(fits);
+}
+
+/**
+ * A bool the Go CCM reads as false when unparsable (`getServiceBoolAnnotation`) and which governs something an
+ * existing NodeBalancer or Service already shows: `current` (what it shows, when known) is kept, else false.
+ * `shows` names what is kept, for the Warning.
+ */
+export function readShapeBool(
+  reader: AnnotationReader,
+  name: string,
+  current: boolean | undefined,
+  shows: string,
+): Lenient<boolean> | undefined {
+  const raw = reader.raw(name);
+  if (raw === undefined) return undefined;
+  const parsed = parseGoBool(raw);
+  if (parsed !== undefined) return { value: parsed, keep: false };
+  const used = current === undefined
+    ? `false (${AS_GO_READS_IT}); ${shows}`
+    : `${current} (kept: ${shows}; the Go CCM would read false)`;
+  reader.tolerate(name, raw, used, BOOL_ACCEPTED);
+  return { value: current ?? false, keep: true };
 }

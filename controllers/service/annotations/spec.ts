@@ -98,6 +98,11 @@ export interface ServiceSpec {
   readonly hostnameOnlyIngress: boolean;
   readonly ipv6Ingress: boolean;
   readonly ipv6Backends: boolean;
+  /**
+   * True when `enable-ipv6-backends` was read leniently: an existing NodeBalancer keeps its backends' address
+   * family (the caller plans again with `CurrentNodeBalancerShape` once it has read it).
+   */
+  readonly keepsBackendFamily: boolean;
   /** The `tags` annotation only (the planner adds cluster, flag and ownership tags). */
   readonly tags: readonly string[];
   readonly firewall: FirewallSpec;
