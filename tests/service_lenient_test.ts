@@ -59,6 +59,12 @@ const SCENARIOS: LenientScenario[] = [
     ports: [{ port: 80 }, { port: 53, protocol: "UDP" }],
     check: (nb) => assert.deepEqual(nb.configs.map((c) => [c.port, c.protocol]), [[80, "http"], [53, "udp"]]),
   },
+  {
+    name: "port-json-family",
+    annotations: { ...PREMIUM_IPV6, "port-53": '{"protocol": "http"}' },
+    ports: [{ port: 80 }, { port: 53, protocol: "UDP" }],
+    check: (nb) => assert.deepEqual(nb.configs.map((c) => [c.port, c.protocol]), [[80, "tcp"], [53, "udp"]]),
+  },
 ];
 
 function prefixed(annotations: Record<string, string>): Record<string, string> {
@@ -105,7 +111,12 @@ Deno.test("service keeps an existing NodeBalancer's throttle, type and check pat
     annotations: prefixed({ ...valid, "nodebalancer-type": "premium", "enable-ipv6-backends": "true" }),
   });
   await until(w, () => backends(w.nodeBalancerOf("web")) === 2, "web on both Nodes");
-  const lenient = { throttle: "99", "nodebalancer-type": "premium_80gb", "check-path": "up" };
+  const lenient = {
+    throttle: "99",
+    "nodebalancer-type": "premium_80gb",
+    "check-path": "up",
+    "port-80": '{"protocol": "udp"}',
+  };
   w.kube.store.patch("services", "web", { metadata: { annotations: prefixed(lenient) } }, {
     type: "merge",
     namespace: "default",
@@ -115,6 +126,7 @@ Deno.test("service keeps an existing NodeBalancer's throttle, type and check pat
   await until(w, () => backends(w.nodeBalancerOf("web")) === 3, "node-3 added");
   const nb = w.nodeBalancerOf("web");
   assert.deepEqual([nb?.client_conn_throttle, nb?.type, nb?.configs[0]?.check_path], [5, "premium", "/up"]);
+  assert.deepEqual(nb?.configs.map((c) => c.protocol), ["http"], "port 80 keeps its protocol");
   assert.deepEqual(w.events("LoadBalancerFieldImmutable", "web"), []);
   assert.equal(w.linode.calls.count("POST /v4/nodebalancers"), 1);
 });

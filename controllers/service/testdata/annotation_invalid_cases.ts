@@ -42,16 +42,17 @@ export const INVALID: InvalidCase[] = [
   { covers: "port-<N>", ann: { "port-80": "{not json" }, key: "port-80", accepted: "a JSON object" },
   { covers: "port-<N>", ann: { "port-80": "[1]" }, key: "port-80", accepted: "a JSON object" },
   { covers: "port-<N>", ann: { "port-80": '{"protocol": 5}' }, key: "port-80", accepted: "a JSON object" },
+  // Not a protocol at all: the Go CCM's getPortProtocol refuses it too.
   {
     covers: "port-<N>",
-    ann: { "port-53": '{"protocol": "http"}' },
+    ann: { "port-53": '{"protocol": "sctp"}' },
     ports: UDP,
     key: "port-53",
     accepted: "protocol udp for UDP port 53",
   },
   {
     covers: "port-<N>",
-    ann: { "port-80": '{"protocol": "udp"}' },
+    ann: { "port-80": '{"protocol": "ftp"}' },
     key: "port-80",
     accepted: "protocol tcp, http or https for TCP port 80",
   },

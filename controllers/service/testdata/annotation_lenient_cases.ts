@@ -194,4 +194,20 @@ export const LENIENT: LenientCase[] = [
     want: [["tcp", ["protocol"]], ["udp", []]],
     used: "tcp on TCP port 80",
   },
+  // The same from the port's own JSON: the Go CCM's getPortProtocol checks the value, not the family.
+  {
+    covers: "port-53",
+    ann: { "port-53": '{"protocol": "http"}' },
+    ports: UDP,
+    get: (s) => [s.ports[0]?.protocol, s.ports[0]?.keep],
+    want: ["udp", ["protocol"]],
+    used: "udp on UDP port 53 when new",
+  },
+  {
+    covers: "port-80",
+    ann: { "port-80": '{"protocol": "UDP"}' },
+    get: (s) => [s.ports[0]?.protocol, s.ports[0]?.keep],
+    want: ["tcp", ["protocol"]],
+    used: "an existing config keeps its protocol",
+  },
 ];
