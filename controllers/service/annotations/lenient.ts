@@ -30,7 +30,7 @@ export interface Lenient<T> {
 export function readThrottle(reader: AnnotationReader): Lenient<number> {
   const raw = reader.raw("throttle");
   if (raw === undefined) return { value: DEFAULT_THROTTLE, keep: false };
-  const n = parseWholeNumber(raw.trim());
+  const n = parseWholeNumber(raw);
   if (n !== undefined && n >= 0 && n <= MAX_THROTTLE) return { value: n, keep: false };
   const used = n === undefined ? 0 : Math.min(Math.max(n, 0), MAX_THROTTLE);
   reader.tolerate(
@@ -49,7 +49,7 @@ export function readNodeBalancerType(
   const fallback = defaults.services.defaultNodeBalancerType;
   const raw = reader.raw("nodebalancer-type");
   if (raw === undefined) return { value: fallback, keep: false };
-  const found = NB_TYPES.find((t) => t === raw.trim().toLowerCase());
+  const found = NB_TYPES.find((t) => t === raw.toLowerCase());
   if (found !== undefined) return { value: found, keep: false };
   reader.tolerate(
     "nodebalancer-type",
@@ -66,7 +66,7 @@ export function readNodeBalancerType(
 export function readNodeBalancerId(reader: AnnotationReader): number | null {
   const raw = reader.raw("nodebalancer-id");
   if (raw === undefined) return null;
-  const n = parseWholeNumber(raw.trim());
+  const n = parseWholeNumber(raw);
   if (n !== undefined && n > 0) return n;
   if (n === undefined || n === 0) {
     reader.tolerate(

@@ -118,7 +118,7 @@ function check<T extends string>(
   allowed: readonly T[],
   accepted: string,
 ): T | undefined {
-  const lower = setting.value.trim().toLowerCase();
+  const lower = setting.value.toLowerCase();
   const found = allowed.find((a) => a === lower);
   if (found !== undefined) return found;
   if (setting.source !== null) {
@@ -186,7 +186,8 @@ function resolveTls(
   port: number,
   protocol: Protocol,
 ): string | null {
-  const name = json["tls-secret-name"]?.trim() || null;
+  // As written: the Go CCM looks the Secret up by it.
+  const name = json["tls-secret-name"] || null;
   if (protocol === "https" && name === null) {
     reader.fail(`port-${port}`, reader.raw(`port-${port}`) ?? "", `"tls-secret-name" for https port ${port}`);
   } else if (protocol === "udp" && name !== null) {
@@ -200,7 +201,7 @@ function resolveTls(
 function resolveUdpCheckPort(reader: AnnotationReader, json: PortJson, port: number, defaults: PortDefaults) {
   const own = json["udp-check-port"];
   if (own === undefined || own === "") return defaults.udpCheckPort ?? DEFAULT_UDP_CHECK_PORT;
-  const n = parseWholeNumber(own.trim());
+  const n = parseWholeNumber(own);
   if (n !== undefined && n >= 1 && n <= 65535) return n;
   reader.fail(`port-${port}`, reader.raw(`port-${port}`) ?? own, `"udp-check-port" from 1 to 65535`);
   return undefined;

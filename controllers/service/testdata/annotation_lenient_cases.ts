@@ -210,4 +210,40 @@ export const LENIENT: LenientCase[] = [
     want: ["tcp", ["protocol"]],
     used: "an existing config keeps its protocol",
   },
+  // Spaces around a value the Go CCM reads leniently: read as it reads them.
+  {
+    covers: "throttle",
+    ann: { throttle: " 5" },
+    get: (s) => [s.throttle, s.keep],
+    want: [0, ["client_conn_throttle"]],
+    used: "0 on a new NodeBalancer",
+  },
+  {
+    covers: "nodebalancer-id",
+    ann: { "nodebalancer-id": "42 " },
+    get: (s) => s.nodeBalancerId,
+    want: null,
+    used: "none",
+  },
+  {
+    covers: "nodebalancer-type",
+    ann: { "nodebalancer-type": " premium" },
+    get: (s) => [s.nodeBalancerType, s.keep],
+    want: ["common", ["type"]],
+    used: "common (--default-nodebalancer-type)",
+  },
+  ...["yes ", " true"].map((value) => ({
+    covers: "enable-ipv6-backends",
+    ann: { "enable-ipv6-backends": value },
+    get: (s: ServiceSpec) => s.ipv6Backends,
+    want: false,
+    used: "false (as the Go CCM reads it)",
+  })),
+  ...[" /healthz", "/healthz ", "  "].map((value) => ({
+    covers: "check-path",
+    ann: { "check-type": "http", "check-path": value },
+    get: (s: ServiceSpec) => [s.ports[0]?.check.path, s.ports[0]?.keep],
+    want: ["/", ["check_path"]],
+    used: "/ on a new config",
+  })),
 ];
