@@ -82,20 +82,23 @@ export function readNodeBalancerId(reader: AnnotationReader): number | null {
 
 /**
  * `tags`: the Go CCM sends every tag and the API refuses one outside 3–50 characters, failing the whole
- * update; here such tags are left out and the rest applies.
+ * create or update; here such tags are left out of a new NodeBalancer, and an existing one keeps every tag
+ * it has (the valid ones are added).
  */
-export function readTags(reader: AnnotationReader): string[] {
+export function readTags(reader: AnnotationReader): Lenient<string[]> {
   const raw = reader.raw("tags");
-  if (raw === undefined) return [];
+  if (raw === undefined) return { value: [], keep: false };
   // The Go CCM splits without trimming; trimmed tags are what a person means by "a, b".
   const tags = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
   const fits = (t: string) => t.length >= TAG_MIN_CHARS && t.length <= TAG_MAX_CHARS;
   const bad = tags.filter((t) => !fits(t));
   if (bad.length > 0) {
     const named = bad.map((t) => JSON.stringify(t)).join(", ");
-    reader.tolerate("tags", raw, `the other tags, without ${named} (the API refuses them)`);
+    const used =
+      `the other tags, without ${named} (the API refuses them); an existing NodeBalancer keeps its tags`;
+    reader.tolerate("tags", raw, used);
   }
-  return tags.filter(fits);
+  return { value: tags.filter(fits), keep: bad.length > 0 };
 }
 
 /**

@@ -95,9 +95,11 @@ export function parseServiceAnnotations(
   const frontendVpc = readFrontendVpc(reader);
   const throttle = readThrottle(reader);
   const type = readNodeBalancerType(reader, defaults);
+  const tags = readTags(reader);
   const keep: KeptNodeBalancerField[] = [
     ...(throttle.keep ? ["client_conn_throttle" as const] : []),
     ...(type.keep ? ["type" as const] : []),
+    ...(tags.keep ? ["tags" as const] : []),
   ];
   const spec = {
     throttle: throttle.value,
@@ -110,7 +112,7 @@ export function parseServiceAnnotations(
     ipv6Ingress: ipv6Ingress?.value ?? defaults.services.enableIpv6ForLoadBalancers,
     ipv6Backends,
     keepsBackendFamily: backends?.keep ?? false,
-    tags: readTags(reader),
+    tags: tags.value,
     ports: uniquePorts(ports),
     keep,
     warnings: reader.warnings,

@@ -9,7 +9,7 @@ import type { AnnotationWarning, LenientValue } from "./values.ts";
 export type NodeBalancerType = "common" | "premium" | "premium_40gb";
 
 /** A NodeBalancer field an existing NodeBalancer keeps because the annotation governing it was read leniently. */
-export type KeptNodeBalancerField = "client_conn_throttle" | "type";
+export type KeptNodeBalancerField = "client_conn_throttle" | "type" | "tags";
 
 /** A config field an existing config keeps because the annotation governing it was read leniently. */
 export type KeptConfigField = "protocol" | "check_path";

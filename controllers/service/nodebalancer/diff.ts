@@ -101,9 +101,12 @@ function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBa
       new: desired.client_conn_throttle,
     });
   }
-  if (!sameTags(nb.tags, desired.tags)) {
-    body.tags = [...desired.tags];
-    changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...desired.tags].sort() });
+  // Kept tags (a tag the API refuses was read leniently): none is removed, the planned ones are added.
+  const keepTags = desired.keep?.includes("tags") ?? false;
+  const tags = keepTags ? [...new Set([...nb.tags, ...desired.tags])] : desired.tags;
+  if (!sameTags(nb.tags, tags)) {
+    body.tags = [...tags];
+    changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...tags].sort() });
   }
   return { body, changes };
 }

@@ -236,10 +236,13 @@ Deno.test("diffNodeBalancer() leaves what a lenient value governs as it is and u
       "nodebalancer-type": "huge",
       "check-type": "http",
       "check-path": "healthz",
+      tags: "team-a,ab",
     },
   });
   const old = desiredFor(
-    service({ annotations: { throttle: "5", "check-type": "http", "check-path": "/up" } }),
+    service({
+      annotations: { throttle: "5", "check-type": "http", "check-path": "/up", tags: "team-a,team-b" },
+    }),
   );
   const current = asCurrent(old);
   const before = {

@@ -161,7 +161,13 @@ export const LENIENT: LenientCase[] = [
     used: "an existing one keeps its type",
   },
   // The API refuses tags outside 3–50 characters: they are left out, the others apply.
-  { covers: "tags", ann: { tags: "ok-tag,ab" }, get: (s) => s.tags, want: ["ok-tag"], used: 'without "ab"' },
+  {
+    covers: "tags",
+    ann: { tags: "ok-tag,ab" },
+    get: (s) => [s.tags, s.keep],
+    want: [["ok-tag"], ["tags"]],
+    used: 'without "ab"',
+  },
   {
     covers: "tags",
     ann: { tags: `team-a,${"x".repeat(51)}` },
