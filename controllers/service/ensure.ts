@@ -15,6 +15,7 @@ import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodeba
 import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
 import { backendFamilyOf } from "./nodebalancer/backends.ts";
+import { markHostsUpdate } from "./failures.ts";
 import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
@@ -112,6 +113,11 @@ async function createFor(
   }
 }
 
+/** The Nodes behind the planned NodeBalancer, by name. */
+function hostsOf(plan: PlannedService): string[] {
+  return [...new Set(plan.desired.configs.flatMap((c) => c.nodes.map((n) => n.nodeName)))].sort();
+}
+
 async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<CurrentNodeBalancer> {
   const configs = await deps.cache.details.configs(nb.id);
   return {
@@ -166,7 +172,9 @@ async function updateInPlace(
     if (scopeOf(ctx).hold(updateAction(svc, nbId, update))) return found.nb;
   }
   if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  await applyActions(deps, nbId, actions);
+  await applyActions(deps, nbId, actions).catch((err) => {
+    throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
+  });
   const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
