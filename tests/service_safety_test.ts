@@ -79,6 +79,11 @@ Deno.test("service keeps every backend when an API write fails, then converges k
     () => warnings(world, "web").some((m) => /HTTP 503/.test(m)),
     "a Warning with the reason",
   );
+  const hosts = world.events("UpdateLoadBalancerFailed", "web").map((e) => e.message ?? "");
+  assert.match(
+    hosts[0] ?? "",
+    /^Error updating load balancer with new hosts \[node-2(, node-3)?\], error: .*HTTP 503/,
+  );
   assert.deepEqual(
     backendIds(world.nodeBalancerOf("web"))[80],
     before,

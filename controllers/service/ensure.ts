@@ -14,6 +14,8 @@ import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nod
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
 import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
+import { backendFamilyOf } from "./nodebalancer/backends.ts";
+import { markHostsUpdate } from "./failures.ts";
 import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
@@ -111,6 +113,11 @@ async function createFor(
   }
 }
 
+/** The Nodes behind the planned NodeBalancer, by name. */
+function hostsOf(plan: PlannedService): string[] {
+  return [...new Set(plan.desired.configs.flatMap((c) => c.nodes.map((n) => n.nodeName)))].sort();
+}
+
 async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<CurrentNodeBalancer> {
   const configs = await deps.cache.details.configs(nb.id);
   return {
@@ -165,7 +172,9 @@ async function updateInPlace(
     if (scopeOf(ctx).hold(updateAction(svc, nbId, update))) return found.nb;
   }
   if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  await applyActions(deps, nbId, actions);
+  await applyActions(deps, nbId, actions).catch((err) => {
+    throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
+  });
   const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
@@ -229,13 +238,30 @@ async function releaseSwitchedFrom(
   note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
 }
 
+/**
+ * An unparsable `enable-ipv6-backends` (the Go CCM reads false) leaves an existing NodeBalancer's backends in
+ * the address family they have: planned again with it when it differs from the Go CCM's reading.
+ */
+async function keepBackendFamily(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  plan: PlannedService,
+): Promise<PlannedService> {
+  if (!plan.spec.keepsBackendFamily) return plan;
+  const configs = await deps.cache.details.configs(nb.id);
+  const ipv6Backends = backendFamilyOf(configs.flatMap((c) => c.nodes));
+  if (ipv6Backends === undefined || ipv6Backends === plan.spec.ipv6Backends) return plan;
+  return await planService(deps, svc, deps.nodes.list(), { ipv6Backends });
+}
+
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
 export async function ensureLoadBalancer(
   deps: SyncDeps,
   service: V1Service,
   ctx: SyncContext,
 ): Promise<void> {
-  const plan = await planService(deps, service, deps.nodes.list());
+  let plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service, ctx);
   const rules = {
@@ -244,6 +270,7 @@ export async function ensureLoadBalancer(
     owner: await ownerContextOf(deps, svc),
   };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
+  if (found) plan = await keepBackendFamily(deps, service, found.nb, plan);
   const nb = found
     ? await updateFound(deps, svc, found, { plan, ctx })
     : await createFor(deps, svc, plan, ctx);

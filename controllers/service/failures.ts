@@ -1,7 +1,8 @@
 /**
  * The Warning Events of a failed Service sync, under upstream's service controller reasons (the Go CCM runs
  * it, and operators alert on its names): `DeleteLoadBalancerFailed` while the Service is going,
- * `SyncLoadBalancerFailed` otherwise, and `UnAvailableLoadBalancer` beside it when no Node can back it.
+ * `SyncLoadBalancerFailed` otherwise, `UnAvailableLoadBalancer` beside it when no Node can back it, and
+ * `UpdateLoadBalancerFailed` beside it when the sync only moved backends (upstream's failed host update).
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
@@ -15,6 +16,23 @@ export interface FailureDeps {
   services: { get(key: string): V1Service | undefined };
   events: EventSink;
   log: Logger;
+}
+
+/** Errors thrown by a backends-only update, with the Nodes it was to put behind the NodeBalancer. */
+const hostUpdates = new WeakMap<object, readonly string[]>();
+
+/** How many Node names an `UpdateLoadBalancerFailed` message lists (upstream limits them too). */
+const HOSTS_LISTED = 10;
+
+/** Marks `error` as thrown while only the backends (`hosts`, Node names) were updated; returns it. */
+export function markHostsUpdate(error: unknown, hosts: readonly string[]): unknown {
+  if (typeof error === "object" && error !== null) hostUpdates.set(error, hosts);
+  return error;
+}
+
+function hostsText(hosts: readonly string[]): string {
+  const listed = hosts.slice(0, HOSTS_LISTED).join(", ");
+  return hosts.length > HOSTS_LISTED ? `[${listed}, … ${hosts.length} in all]` : `[${listed}]`;
 }
 
 /** True when the planner found no Node to put behind the NodeBalancer. */
@@ -32,6 +50,15 @@ export function reportFailure(deps: FailureDeps, key: string, error: unknown): v
   if (hasNoNodes(error)) {
     const text = "There are no available nodes for LoadBalancer";
     warnEvent(deps, { ref, reason: "UnAvailableLoadBalancer", message: text, props: { service: key } });
+  }
+  const hosts = typeof error === "object" && error !== null ? hostUpdates.get(error) : undefined;
+  if (hosts !== undefined) {
+    warnEvent(deps, {
+      ref,
+      reason: "UpdateLoadBalancerFailed",
+      message: "Error updating load balancer with new hosts {hosts}, error: {error}",
+      props: { service: key, hosts: hostsText(hosts), error: message },
+    });
   }
   const deleting = needsCleanup(svc);
   warnEvent(deps, {

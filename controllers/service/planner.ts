@@ -8,7 +8,7 @@ import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/run_queue.ts";
 import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./annotations/values.ts";
 import { readNodeBalancerId } from "./annotations/lenient.ts";
-import { parseServiceAnnotations } from "./annotations/parse.ts";
+import { type CurrentNodeBalancerShape, parseServiceAnnotations } from "./annotations/parse.ts";
 import type { SkippedNode } from "./nodebalancer/backends.ts";
 import type { ServiceDefaults } from "./annotations/defaults.ts";
 import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
@@ -47,13 +47,17 @@ export interface PlannedService {
   readonly unreadableCertificates: readonly string[];
 }
 
-/** Plans `svc` over `nodes`; throws `InvalidServiceError` naming every problem. */
+/**
+ * Plans `svc` over `nodes` (`current`: what its existing NodeBalancer shows, see `CurrentNodeBalancerShape`);
+ * throws `InvalidServiceError` naming every problem.
+ */
 export async function planService(
   deps: PlannerDeps,
   svc: V1Service,
   nodes: readonly V1Node[],
+  current: CurrentNodeBalancerShape = {},
 ): Promise<PlannedService> {
-  const parsed = parseServiceAnnotations(svc, deps.defaults);
+  const parsed = parseServiceAnnotations(svc, deps.defaults, current);
   if (!parsed.ok) throw new InvalidServiceError(parsed.errors);
   const spec = parsed.spec;
   const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;

@@ -34,7 +34,7 @@ export function readHealthCheck(
     const blamed = reader.has("check-timeout") ? "check-timeout" : "check-interval";
     reader.fail(blamed, reader.raw(blamed) ?? "");
   }
-  if (type === "http_body" && (body === undefined || body.trim() === "")) {
+  if (type === "http_body" && (body === undefined || body === "")) {
     reader.fail("check-body", body ?? "", "a non-empty regular expression (check-type is http_body)");
   }
   if (!["http", "http_body"].includes(type ?? "") && (reader.has("check-path") || reader.has("check-body"))) {
@@ -49,7 +49,7 @@ export function readHealthCheck(
     return {
       type: t,
       path: isHttp ? path ?? HEALTH_DEFAULTS.path : null,
-      body: t === "http_body" ? body?.trim() ?? null : null,
+      body: t === "http_body" ? body ?? null : null,
       intervalSec,
       timeoutSec,
       attempts,
@@ -60,14 +60,15 @@ export function readHealthCheck(
 }
 
 /**
- * The Go CCM sends a path without its leading `/` as it is, which the API refuses (its `check_path` pattern),
- * failing that port's update: here an existing config keeps its path and a new one gets `/`.
+ * The Go CCM sends a path without its leading `/` (or with spaces around it) as it is, which the API refuses
+ * (its `check_path` pattern), failing that port's update: here an existing config keeps its path and a new
+ * one gets `/`. An empty path is the Go CCM's `/`.
  */
 function readPath(reader: AnnotationReader, used: boolean): { path: string | undefined; keepPath: boolean } {
   const path = reader.raw("check-path");
   // Unused without an http check (a warning says so below), as the Go CCM ignores it then.
-  if (!used || path === undefined || path.trim() === "") return { path: undefined, keepPath: false };
-  if (path.trim().startsWith("/")) return { path: path.trim(), keepPath: false };
+  if (!used || path === undefined || path === "") return { path: undefined, keepPath: false };
+  if (path.startsWith("/") && path === path.trim()) return { path, keepPath: false };
   reader.tolerate(
     "check-path",
     path,

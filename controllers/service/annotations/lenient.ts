@@ -8,6 +8,8 @@ import type { ServiceDefaults } from "./defaults.ts";
 import type { NodeBalancerType } from "./spec.ts";
 import { type AnnotationReader, parseWholeNumber } from "./values.ts";
 import { TAG_MAX_CHARS, TAG_MIN_CHARS } from "../ownership.ts";
+import { parseGoBool } from "../../../config/env.ts";
+import { BOOL_ACCEPTED } from "./table.ts";
 
 /** The Go CCM's connection throttle default per its README. */
 export const DEFAULT_THROTTLE = 20;
@@ -28,7 +30,7 @@ export interface Lenient<T> {
 export function readThrottle(reader: AnnotationReader): Lenient<number> {
   const raw = reader.raw("throttle");
   if (raw === undefined) return { value: DEFAULT_THROTTLE, keep: false };
-  const n = parseWholeNumber(raw.trim());
+  const n = parseWholeNumber(raw);
   if (n !== undefined && n >= 0 && n <= MAX_THROTTLE) return { value: n, keep: false };
   const used = n === undefined ? 0 : Math.min(Math.max(n, 0), MAX_THROTTLE);
   reader.tolerate(
@@ -47,7 +49,7 @@ export function readNodeBalancerType(
   const fallback = defaults.services.defaultNodeBalancerType;
   const raw = reader.raw("nodebalancer-type");
   if (raw === undefined) return { value: fallback, keep: false };
-  const found = NB_TYPES.find((t) => t === raw.trim().toLowerCase());
+  const found = NB_TYPES.find((t) => t === raw.toLowerCase());
   if (found !== undefined) return { value: found, keep: false };
   reader.tolerate(
     "nodebalancer-type",
@@ -64,7 +66,7 @@ export function readNodeBalancerType(
 export function readNodeBalancerId(reader: AnnotationReader): number | null {
   const raw = reader.raw("nodebalancer-id");
   if (raw === undefined) return null;
-  const n = parseWholeNumber(raw.trim());
+  const n = parseWholeNumber(raw);
   if (n !== undefined && n > 0) return n;
   if (n === undefined || n === 0) {
     reader.tolerate(
@@ -80,18 +82,43 @@ export function readNodeBalancerId(reader: AnnotationReader): number | null {
 
 /**
  * `tags`: the Go CCM sends every tag and the API refuses one outside 3–50 characters, failing the whole
- * update; here such tags are left out and the rest applies.
+ * create or update; here such tags are left out of a new NodeBalancer, and an existing one keeps every tag
+ * it has (the valid ones are added).
  */
-export function readTags(reader: AnnotationReader): string[] {
+export function readTags(reader: AnnotationReader): Lenient<string[]> {
   const raw = reader.raw("tags");
-  if (raw === undefined) return [];
+  if (raw === undefined) return { value: [], keep: false };
   // The Go CCM splits without trimming; trimmed tags are what a person means by "a, b".
   const tags = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
   const fits = (t: string) => t.length >= TAG_MIN_CHARS && t.length <= TAG_MAX_CHARS;
   const bad = tags.filter((t) => !fits(t));
   if (bad.length > 0) {
     const named = bad.map((t) => JSON.stringify(t)).join(", ");
-    reader.tolerate("tags", raw, `the other tags, without ${named} (the API refuses them)`);
+    const used =
+      `the other tags, without ${named} (the API refuses them); an existing NodeBalancer keeps its tags`;
+    reader.tolerate("tags", raw, used);
   }
-  return tags.filter(fits);
+  return { value: tags.filter(fits), keep: bad.length > 0 };
+}
+
+/**
+ * A bool the Go CCM reads as false when unparsable (`getServiceBoolAnnotation`) and which governs something an
+ * existing NodeBalancer or Service already shows: `current` (what it shows, when known) is kept, else false.
+ * `shows` names what is kept, for the Warning.
+ */
+export function readShapeBool(
+  reader: AnnotationReader,
+  name: string,
+  current: boolean | undefined,
+  shows: string,
+): Lenient<boolean> | undefined {
+  const raw = reader.raw(name);
+  if (raw === undefined) return undefined;
+  const parsed = parseGoBool(raw);
+  if (parsed !== undefined) return { value: parsed, keep: false };
+  const used = current === undefined
+    ? `false (${AS_GO_READS_IT}); ${shows}`
+    : `${current} (kept: ${shows}; the Go CCM would read false)`;
+  reader.tolerate(name, raw, used, BOOL_ACCEPTED);
+  return { value: current ?? false, keep: true };
 }

@@ -7,7 +7,7 @@
  * its current value on an existing NodeBalancer, and the value is reported in `lenient`; values the Go CCM
  * refuses are `errors`, and nothing changes until they are fixed. Pure.
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import { annotationInfo, ANNOTATIONS } from "./table.ts";
 import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./values.ts";
 import type { ServiceDefaults } from "./defaults.ts";
@@ -15,9 +15,9 @@ import type { InvalidAnnotationError } from "../errors.ts";
 import { readFirewall } from "./firewall_acl.ts";
 import { readHealthCheck } from "./health.ts";
 import {
-  AS_GO_READS_IT,
   readNodeBalancerId,
   readNodeBalancerType,
+  readShapeBool,
   readTags,
   readThrottle,
 } from "./lenient.ts";
@@ -38,13 +38,54 @@ export type AnnotationResult =
     readonly lenient: readonly LenientValue[];
   };
 
-/** Reads every annotation of `service` over `defaults`; see the module comment. */
-export function parseServiceAnnotations(service: V1Service, defaults: ServiceDefaults): AnnotationResult {
+/** What an existing NodeBalancer shows now, which an unparsable bool governing it keeps. */
+export interface CurrentNodeBalancerShape {
+  /** True when its backends are IPv6 addresses, false when IPv4; absent when it has none (or is new). */
+  readonly ipv6Backends?: boolean;
+}
+
+/** Says what an existing NodeBalancer keeps on an unparsable `enable-ipv6-backends`. */
+const KEEPS_BACKEND_FAMILY = "an existing NodeBalancer keeps its backends' address family";
+
+/** The shape of the Service's status: hostname-only, IPv6 present; nothing known without an ingress. */
+function ingressShape(ingress: readonly V1LoadBalancerIngress[]): { hostnameOnly?: boolean; ipv6?: boolean } {
+  if (ingress.length === 0) return {};
+  const hostnameOnly = ingress.every((i) => !i.ip && i.hostname);
+  // A hostname-only status cannot tell whether IPv6 was on.
+  return hostnameOnly ? { hostnameOnly } : { hostnameOnly, ipv6: ingress.some((i) => i.ip?.includes(":")) };
+}
+
+/**
+ * Reads every annotation of `service` over `defaults`; `current` is what its existing NodeBalancer shows (see
+ * `CurrentNodeBalancerShape`). See the module comment.
+ */
+export function parseServiceAnnotations(
+  service: V1Service,
+  defaults: ServiceDefaults,
+  current: CurrentNodeBalancerShape = {},
+): AnnotationResult {
   const reader = new AnnotationReader(service.metadata?.annotations);
   const servicePorts = service.spec?.ports ?? [];
   warnUnknown(reader, servicePorts.map((p) => p.port));
-  const ipv6Backends = reader.lenientBool("enable-ipv6-backends", false, AS_GO_READS_IT) ??
-    defaults.services.enableIpv6ForNodeBalancerBackends;
+  const backends = readShapeBool(reader, "enable-ipv6-backends", current.ipv6Backends, KEEPS_BACKEND_FAMILY);
+  const ipv6Backends = backends?.value ?? defaults.services.enableIpv6ForNodeBalancerBackends;
+  const shape = ingressShape(service.status?.loadBalancer?.ingress ?? []);
+  const hostnameOnly = readShapeBool(
+    reader,
+    "hostname-only-ingress",
+    shape.hostnameOnly,
+    shape.hostnameOnly === undefined
+      ? "a Service with a status keeps its hostname-only reading"
+      : `the status is ${shape.hostnameOnly ? "" : "not "}hostname-only`,
+  );
+  const ipv6Ingress = readShapeBool(
+    reader,
+    "enable-ipv6-ingress",
+    shape.ipv6,
+    shape.ipv6 === undefined
+      ? "a Service with an IP in its status keeps its IPv6 reading"
+      : `the status ${shape.ipv6 ? "has" : "has no"} IPv6 address`,
+  );
   const portDefaults = readPortDefaults(reader);
   const health = readHealthCheck(reader);
   const ports = servicePorts.flatMap((sp) => resolvePort(reader, sp, portDefaults, health) ?? []);
@@ -54,9 +95,11 @@ export function parseServiceAnnotations(service: V1Service, defaults: ServiceDef
   const frontendVpc = readFrontendVpc(reader);
   const throttle = readThrottle(reader);
   const type = readNodeBalancerType(reader, defaults);
+  const tags = readTags(reader);
   const keep: KeptNodeBalancerField[] = [
     ...(throttle.keep ? ["client_conn_throttle" as const] : []),
     ...(type.keep ? ["type" as const] : []),
+    ...(tags.keep ? ["tags" as const] : []),
   ];
   const spec = {
     throttle: throttle.value,
@@ -65,12 +108,11 @@ export function parseServiceAnnotations(service: V1Service, defaults: ServiceDef
     preserve: reader.lenientBool("preserve", true, KEPT_WHILE_UNREADABLE) ?? false,
     reservedIpv4: reader.ipv4("reserved-ipv4") ?? null,
     retainReservedIpv4: reader.lenientBool("retain-reserved-ipv4", true, KEPT_WHILE_UNREADABLE) ?? true,
-    hostnameOnlyIngress: reader.lenientBool("hostname-only-ingress", false, AS_GO_READS_IT) ??
-      defaults.hostnameOnlyIngress,
-    ipv6Ingress: reader.lenientBool("enable-ipv6-ingress", false, AS_GO_READS_IT) ??
-      defaults.services.enableIpv6ForLoadBalancers,
+    hostnameOnlyIngress: hostnameOnly?.value ?? defaults.hostnameOnlyIngress,
+    ipv6Ingress: ipv6Ingress?.value ?? defaults.services.enableIpv6ForLoadBalancers,
     ipv6Backends,
-    tags: readTags(reader),
+    keepsBackendFamily: backends?.keep ?? false,
+    tags: tags.value,
     ports: uniquePorts(ports),
     keep,
     warnings: reader.warnings,

@@ -48,8 +48,11 @@ for (const c of INVALID) {
 for (const c of LENIENT) {
   const key = annotationKey(c.covers);
   const value = JSON.stringify(c.ann[c.covers]).slice(0, 40);
-  Deno.test(`parseServiceAnnotations() reads ${c.covers}=${value} leniently and goes on`, () => {
-    const spec = specOf(parse(c.ann, c.ports, c.defaults));
+  const on = c.ingress ? " on a Service with a status" : c.current ? " on an existing NodeBalancer" : "";
+  Deno.test(`parseServiceAnnotations() reads ${c.covers}=${value} leniently${on} and goes on`, () => {
+    const svc = service({ annotations: c.ann, ports: c.ports });
+    if (c.ingress) svc.status = { loadBalancer: { ingress: c.ingress } };
+    const spec = specOf(parseServiceAnnotations(svc, c.defaults ?? defaults(), c.current));
     assert.deepEqual(c.get(spec), c.want);
     const mine = spec.lenient.find((l) => l.key === key);
     assert.ok(mine, `not reported: ${JSON.stringify(spec.lenient)}`);

@@ -24,6 +24,7 @@ Deno.test("parseServiceAnnotations() applies every default to a Service without 
     hostnameOnlyIngress: false,
     ipv6Ingress: false,
     ipv6Backends: false,
+    keepsBackendFamily: false,
     tags: [],
     firewall: { kind: "none" },
     backendVpc: null,

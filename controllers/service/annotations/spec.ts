@@ -9,7 +9,7 @@ import type { AnnotationWarning, LenientValue } from "./values.ts";
 export type NodeBalancerType = "common" | "premium" | "premium_40gb";
 
 /** A NodeBalancer field an existing NodeBalancer keeps because the annotation governing it was read leniently. */
-export type KeptNodeBalancerField = "client_conn_throttle" | "type";
+export type KeptNodeBalancerField = "client_conn_throttle" | "type" | "tags";
 
 /** A config field an existing config keeps because the annotation governing it was read leniently. */
 export type KeptConfigField = "protocol" | "check_path";
@@ -98,6 +98,11 @@ export interface ServiceSpec {
   readonly hostnameOnlyIngress: boolean;
   readonly ipv6Ingress: boolean;
   readonly ipv6Backends: boolean;
+  /**
+   * True when `enable-ipv6-backends` was read leniently: an existing NodeBalancer keeps its backends' address
+   * family (the caller plans again with `CurrentNodeBalancerShape` once it has read it).
+   */
+  readonly keepsBackendFamily: boolean;
   /** The `tags` annotation only (the planner adds cluster, flag and ownership tags). */
   readonly tags: readonly string[];
   readonly firewall: FirewallSpec;

@@ -35,7 +35,11 @@ export function parseWholeNumber(text: string): number | undefined {
   return Number(text);
 }
 
-/** The typed getters over one Service's annotations; problems accumulate in `errors` and `warnings`. */
+/**
+ * The typed getters over one Service's annotations; problems accumulate in `errors` and `warnings`. Values are
+ * read untrimmed, as the Go CCM reads them (`strconv.Atoi`, map lookups, name matches): `" 5"` is refused
+ * where the Go CCM refuses it, and read leniently where it reads it leniently (`lenient.ts`).
+ */
 export class AnnotationReader {
   readonly #values: Readonly<Record<string, string>>;
   readonly errors: InvalidAnnotationError[] = [];
@@ -105,7 +109,7 @@ export class AnnotationReader {
   int(name: string, min: number, max: number): number | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    const n = parseWholeNumber(value.trim());
+    const n = parseWholeNumber(value);
     return n !== undefined && n >= min && n <= max ? n : this.fail(name, value);
   }
 
@@ -118,7 +122,7 @@ export class AnnotationReader {
   oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    const lower = value.trim().toLowerCase();
+    const lower = value.toLowerCase();
     return allowed.find((a) => a === lower) ?? this.fail(name, value);
   }
 
@@ -126,10 +130,13 @@ export class AnnotationReader {
   cidr(name: string, family: 4 | 6): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    return cidrFamily(value.trim()) === family ? value.trim() : this.fail(name, value);
+    return cidrFamily(value) === family ? value : this.fail(name, value);
   }
 
-  /** An IPv4 address. */
+  /**
+   * An IPv4 address, trimmed: the Go CCM sends it untrimmed, which the API refuses on a new NodeBalancer while
+   * an existing one only gets an Event (its IP cannot change); trimmed, both are served (docs/migration.md).
+   */
   ipv4(name: string): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
@@ -137,10 +144,10 @@ export class AnnotationReader {
     return isIpAddress(ip) && !ip.includes(":") ? ip : this.fail(name, value);
   }
 
-  /** A non-empty string, trimmed. */
+  /** A non-empty name without surrounding spaces (the Go CCM matches it as written, so one never matches). */
   text(name: string): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    return value.trim() !== "" ? value.trim() : this.fail(name, value);
+    return value !== "" && value === value.trim() ? value : this.fail(name, value);
   }
 }

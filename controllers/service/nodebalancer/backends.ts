@@ -96,3 +96,13 @@ export function planBackends(
 export function backendAddress(ip: string, nodePort: number): string {
   return ip.includes(":") ? `[${ip}]:${nodePort}` : `${ip}:${nodePort}`;
 }
+
+/**
+ * Whether the backends now on a NodeBalancer are IPv6 (`[ip]:port`) or IPv4 addresses; undefined when it has
+ * none or both (nothing to keep).
+ */
+export function backendFamilyOf(nodes: readonly { readonly address: string }[]): boolean | undefined {
+  const v6 = nodes.filter((n) => n.address.startsWith("[")).length;
+  if (nodes.length === 0 || (v6 > 0 && v6 < nodes.length)) return undefined;
+  return v6 > 0;
+}

@@ -236,10 +236,13 @@ Deno.test("diffNodeBalancer() leaves what a lenient value governs as it is and u
       "nodebalancer-type": "huge",
       "check-type": "http",
       "check-path": "healthz",
+      tags: "team-a,ab",
     },
   });
   const old = desiredFor(
-    service({ annotations: { throttle: "5", "check-type": "http", "check-path": "/up" } }),
+    service({
+      annotations: { throttle: "5", "check-type": "http", "check-path": "/up", tags: "team-a,team-b" },
+    }),
   );
   const current = asCurrent(old);
   const before = {
@@ -259,4 +262,22 @@ Deno.test("diffNodeBalancer() keeps the protocol of a port whose default-protoco
   assert.equal(desired.configs[0]?.protocol, "tcp", "a new config would be tcp");
   const fields = diffNodeBalancer(current, desired).changes.map((c) => c.field);
   assert.ok(!fields.includes("configs[80/tcp].protocol"), fields.join());
+});
+
+Deno.test("diffNodeBalancer() keeps a config the Go CCM made in the other family from a lenient protocol, its nodes following", () => {
+  // The Go CCM applied default-protocol udp to TCP port 80 as it is: a udp config on port 80.
+  const goMade = desiredFor(service({ ports: [port(80, "UDP")], annotations: {} }), threeNodes().slice(1));
+  const current = asCurrent(goMade);
+  const desired = desiredFor(service({ annotations: { "default-protocol": "udp" } }));
+  assert.deepEqual(desired.configs.map((c) => [c.family, c.keep]), [["tcp", ["protocol"]]]);
+  const diff = diffNodeBalancer(current, desired);
+  assert.deepEqual(diff.actions.map((a) => a.kind), ["createNode"], "kept, not replaced; node-n1 added");
+  const add = diff.actions[0];
+  assert.ok(add?.kind === "createNode" && add.body.mode === undefined, "a udp node has no mode");
+  // A Service with a UDP port 80 of its own keeps that config for it.
+  const both = desiredFor(
+    service({ ports: [port(80), port(80, "UDP")], annotations: { "default-protocol": "udp" } }),
+  );
+  const kinds = diffNodeBalancer(current, both).actions.map((a) => a.kind);
+  assert.ok(kinds.includes("createConfig"), kinds.join());
 });
