@@ -189,6 +189,20 @@ function updateVlan(iface: SimLinodeInterface, vlan: Body | undefined): void {
 }
 
 /**
+ * The `vpc` part of an update with the interface's own subnet: the API does not move an interface between
+ * subnets (linodego's and the Terraform provider's update options have no `subnet_id` for that reason), so
+ * a different `subnet_id` is a 400 and an absent one means "this subnet". The reference's example still
+ * sends `vpc.subnet_id`; whether the same id is accepted is left open, and the sim accepts it.
+ */
+function keepSubnet(current: number, vpc: Body): Body {
+  const asked = vpc.subnet_id;
+  if (asked !== undefined && asked !== null && asked !== current) {
+    throw fieldError("vpc.subnet_id", "subnet_id can't be updated");
+  }
+  return { ...vpc, subnet_id: current };
+}
+
+/**
  * `PUT /linode/instances/{id}/interfaces/{interfaceId}`. Ranges and NAT change on a running Linode; with
  * Network Helper on (the sim's only setting) addresses and `primary` need it powered off, as documented.
  */
@@ -203,10 +217,8 @@ export function updateLinodeInterface(
   const vpc = optObject(body, "vpc");
   const pub = optObject(body, "public");
   updateVlan(iface, optObject(body, "vlan"));
-  if (vpc && (vpc.subnet_id === undefined || vpc.subnet_id === null)) {
-    throw fieldError("vpc.subnet_id", "subnet_id is required");
-  }
-  if (vpc && changesAddresses(iface, vpc) && rec.linode.status !== "offline") {
+  const vpcPart = vpc && iface.vpc ? keepSubnet(iface.vpc.subnet_id, vpc) : vpc;
+  if (vpcPart && changesAddresses(iface, vpcPart) && rec.linode.status !== "offline") {
     throw fieldError(
       "vpc.ipv4.addresses",
       "Shut the Linode down to change addresses while Network Helper is on",
@@ -223,7 +235,7 @@ export function updateLinodeInterface(
   }
   const v4After = iface.vpc !== null || (addresses ?? iface.public?.ipv4.addresses ?? []).length > 0;
   const route = planDefaultRoute(kindOf(iface), v4After, body);
-  if (vpc) applyVpcPart(world.vpcs, rec, iface, vpc);
+  if (vpcPart) applyVpcPart(world.vpcs, rec, iface, vpcPart);
   commitDefaultRoute(rec, iface, route);
   if (addresses && iface.public) iface.public = publicData(addresses, rec.slaac);
   iface.version++;

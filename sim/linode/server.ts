@@ -138,6 +138,17 @@ async function answerUnlimited(
   return await applyAfter(state, triggered, response);
 }
 
+/** The JSON body of a write, read from a copy so the handler still reads its own. */
+async function requestBody(req: Request): Promise<unknown> {
+  const text = await req.clone().text().catch(() => "");
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 async function handle(req: Request, state: SimState): Promise<Response> {
   const url = new URL(req.url);
   if (url.pathname.startsWith("/__admin/")) {
@@ -145,6 +156,7 @@ async function handle(req: Request, state: SimState): Promise<Response> {
   }
   const userAgent = req.headers.get("user-agent") ?? "";
   const call = state.calls.record(req.method, url.pathname, state.clock.now(), userAgent);
+  if (req.method === "POST" || req.method === "PUT") call.body = await requestBody(req);
   const response = await answerApi(req, url, state, call).catch(toErrorResponse);
   state.calls.answered(call, response.status, response.headers.get("retry-after"));
   return response;
