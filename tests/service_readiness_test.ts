@@ -28,7 +28,7 @@ async function servingWorld(forbid: "services" | "secrets"): Promise<ServiceWorl
   const world = await startServiceWorld({
     flags: ["--bind-address=127.0.0.1", `--secure-port=${freePort()}`],
   });
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   world.kube.faults.add({ method: "GET", route: `/api/v1/${forbid}`, status: 403, message: "forbidden" });
   return world;
 }

@@ -49,6 +49,12 @@ const REFUSED: [string, Record<string, unknown>, string, string][] = [
   ["a host name", { address: "node-1:80" }, "address", "Must be in address:port format"],
   ["a public IPv4", { address: "45.79.1.2:80" }, "address", "Must be a private IPv4 address"],
   [
+    "an RFC 1918 address outside Linode's private network",
+    { address: "192.168.1.5:80" },
+    "address",
+    "Must be a private IPv4 address",
+  ],
+  [
     "a 10/8 address without subnet_id",
     { address: "10.0.0.5:80" },
     "address",
