@@ -116,7 +116,7 @@ Deno.test("createNodeBalancer() sends a config without nodes (api-v4 validation 
   assert.ok(config);
   const node = await client.nodeBalancers.createConfigNode(nb.id, config.id, {
     label: "node-1",
-    address: "192.168.1.10:30080",
+    address: "192.168.130.10:30080",
   });
   const nodes = await client.nodeBalancers.listConfigNodes(nb.id, config.id);
   assert.deepEqual(nodes.map((n) => n.id), [node.id]);
