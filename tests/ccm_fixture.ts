@@ -128,10 +128,20 @@ async function runToEnd(run: Promise<CcmOutcome>, clock: FakeClock): Promise<Ccm
 
 const WRITE_VERBS = ["PATCH", "PUT", "DELETE", "POST"];
 
+/** Fails the scenario when the CCM sent a body Linode's own schemas refuse (tests' own calls are not judged). */
+export function assertContractKept(linode: LinodeSim): void {
+  const mine = (linode.contract?.violations() ?? []).filter((f) =>
+    f.userAgent.startsWith("linode-cloud-controller-manager/")
+  );
+  if (mine.length === 0) return;
+  const lines = mine.map((f) => `${f.route} ${f.path}: ${f.message}`);
+  throw new Error(`The CCM sent bodies @linode/validation refuses:\n${[...new Set(lines)].join("\n")}`);
+}
+
 async function emptySims(
   limited?: { clock: FakeClock; rateLimits: readonly RateLimitRule[] },
 ): Promise<SeededSims> {
-  const linode = await startLinodeSim(limited ?? {});
+  const linode = await startLinodeSim({ ...limited, contract: true });
   const kube = await startKubeSim();
   const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
   const kubeconfig = join(dir, "kubeconfig");
@@ -257,6 +267,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
       try {
         // A CCM that failed fails the test. Time goes on while it stops (a Linode retry may be sleeping).
         if (running) await world.stop();
+        assertContractKept(linode);
       } finally {
         await sims.close();
       }

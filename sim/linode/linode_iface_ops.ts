@@ -205,9 +205,11 @@ function updateVlan(iface: SimLinodeInterface, vlan: Body | undefined): void {
 
 /**
  * The `vpc` part of an update with the interface's own subnet: the API does not move an interface between
- * subnets (linodego's and the Terraform provider's update options have no `subnet_id` for that reason), so
- * a different `subnet_id` is a 400 and an absent one means "this subnet". The reference's example still
- * sends `vpc.subnet_id`; whether the same id is accepted is left open, and the sim accepts it.
+ * subnets (the Terraform provider: "SubnetID cannot be updated according to the API"; linodego's update
+ * options dropped it), so a different `subnet_id` is a 400 and an absent one means "this subnet". The
+ * reference (v4.208) still shows `--vpc.subnet_id` in its update example and mentions new default addresses
+ * "if the subnet_id is updated"; the sim follows the live API. Whether the same id is accepted is left
+ * open; the sim accepts it.
  */
 function keepSubnet(current: number, vpc: Body): Body {
   const asked = vpc.subnet_id;
