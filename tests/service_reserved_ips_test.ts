@@ -39,3 +39,19 @@ Deno.test("service: deleting many Services that release reserved IPs converges u
   // The client paces itself on X-RateLimit-Remaining and honours Retry-After: a refusal is rare, never a storm.
   assert.ok(refused.length <= 3, `no 429 storm: ${refused.map((c) => c.key).join(", ")}`);
 });
+
+Deno.test("service: a reserved IPv4 whose release fails is released on a later try, not leaked", async () => {
+  await using w = await startServiceWorld();
+  w.addNode("node-1", "192.168.140.11");
+  await w.start();
+  const { address } = w.linode.world.reservedIps.reserve({ region: REGION });
+  w.addService("web", {
+    annotations: { [`${PREFIX}reserved-ipv4`]: address, [`${PREFIX}retain-reserved-ipv4`]: "false" },
+  });
+  await until(w, () => w.nodeBalancerOf("web")?.ipv4 === address, "web on its reserved IPv4");
+  w.linode.faults.error(503, { method: "DELETE", route: "/networking/reserved/ips/*", count: 20 });
+  w.kube.store.delete("services", "web", "default");
+  await until(w, () => w.service("web") === undefined, "web gone");
+  assert.deepEqual(w.nodeBalancers(), []);
+  assert.deepEqual(w.linode.world.reservedIps.list().map((r) => r.address), [], "released, not leaked");
+});
