@@ -24,6 +24,7 @@ import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { OwnWrites } from "../loop/own_writes.ts";
 import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { nodeUpdateAction } from "./plan_actions.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -122,9 +123,9 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const target = { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) };
+  const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
-  const update = planNodeUpdate(node, target.instance, target.vpcIpv4, options);
+  const update = planNodeUpdate(node, target.instance, target.vpc, options);
   const action = nodeUpdateAction(node, update);
   if (action && plan.hold(action)) return update;
   const applied = await applyPlan(deps, node, target, options);
@@ -152,23 +153,16 @@ function nodesOfLinodes(nodes: readonly V1Node[], ids: ReadonlySet<number>): str
   }).map((n) => n.metadata?.name ?? "");
 }
 
-async function resyncLoop(
-  deps: NodeControllerDeps,
-  queue: WorkQueue<string>,
-  periodMs: number,
-  signal: AbortSignal,
-) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(periodMs, signal);
-      // One listing per period (when no other loop refreshed within the TTL); changes enqueue their Nodes.
-      await deps.instances.view();
-    } catch (error) {
-      if (isAbort(error, signal) || signal.aborted) return;
-      deps.log.warning("node status refresh failed: {error}", { error: String(error) });
-    }
-    for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
+/** The resync's keys: every Node, after one listing per period (when no other loop refreshed within the TTL). */
+async function refreshedNodeNames(deps: NodeControllerDeps, signal: AbortSignal): Promise<string[]> {
+  try {
+    // Changes the listing finds enqueue their Nodes at once (`instances.onChange`).
+    await deps.instances.view();
+  } catch (error) {
+    if (isAbort(error, signal) || signal.aborted) throw error;
+    deps.log.warning("node status refresh failed: {error}", { error: String(error) });
   }
+  return deps.nodes.list().map((n) => n.metadata?.name ?? "");
 }
 
 /** The `cloud-node` controller: informer and cache events enqueue Node names; workers reconcile them. */
@@ -204,6 +198,7 @@ export function startNodeController(
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
+      const keys = () => refreshedNodeNames(deps, signal);
       try {
         await Promise.all([
           runWorkers(queue, {
@@ -222,7 +217,7 @@ export function startNodeController(
                 },
               ),
           }),
-          resyncLoop(deps, queue, periodMs, signal),
+          runResync(queue, { clock: deps.clock, periodMs, signal, keys }),
         ]);
       } finally {
         offNodes();
