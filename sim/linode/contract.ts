@@ -35,6 +35,8 @@ export interface ContractFinding {
   why?: string;
   /** The request's `User-Agent`: tells the CCM's own requests from a test's. */
   userAgent: string;
+  /** How many requests gave this same finding. */
+  count: number;
 }
 
 /** The schema api-v4 applies to each route's body (api-v4 0.158's own choice where it validates at all). */
@@ -121,9 +123,9 @@ function errorsOf(e: unknown): { path: string; message: string }[] {
   });
 }
 
-/** Checks bodies by route and keeps the findings. */
+/** Checks bodies by route and keeps the findings, each distinct one once with a count (bounded memory). */
 export class ContractLog {
-  readonly #findings: ContractFinding[] = [];
+  readonly #findings = new Map<string, ContractFinding>();
 
   /** Checks one request body; routes without a schema pass unchecked. */
   check(key: string, body: unknown, userAgent: string): void {
@@ -136,30 +138,29 @@ export class ContractLog {
       for (const { path, message } of errorsOf(e)) {
         const rule = UI_ONLY.find((r) => r.route.test(route) && r.path.test(path));
         const severity = rule ? "warning" : "violation";
-        this.#findings.push({
-          route,
-          path,
-          message,
-          severity,
-          ...(rule ? { why: rule.why } : {}),
-          userAgent,
-        });
+        const key = JSON.stringify([route, path, message, userAgent]);
+        const seen = this.#findings.get(key);
+        if (seen) seen.count++;
+        else {
+          const why = rule ? { why: rule.why } : {};
+          this.#findings.set(key, { route, path, message, severity, ...why, userAgent, count: 1 });
+        }
       }
     }
   }
 
-  /** Every finding so far, oldest first. */
+  /** Every distinct finding so far, in the order first seen. */
   findings(): readonly ContractFinding[] {
-    return [...this.#findings];
+    return [...this.#findings.values()].map((f) => ({ ...f }));
   }
 
   /** Findings that are not known UI-only rules. */
   violations(): ContractFinding[] {
-    return this.#findings.filter((f) => f.severity === "violation");
+    return this.findings().filter((f) => f.severity === "violation");
   }
 
   /** Forgets every finding. */
   reset(): void {
-    this.#findings.length = 0;
+    this.#findings.clear();
   }
 }

@@ -10,6 +10,7 @@ Deno.test("ContractLog records what @linode/validation refuses, UI-only rules as
   log.check("POST /v4/nodebalancers/{id}/configs/{id}/nodes", { ...NODE, label: "ab" }, "ccm");
   log.check("PUT /v4beta/linode/instances/{id}/interfaces/{id}", { vpc: { ipv4: { ranges: [] } } }, "ccm");
   log.check("GET /v4/nodebalancers", undefined, "ccm");
+  log.check("POST /v4/nodebalancers/{id}/configs/{id}/nodes", { ...NODE, label: "xy" }, "ccm");
   const found = log.findings().map((f) => [f.route, f.path, f.severity]);
   assert.deepEqual(found, [
     ["POST /nodebalancers/{id}/configs/{id}/nodes", "label", "violation"],
@@ -18,10 +19,11 @@ Deno.test("ContractLog records what @linode/validation refuses, UI-only rules as
     ["PUT /linode/instances/{id}/interfaces/{id}", "vpc.subnet_id", "warning"],
     ["PUT /linode/instances/{id}/interfaces/{id}", "vlan.vlan_label", "warning"],
   ]);
-  assert.deepEqual(log.violations().map((f) => [f.message, f.userAgent]), [[
+  assert.deepEqual(log.violations().map((f) => [f.message, f.userAgent, f.count]), [[
     "Label should be between 3 and 32 characters.",
     "ccm",
-  ]]);
+    2,
+  ]], "the same finding is kept once, counted");
   assert.ok(log.findings().filter((f) => f.severity === "warning").every((f) => (f.why ?? "").length > 20));
   log.reset();
   assert.deepEqual(log.findings(), []);
