@@ -72,13 +72,13 @@ Deno.test("NodeBalancerCache.details lists configs and nodes once, then serves w
   const nb = await client.nodeBalancers.create({
     label: "ccm-detail",
     region: "us-east",
-    configs: [{ port: 80, protocol: "tcp", nodes: [{ address: "192.168.0.1:30080", label: "node-1" }] }],
+    configs: [{ port: 80, protocol: "tcp", nodes: [{ address: "192.168.140.1:30080", label: "node-1" }] }],
   });
   sim.calls.reset();
   const [first, second] = await Promise.all([cache.details.configs(nb.id), cache.details.configs(nb.id)]);
   assert.equal(first, second, "one load for concurrent readers");
   assert.equal(first.length, 1);
-  assert.deepEqual(first[0]?.nodes.map((n) => n.address), ["192.168.0.1:30080"]);
+  assert.deepEqual(first[0]?.nodes.map((n) => n.address), ["192.168.140.1:30080"]);
   assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs"), 1);
   assert.equal(sim.calls.count("GET /v4/nodebalancers/{id}/configs/{id}/nodes"), 1);
   const config = first[0];

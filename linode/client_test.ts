@@ -102,26 +102,39 @@ Deno.test("createFirewall() reports a 400 with its field errors and does not ret
   assert.deepEqual(clock.sleeps, []);
 });
 
-Deno.test("createNodeBalancer() sends a config without nodes (api-v4 validation bypassed)", async () => {
+Deno.test("createNodeBalancer() sends configs as given (api-v4 validation bypassed); the API wants a node in each", async () => {
   await using sim = await startLinodeSim();
   const { client } = clientFor(sim);
+  await assert.rejects(
+    client.nodeBalancers.create({
+      label: "ccm-abc",
+      region: "us-east",
+      configs: [{ port: 80, protocol: "tcp", nodes: [] }],
+    }),
+    (e: unknown) => {
+      assert.ok(e instanceof LinodeApiError, "the API's answer, not api-v4's client-side refusal");
+      assert.deepEqual(e.reasons.map((r) => r.field), ["configs[0].nodes"]);
+      return true;
+    },
+  );
   const nb = await client.nodeBalancers.create({
     label: "ccm-abc",
     region: "us-east",
-    configs: [{ port: 80, protocol: "tcp", nodes: [] }],
+    configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "node-1", address: "192.168.130.10:30080" }] }],
   });
   const configs = await client.nodeBalancers.listConfigs(nb.id);
   assert.deepEqual(configs.map((c) => c.port), [80]);
   const config = configs[0];
   assert.ok(config);
   const node = await client.nodeBalancers.createConfigNode(nb.id, config.id, {
-    label: "node-1",
-    address: "192.168.1.10:30080",
+    label: "node-2",
+    address: "192.168.130.11:30080",
   });
   const nodes = await client.nodeBalancers.listConfigNodes(nb.id, config.id);
-  assert.deepEqual(nodes.map((n) => n.id), [node.id]);
+  assert.deepEqual(nodes.map((n) => n.id).slice(1), [node.id]);
   await client.nodeBalancers.delete(nb.id);
   assert.equal(sim.world.nodeBalancers().length, 0);
+  assert.equal(sim.calls.count("POST /v4/nodebalancers"), 2);
 });
 
 Deno.test("LinodeClient() instances on two sims keep their own URL and token", async () => {

@@ -7,9 +7,9 @@ import type { LinodeInterface } from "@linode/api-v4";
 import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts";
 import { rawRequest } from "./transport.ts";
 
-/** The body of a routed-range update: the interface's own subnet and `vpc.ipv4.ranges`; the rest is kept. */
+/** The body of a routed-range update: `vpc.ipv4.ranges` only; the subnet and the rest are kept. */
 export interface VpcRangesUpdate {
-  vpc: { subnet_id: number; ipv4: { ranges: { range: string }[] } };
+  vpc: { ipv4: { ranges: { range: string }[] } };
 }
 
 /** `/linode/instances/{id}/interfaces` and below. */
@@ -37,20 +37,19 @@ export class LinodeInterfaceApi {
 
   /**
    * Replaces the routed IPv4 ranges of a VPC interface (the whole list; `[]` removes the last one). The
-   * body names the interface's current subnet: the documented update carries `vpc.subnet_id` (a different
-   * one would move the interface), and sending the same one changes nothing. Sent as is, without api-v4's
-   * rewriting of the body. A PUT, so retried.
+   * body leaves out `vpc.subnet_id`: the API does not let an update change it, and linodego's update
+   * options no longer carry it. Sent as is, without api-v4's body rewriting. A PUT, so retried.
    */
   updateVpcRanges(
     linodeId: number,
     interfaceId: number,
-    update: { subnetId: number; ranges: readonly string[] },
+    update: { ranges: readonly string[] },
     options?: CallOptions,
   ): Promise<LinodeInterface> {
     const route = "/linode/instances/{id}/interfaces/{id}";
     const s = spec("PUT", route, `update vpc ranges on linode ${linodeId}`, options);
     const ranges = update.ranges.map((range) => ({ range }));
-    const body: VpcRangesUpdate = { vpc: { subnet_id: update.subnetId, ipv4: { ranges } } };
+    const body: VpcRangesUpdate = { vpc: { ipv4: { ranges } } };
     const path = `/linode/instances/${linodeId}/interfaces/${interfaceId}`;
     return this.#caller.run(s, () => rawRequest<LinodeInterface>("PUT", path, { data: body }));
   }

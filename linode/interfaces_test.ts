@@ -21,10 +21,12 @@ Deno.test("LinodeInterfaceApi.updateVpcRanges() replaces the routed ranges of a 
   const iface = (await client.interfaces.list(linode.id)).find((i) => i.vpc);
   assert.ok(iface, "the Linode has a VPC interface");
   const ranges = ["10.192.1.0/24", "10.192.2.0/24"];
-  const updated = await client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges });
+  const updated = await client.interfaces.updateVpcRanges(linode.id, iface.id, { ranges });
   assert.deepEqual(updated.vpc?.ipv4?.ranges, [{ range: "10.192.1.0/24" }, { range: "10.192.2.0/24" }]);
   assert.equal(updated.vpc?.subnet_id, subnetId, "the subnet is kept");
-  await client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges: [] });
+  const sent = sim.calls.log.find((c) => c.method === "PUT")?.body;
+  assert.deepEqual(sent, { vpc: { ipv4: { ranges: ranges.map((range) => ({ range })) } } }, "no subnet_id");
+  await client.interfaces.updateVpcRanges(linode.id, iface.id, { ranges: [] });
   assert.deepEqual((await client.interfaces.get(linode.id, iface.id)).vpc?.ipv4?.ranges, []);
   assert.equal(sim.calls.count("PUT /v4/linode/instances/{id}/interfaces/{id}"), 2);
 });
@@ -48,7 +50,7 @@ Deno.test("LinodeInterfaceApi.updateVpcRanges() reports the API's refusal with i
   assert.ok(iface);
   // A Linode interface's ranges lie inside its subnet (10.0.0.0/16 here).
   await assert.rejects(
-    client.interfaces.updateVpcRanges(linode.id, iface.id, { subnetId, ranges: ["10.192.1.0/24"] }),
+    client.interfaces.updateVpcRanges(linode.id, iface.id, { ranges: ["10.192.1.0/24"] }),
     (e: unknown) => {
       assert.ok(e instanceof LinodeApiError);
       assert.equal(e.status, 400);

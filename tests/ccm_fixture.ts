@@ -12,6 +12,7 @@ import { type Config, parseConfig } from "../config/config.ts";
 import { Registry } from "../server/metrics.ts";
 import { type KubeSim, startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
+import type { RateLimitRule } from "../sim/linode/rate_limit.ts";
 import { type LinodeSim, startLinodeSim } from "../sim/linode/server.ts";
 import { buildParts, type CcmParts, waitForInformers } from "../wiring/parts.ts";
 
@@ -33,6 +34,11 @@ export interface WorldOptions {
   sims?: SeededSims;
   /** The fake clock, when the seeded world runs on it too (default a new one). */
   clock?: FakeClock;
+  /**
+   * Rate limits of a new Linode emulator (e.g. `DOCUMENTED_RATE_LIMITS`), which then counts its windows on
+   * the world's fake clock; default generous, on the system clock.
+   */
+  rateLimits?: readonly RateLimitRule[];
 }
 
 /** Emulators that already hold a world, with the kubeconfig that reaches them. */
@@ -122,8 +128,20 @@ async function runToEnd(run: Promise<CcmOutcome>, clock: FakeClock): Promise<Ccm
 
 const WRITE_VERBS = ["PATCH", "PUT", "DELETE", "POST"];
 
-async function emptySims(): Promise<SeededSims> {
-  const linode = await startLinodeSim();
+/** Fails the scenario when the CCM sent a body Linode's own schemas refuse (tests' own calls are not judged). */
+export function assertContractKept(linode: LinodeSim): void {
+  const mine = (linode.contract?.violations() ?? []).filter((f) =>
+    f.userAgent.startsWith("linode-cloud-controller-manager/")
+  );
+  if (mine.length === 0) return;
+  const lines = mine.map((f) => `${f.route} ${f.path}: ${f.message}`);
+  throw new Error(`The CCM sent bodies @linode/validation refuses:\n${[...new Set(lines)].join("\n")}`);
+}
+
+async function emptySims(
+  limited?: { clock: FakeClock; rateLimits: readonly RateLimitRule[] },
+): Promise<SeededSims> {
+  const linode = await startLinodeSim({ ...limited, contract: true });
   const kube = await startKubeSim();
   const dir = await Deno.makeTempDir({ prefix: "ccm_world_" });
   const kubeconfig = join(dir, "kubeconfig");
@@ -147,11 +165,12 @@ async function emptySims(): Promise<SeededSims> {
 
 /** Starts both emulators; `start()` then runs the CCM against them. */
 export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> {
-  const sims = options.sims ?? await emptySims();
+  const clock = options.clock ?? new FakeClock();
+  const limited = options.rateLimits && { clock, rateLimits: options.rateLimits };
+  const sims = options.sims ?? await emptySims(limited);
   const { linode, kube } = sims;
   const env = { ...sims.env, ...options.env };
   const config = configOf(options.flags ?? [], env);
-  const clock = options.clock ?? new FakeClock();
   const metrics = new Registry();
   const deps = { clock, metrics, hostname: "scenario" };
   let running: { ccm: RunningCcm; run: Promise<CcmOutcome>; stop: AbortController } | undefined;
@@ -248,6 +267,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
       try {
         // A CCM that failed fails the test. Time goes on while it stops (a Linode retry may be sleeping).
         if (running) await world.stop();
+        assertContractKept(linode);
       } finally {
         await sims.close();
       }

@@ -49,7 +49,7 @@ async function adopted(world: ServiceWorld, name: string, uid: string): Promise<
 for (const variant of ["status IP", "status hostname only"] as const) {
   Deno.test(`service adopts a Go-CCM NodeBalancer by its ${variant}: same id, address and node ids`, async () => {
     await using world = await startServiceWorld();
-    const ips = ["192.168.0.11", "192.168.0.12"];
+    const ips = ["192.168.140.11", "192.168.140.12"];
     ips.forEach((ip, i) => world.addNode(`node-${i + 1}`, ip));
     // A hostname-only status comes from hostname-only-ingress, which the Service keeps.
     const hostnameOnly = variant === "status hostname only";
@@ -89,7 +89,7 @@ for (const variant of ["status IP", "status hostname only"] as const) {
 
 Deno.test("service adopts the NodeBalancer named by nodebalancer-id, and never creates one when it is missing", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web", { annotations: { [annotationKey("nodebalancer-id")]: "999999" } });
   await until(world, () => world.events("SyncLoadBalancerFailed", "web").length > 0, "a Warning");
@@ -113,7 +113,7 @@ Deno.test("service adopts the NodeBalancer named by nodebalancer-id, and never c
 
 Deno.test("service moving nodebalancer-id deletes the old NodeBalancer only when it is the Service's", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const first = await userNodeBalancer(world, "first-nb");
   const second = await userNodeBalancer(world, "second-nb");
@@ -149,7 +149,7 @@ Deno.test("service moving nodebalancer-id deletes the old NodeBalancer only when
 
 Deno.test("service with preserve keeps the NodeBalancer it moves away from, untagged", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const svc = world.addService("web", { annotations: { [annotationKey("preserve")]: "true" } });
   await until(world, () => world.nodeBalancerOf("web") !== undefined, "created");

@@ -140,8 +140,8 @@ function serviceName(i: number): string {
 async function world(): Promise<ServiceWorld> {
   const w = await startServiceWorld({ flags: ["--concurrent-service-syncs=4"] });
   // The node controller annotates each Node with its Linode's public IPv6 (for enable-ipv6-backends).
-  w.addNode("node-1", "192.168.0.11");
-  w.addNode("node-2", "192.168.0.12");
+  w.addNode("node-1", "192.168.140.11");
+  w.addNode("node-2", "192.168.140.12");
   await w.start();
   for (const name of ["node-1", "node-2"]) {
     assert.ok(w.node(name)?.metadata?.annotations?.[PUBLIC_IPV6_ANNOTATION], `${name}: its public IPv6`);

@@ -12,8 +12,8 @@ import { backendIds, type ServiceWorld, startServiceWorld, until } from "./servi
 async function webWorld(): Promise<ServiceWorld> {
   // The node controller's address refresh lists Linodes every 5 min: set apart, only the service controller calls.
   const world = await startServiceWorld({ flags: ["--node-status-update-frequency=24h"] });
-  world.addNode("node-1", "192.168.0.11");
-  world.addNode("node-2", "192.168.0.12");
+  world.addNode("node-1", "192.168.140.11");
+  world.addNode("node-2", "192.168.140.12");
   await world.start();
   world.addService("web");
   await until(world, () => backendCount(world) === 2, "web backed by both Nodes");

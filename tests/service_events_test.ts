@@ -11,7 +11,7 @@ import { type ServiceWorld, startServiceWorld, until } from "./service_fixture.t
 
 async function world(): Promise<ServiceWorld> {
   const w = await startServiceWorld();
-  w.addNode("node-1", "192.168.0.11");
+  w.addNode("node-1", "192.168.140.11");
   await w.start();
   return w;
 }

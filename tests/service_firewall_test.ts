@@ -36,7 +36,7 @@ function allowedV4(world: ServiceWorld): string[] {
 
 Deno.test("service keeps a firewall-acl firewall in line and deletes it with the ACL and the Service", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const svc = world.addService("web", {
     annotations: { [ACL]: JSON.stringify({ allowList: { ipv4: ["203.0.113.0/24"] } }) },
@@ -67,7 +67,7 @@ Deno.test("service keeps a firewall-acl firewall in line and deletes it with the
 
 Deno.test("service attaches the firewall-id firewall, moves between them, and never deletes one it did not make", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const a = await userFirewall(world, "user-fw-a", OPEN);
   const b = await userFirewall(world, "user-fw-b", OPEN);
@@ -82,7 +82,7 @@ Deno.test("service attaches the firewall-id firewall, moves between them, and ne
 
 Deno.test("service detaches the firewall-id firewall when the annotation goes, and keeps the firewall", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const a = await userFirewall(world, "user-fw-a", OPEN);
   world.addService("web", { annotations: { [FIREWALL_ID]: String(a.id) } });
@@ -96,7 +96,7 @@ Deno.test("service detaches the firewall-id firewall when the annotation goes, a
 
 Deno.test("service only detaches its own firewall when someone has attached it elsewhere since", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web", {
     annotations: { [ACL]: JSON.stringify({ allowList: { ipv4: ["203.0.113.0/24"] } }) },

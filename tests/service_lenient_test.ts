@@ -140,8 +140,8 @@ function backends(nb: NodeBalancerSnapshot | undefined): number {
 
 async function world(): Promise<ServiceWorld> {
   const w = await startServiceWorld({ flags: ["--concurrent-service-syncs=4"] });
-  w.addNode("node-1", "192.168.0.11");
-  w.addNode("node-2", "192.168.0.12");
+  w.addNode("node-1", "192.168.140.11");
+  w.addNode("node-2", "192.168.140.12");
   await w.start();
   return w;
 }
@@ -178,7 +178,7 @@ Deno.test("service serves each lenient value on a new and an existing NodeBalanc
   }
   // The other port's settings and node churn still reach every NodeBalancer.
   for (const name of names) patchAnnotations(w, name, OTHER_PORT);
-  w.addNode("node-3", "192.168.0.13");
+  w.addNode("node-3", "192.168.140.13");
   const reconciled = (nb: NodeBalancerSnapshot | undefined) =>
     backends(nb) === 3 && nb?.configs.find((c) => c.port === 8080)?.algorithm === "leastconn";
   for (const name of names) {

@@ -21,7 +21,7 @@ async function ensured(world: ServiceWorld, name: string): Promise<void> {
 
 Deno.test("service adds the finalizer, creates one NodeBalancer, reports it, and on deletion removes both", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11", "192.168.0.12");
+  await cluster(world, "192.168.140.11", "192.168.140.12");
   const created = world.addService("web", { ports: [{ port: 80 }, { port: 443 }] });
   await ensured(world, "web");
   const svc = world.service("web");
@@ -36,7 +36,7 @@ Deno.test("service adds the finalizer, creates one NodeBalancer, reports it, and
   const ports = Object.fromEntries((svc?.spec?.ports ?? []).map((p) => [p.port, p.nodePort]));
   assert.deepEqual(
     nb.configs.map((c) => [c.port, c.nodes.map((n) => n.address).sort()]),
-    [80, 443].map((p) => [p, [`192.168.0.11:${ports[p]}`, `192.168.0.12:${ports[p]}`]]),
+    [80, 443].map((p) => [p, [`192.168.140.11:${ports[p]}`, `192.168.140.12:${ports[p]}`]]),
   );
   assert.equal(world.events("EnsuringLoadBalancer", "web").length, 1);
   assert.equal(world.events("EnsuredLoadBalancer", "web").length, 1);
@@ -50,7 +50,7 @@ Deno.test("service adds the finalizer, creates one NodeBalancer, reports it, and
 
 Deno.test("service on a type change away from LoadBalancer deletes the NodeBalancer, clears the status and drops the finalizer", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11");
+  await cluster(world, "192.168.140.11");
   world.addService("web");
   await ensured(world, "web");
   world.kube.store.patch("services", "web", { spec: { type: "ClusterIP" } }, {
@@ -64,7 +64,7 @@ Deno.test("service on a type change away from LoadBalancer deletes the NodeBalan
 
 Deno.test("service keeps a preserved NodeBalancer when the Service goes", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11");
+  await cluster(world, "192.168.140.11");
   world.addService("web", { annotations: { [PRESERVE]: "true" } });
   await ensured(world, "web");
   const before = world.nodeBalancers();
@@ -78,7 +78,7 @@ Deno.test("service keeps a preserved NodeBalancer when the Service goes", async 
 Deno.test("service makes no Linode call for unchanged Services, however often they resync", async () => {
   // The node controller's address refresh lists Linodes every 5 min: set apart, the whole CCM must be quiet.
   await using world = await startServiceWorld({ flags: ["--node-status-update-frequency=24h"] });
-  await cluster(world, "192.168.0.11", "192.168.0.12");
+  await cluster(world, "192.168.140.11", "192.168.140.12");
   for (const name of ["a", "b", "c"]) world.addService(name);
   for (const name of ["a", "b", "c"]) await ensured(world, name);
   const reconciles = () =>
@@ -95,11 +95,11 @@ Deno.test("service makes no Linode call for unchanged Services, however often th
 
 Deno.test("service follows Node changes in place, keeping the node ids of backends that stay", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11", "192.168.0.12");
+  await cluster(world, "192.168.140.11", "192.168.140.12");
   world.addService("web");
   await ensured(world, "web");
   const before = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-  world.addNode("node-3", "192.168.0.13");
+  world.addNode("node-3", "192.168.140.13");
   await until(
     world,
     () => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 3,
@@ -127,7 +127,7 @@ Deno.test("service follows Node changes in place, keeping the node ids of backen
 
 Deno.test("service restores a lost status from the ownership tag without a second NodeBalancer", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11");
+  await cluster(world, "192.168.140.11");
   world.addService("web");
   await ensured(world, "web");
   const [nb] = world.nodeBalancers();
@@ -147,7 +147,7 @@ Deno.test("service restores a lost status from the ownership tag without a secon
 
 Deno.test("service reports hostname-only and IPv6 ingress as asked", async () => {
   await using world = await startServiceWorld();
-  await cluster(world, "192.168.0.11");
+  await cluster(world, "192.168.140.11");
   world.addService("named", {
     annotations: { "service.beta.kubernetes.io/linode-loadbalancer-hostname-only-ingress": "true" },
   });

@@ -44,7 +44,7 @@ const FOREIGN: { name: string; tags: (world: ServiceWorld) => string[]; why: Reg
 for (const c of FOREIGN) {
   Deno.test(`service never adopts, changes or deletes a NodeBalancer with ${c.name}`, async () => {
     await using world = await startServiceWorld();
-    world.addNode("node-1", "192.168.0.11");
+    world.addNode("node-1", "192.168.140.11");
     await world.start();
     const theirs = await taggedNodeBalancer(world, c.tags(world));
     const before = world.nodeBalancers().find((nb) => nb.id === theirs.id);
@@ -66,7 +66,7 @@ for (const c of FOREIGN) {
 
 Deno.test("service never takes the NodeBalancer of another live Service of this cluster", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("first");
   await until(world, () => world.nodeBalancerOf("first") !== undefined, "first's NodeBalancer");
@@ -81,7 +81,7 @@ Deno.test("service never takes the NodeBalancer of another live Service of this 
 
 Deno.test("service adopts an untagged NodeBalancer (the Go CCM's) and tags it with this cluster's identity", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   const untagged = await userNodeBalancer(world, "go-ccm-made");
   const svc = world.addService("web", {
@@ -98,7 +98,7 @@ Deno.test("service adopts an untagged NodeBalancer (the Go CCM's) and tags it wi
 
 Deno.test("service creates nothing and cleans up nothing while the cluster identity cannot be read", async () => {
   await using world = await startServiceWorld({ flags: ["--cleanup-orphaned-nodebalancers"] });
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   const fault = world.kube.faults.add({
     method: "GET",
     route: "/api/v1/namespaces/{name}",

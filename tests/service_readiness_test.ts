@@ -28,7 +28,7 @@ async function servingWorld(forbid: "services" | "secrets"): Promise<ServiceWorl
   const world = await startServiceWorld({
     flags: ["--bind-address=127.0.0.1", `--secure-port=${freePort()}`],
   });
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   const route = forbid === "secrets" ? "/api/v1/namespaces/*/secrets/*" : `/api/v1/${forbid}`;
   world.kube.faults.add({ method: "GET", route, status: 403, message: "forbidden" });
   return world;

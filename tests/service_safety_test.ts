@@ -23,7 +23,7 @@ function warnings(world: ServiceWorld, name: string): string[] {
 // A value the Go CCM refuses too (those it reads leniently go on syncing: service_lenient_test.ts).
 Deno.test("service leaves the NodeBalancer exactly as it was while an annotation is invalid", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
@@ -45,7 +45,7 @@ Deno.test("service leaves the NodeBalancer exactly as it was while an annotation
       result: "permanent",
     });
   const before2 = refused();
-  world.addNode("node-2", "192.168.0.12");
+  world.addNode("node-2", "192.168.140.12");
   await until(world, () => refused() > before2, "the Node change synced (and refused)");
   assert.equal(writeCount(world), 0, "nothing changed, not even for the new Node");
   assert.deepEqual(world.nodeBalancerOf("web"), before);
@@ -64,8 +64,8 @@ Deno.test("service leaves the NodeBalancer exactly as it was while an annotation
 
 Deno.test("service keeps every backend when an API write fails, then converges keeping node ids", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
-  world.addNode("node-2", "192.168.0.12");
+  world.addNode("node-1", "192.168.140.11");
+  world.addNode("node-2", "192.168.140.12");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
@@ -73,7 +73,7 @@ Deno.test("service keeps every backend when an API write fails, then converges k
   const fault = world.linode.faults.error(503, { route: "/nodebalancers/{id}/configs/{id}/nodes*" });
   world.linode.calls.reset();
   world.kube.store.delete("nodes", "node-1");
-  world.addNode("node-3", "192.168.0.13");
+  world.addNode("node-3", "192.168.140.13");
   await until(
     world,
     () => warnings(world, "web").some((m) => /HTTP 503/.test(m)),
@@ -92,16 +92,16 @@ Deno.test("service keeps every backend when an API write fails, then converges k
   world.linode.faults.remove(fault);
   await until(world, () => {
     const now = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-    return Object.keys(now).length === 2 && Object.keys(now).some((a) => a.startsWith("192.168.0.13:"));
+    return Object.keys(now).length === 2 && Object.keys(now).some((a) => a.startsWith("192.168.140.13:"));
   }, "converged");
   const after = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-  const kept = Object.keys(before).find((a) => a.startsWith("192.168.0.12:")) ?? "";
+  const kept = Object.keys(before).find((a) => a.startsWith("192.168.140.12:")) ?? "";
   assert.equal(after[kept], before[kept], "node-2 kept its id");
 });
 
 Deno.test("service creates nothing while the NodeBalancer listing fails, then exactly one", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   const outage = world.linode.faults.outage(600_000, { method: "GET", route: "/nodebalancers" });
   await world.start();
   world.addService("web");
@@ -114,7 +114,7 @@ Deno.test("service creates nothing while the NodeBalancer listing fails, then ex
 
 Deno.test("service in a new process with the listing down creates nothing, then finds the Service's NodeBalancer by its tag", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
@@ -144,7 +144,7 @@ Deno.test("service in a new process with the listing down creates nothing, then 
 
 Deno.test("service keeps the finalizer until the NodeBalancer is really deleted", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
@@ -162,13 +162,13 @@ Deno.test("service keeps the finalizer until the NodeBalancer is really deleted"
 
 Deno.test("service replaces a NodeBalancer deleted behind its back once the API says 404", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web");
   await ensured(world, "web");
   const [gone] = world.nodeBalancers();
   world.linode.world.deleteNodeBalancer(gone?.id ?? 0);
-  world.addNode("node-2", "192.168.0.12");
+  world.addNode("node-2", "192.168.140.12");
   await until(world, () => {
     const nb = world.nodeBalancerOf("web");
     return nb !== undefined && nb.id !== gone?.id && nb.configs[0]?.nodes.length === 2;

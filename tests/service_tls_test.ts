@@ -29,7 +29,7 @@ Deno.test("service serves HTTPS ports with the Secret's certificate and follows 
   const second = await generateSelfSignedCert({ hosts: ["web.example.com"] });
   // The node controller's address refresh lists Linodes every 5 min: set apart, the whole CCM must be quiet.
   await using world = await startServiceWorld({ flags: ["--node-status-update-frequency=24h"] });
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   await world.start();
   world.addService("web", { ports: [{ port: 443 }], annotations: HTTPS_443 });
   await world.settle();

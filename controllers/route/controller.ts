@@ -110,7 +110,7 @@ export function linodeRangeWriter(linode: Pick<LinodeClient, "instances" | "inte
   return {
     async setRanges(t, ranges, signal) {
       if (t.configId === null) {
-        const update = { subnetId: t.subnetId, ranges };
+        const update = { ranges };
         const updated = await linode.interfaces.updateVpcRanges(t.linodeId, t.interfaceId, update, {
           signal,
         });

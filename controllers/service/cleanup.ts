@@ -91,8 +91,12 @@ export async function ensureLoadBalancerDeleted(
       ...(releaseIp ? [{ field: "reserved ipv4", old: found.nb.ipv4, new: null }] : []),
     ];
     if (!scope.hold(releaseAction(svc, found.nb.id, { preserve: false, changes }))) {
-      await deleteNodeBalancer(deps, svc, found.nb.id);
+      // The address goes back first, as in the Go CCM: should that fail (a 429, a 5xx), the retry still finds
+      // the NodeBalancer and releases again (a released address counts as done). Released after the delete, a
+      // failure leaked it: the retry found no NodeBalancer and dropped the finalizer. A released address stays
+      // on the NodeBalancer as an ordinary one until the delete.
       if (releaseIp) await deps.reservedIps?.deleteReservedIpv4(found.nb.ipv4);
+      await deleteNodeBalancer(deps, svc, found.nb.id);
     }
   }
   deps.tls.forget(objectKey(svc));

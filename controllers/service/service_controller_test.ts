@@ -40,12 +40,12 @@ const CASES: { name: string; change: (n: V1Node) => void; enqueues: boolean }[] 
   },
   {
     name: "an address",
-    change: (n) => n.status!.addresses = [{ type: "InternalIP", address: "192.168.0.9" }],
+    change: (n) => n.status!.addresses = [{ type: "InternalIP", address: "192.168.140.9" }],
     enqueues: true,
   },
   {
     name: "the private-ip annotation",
-    change: (n) => n.metadata!.annotations!["node.k8s.linode.com/private-ip"] = "192.168.0.9",
+    change: (n) => n.metadata!.annotations!["node.k8s.linode.com/private-ip"] = "192.168.140.9",
     enqueues: true,
   },
 ];

@@ -19,6 +19,8 @@ export interface CallRecord {
   answeredAt?: number;
   /** The `Retry-After` of a 429, in seconds. */
   retryAfterSec?: number;
+  /** The parsed JSON body of a POST or PUT (undefined when none or not JSON): what the client sent. */
+  body?: unknown;
 }
 
 /** Called once per request, synchronously, when its answer is ready. */

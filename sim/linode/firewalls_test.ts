@@ -250,32 +250,46 @@ Deno.test("createFirewall() refuses labels the reference refuses", async () => {
   }
 });
 
-Deno.test("addFirewallDevice() allows one enabled firewall per NodeBalancer; disabled ones may join it", async () => {
+Deno.test("one firewall per entity, disabled ones included: a second device is a 400 with the field", async () => {
   await using sim = await startLinodeSim();
   const nb = await withSim(
     sim,
     () => rawCall("POST", "/nodebalancers", { label: "svc-fw2", region: "us-east" }),
   ) as { id: number };
+  const linode = sim.world.addInstance({ label: "fw-node" });
   const fwA = await withSim(sim, () => createFirewall({ label: "fw-a", rules: RULES }));
   const fwB = await withSim(sim, () => createFirewall({ label: "fw-b", rules: RULES }));
   await withSim(sim, () => addFirewallDevice(fwA.id, { id: nb.id, type: "nodebalancer" }));
-  const second = await failure(
+  await withSim(sim, () => addFirewallDevice(fwA.id, { id: linode.id, type: "linode" }));
+  await withSim(sim, () => disableFirewall(fwB.id));
+  for (const [type, id] of [["nodebalancer", nb.id], ["linode", linode.id]] as const) {
+    const second = await failure(withSim(sim, () => addFirewallDevice(fwB.id, { id, type })));
+    assert.deepEqual(second.errors, [{
+      field: "id",
+      reason: `${type} ${id} already has firewall ${fwA.id} assigned`,
+    }]);
+  }
+  const atCreate = await failure(
+    withSim(sim, () =>
+      rawCall("POST", "/networking/firewalls", {
+        label: "fw-c",
+        rules: RULES,
+        devices: { nodebalancers: [nb.id] },
+      })),
+  );
+  assert.equal(atCreate.errors[0]?.field, "devices");
+  await withSim(sim, () => disableFirewall(fwA.id));
+  const stillHeld = await failure(
     withSim(sim, () => addFirewallDevice(fwB.id, { id: nb.id, type: "nodebalancer" })),
   );
-  assert.deepEqual(second.errors, [{
-    field: "id",
-    reason: `nodebalancer ${nb.id} already has an enabled firewall`,
-  }]);
-  await withSim(sim, () => disableFirewall(fwB.id));
-  await withSim(sim, () => addFirewallDevice(fwB.id, { id: nb.id, type: "nodebalancer" }));
-  const enable = await failure(
-    withSim(sim, () => rawCall("PUT", `/networking/firewalls/${fwB.id}`, { status: "enabled" })),
-  );
-  assert.equal(enable.errors[0]?.field, "status");
+  assert.equal(stillHeld.status, 400, "a disabled firewall still holds its entity");
   assert.deepEqual((await withSim(sim, () => getNodeBalancerFirewalls(nb.id))).data.map((f) => f.id), [
     fwA.id,
-    fwB.id,
   ]);
+  assert.deepEqual(sim.world.firewalls().map((f) => [f.label, f.entities.length]), [["fw-a", 2], [
+    "fw-b",
+    0,
+  ]]);
   const withFw = await failure(
     withSim(
       sim,

@@ -64,12 +64,19 @@ const PRIVATE_BLOCKS: readonly Cidr[] = [
   { base: 0xc0a80000, prefix: 16 },
 ];
 
+/**
+ * Linode's private network, 192.168.128.0/17: where a Linode's private IPv4 comes from, the only place a
+ * non-VPC NodeBalancer backend may be, and a block VPC subnets must not overlap (the VPC reference, v4.208:
+ * "The range must not overlap with 192.168.128.0/17").
+ */
+export const LINODE_PRIVATE_NETWORK: Cidr = { base: 0xc0a88000, prefix: 17 };
+
 /** True when a whole block lies in one RFC 1918 block. */
 export function isPrivateCidr(cidr: Cidr): boolean {
   return PRIVATE_BLOCKS.some((block) => cidrWithin(block, cidr));
 }
 
-/** True for RFC 1918 addresses (what Linode accepts as NodeBalancer backends). */
+/** True for RFC 1918 addresses. */
 export function isPrivateIpv4(text: string): boolean {
   const ip = parseIpv4(text);
   return ip !== undefined && PRIVATE_BLOCKS.some((block) => cidrContains(block, ip));

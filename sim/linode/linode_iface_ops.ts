@@ -204,6 +204,22 @@ function updateVlan(iface: SimLinodeInterface, vlan: Body | undefined): void {
 }
 
 /**
+ * The `vpc` part of an update with the interface's own subnet: the API does not move an interface between
+ * subnets (the Terraform provider: "SubnetID cannot be updated according to the API"; linodego's update
+ * options dropped it), so a different `subnet_id` is a 400 and an absent one means "this subnet". The
+ * reference (v4.208) still shows `--vpc.subnet_id` in its update example and mentions new default addresses
+ * "if the subnet_id is updated"; the sim follows the live API. Whether the same id is accepted is left
+ * open; the sim accepts it.
+ */
+function keepSubnet(current: number, vpc: Body): Body {
+  const asked = vpc.subnet_id;
+  if (asked !== undefined && asked !== null && asked !== current) {
+    throw fieldError("vpc.subnet_id", "subnet_id can't be updated");
+  }
+  return { ...vpc, subnet_id: current };
+}
+
+/**
  * `PUT /linode/instances/{id}/interfaces/{interfaceId}`. Ranges and NAT change on a running Linode; with
  * Network Helper on (the sim's only setting) addresses and `primary` need it powered off, as documented.
  */
@@ -218,10 +234,8 @@ export function updateLinodeInterface(
   const vpc = optObject(body, "vpc");
   const pub = optObject(body, "public");
   updateVlan(iface, optObject(body, "vlan"));
-  if (vpc && (vpc.subnet_id === undefined || vpc.subnet_id === null)) {
-    throw fieldError("vpc.subnet_id", "subnet_id is required");
-  }
-  if (vpc && changesAddresses(iface, vpc) && rec.linode.status !== "offline") {
+  const vpcPart = vpc && iface.vpc ? keepSubnet(iface.vpc.subnet_id, vpc) : vpc;
+  if (vpcPart && changesAddresses(iface, vpcPart) && rec.linode.status !== "offline") {
     throw fieldError(
       "vpc.ipv4.addresses",
       "Shut the Linode down to change addresses while Network Helper is on",
@@ -238,7 +252,7 @@ export function updateLinodeInterface(
   }
   const v4After = iface.vpc !== null || (addresses ?? iface.public?.ipv4.addresses ?? []).length > 0;
   const route = planDefaultRoute(kindOf(iface), v4After, body);
-  if (vpc) applyVpcPart(world.vpcs, rec, iface, vpc);
+  if (vpcPart) applyVpcPart(world.vpcs, rec, iface, vpcPart);
   commitDefaultRoute(rec, iface, route);
   if (addresses && iface.public) iface.public = publicData(addresses, rec.slaac);
   iface.version++;

@@ -1,7 +1,7 @@
 /**
  * The `vpc` part of a Linode interface, created or replaced as `post-linode-interface` and
- * `put-linode-interface` document it: `subnet_id` (required; a change moves the interface and applies
- * default addresses), `ipv4.addresses` (`auto` or a free subnet address, one primary, optional
+ * `put-linode-interface` document it: `subnet_id` (required on create; an update keeps the interface's
+ * subnet, see `keepSubnet`), `ipv4.addresses` (`auto` or a free subnet address, one primary, optional
  * `nat_1_1_address`) and `ipv4.ranges` (CIDR inside the subnet, or a size like `/28`). Omitted or null
  * parts keep their values. Everything is checked before anything changes.
  */

@@ -112,7 +112,7 @@ Deno.test("updateLinodeInterface() replaces vpc.ipv4.ranges on a running Linode 
     "a size takes the first free block",
   );
   await put(sim, a.id, vpcIface(a.id), { vpc: { subnet_id: nodes.id, ipv4: { ranges: null } } });
-  await put(sim, a.id, vpcIface(a.id), { vpc: { subnet_id: nodes.id }, default_route: { ipv4: true } });
+  await put(sim, a.id, vpcIface(a.id), { vpc: {}, default_route: { ipv4: true } });
   assert.deepEqual(sim.world.ipRanges(a.id), ["10.192.0.0/24"], "null and omitted ranges are kept");
   assert.deepEqual(sim.world.linodeInterfaces(a.id).map((i) => i.default_route), [{ ipv6: true }, {
     ipv4: true,
@@ -123,7 +123,6 @@ Deno.test("updateLinodeInterface() replaces vpc.ipv4.ranges on a running Linode 
 });
 
 const REFUSED: [name: string, vpc: unknown, field: string, reason: RegExp][] = [
-  ["no subnet_id", { ipv4: { ranges: [] } }, "vpc.subnet_id", /required/],
   [
     "outside the subnet",
     { ipv4: { ranges: [{ range: "192.168.0.0/24" }] } },
@@ -162,18 +161,19 @@ const REFUSED: [name: string, vpc: unknown, field: string, reason: RegExp][] = [
 ];
 
 Deno.test("updateLinodeInterface() refuses what the API refuses with 400 and the field, changing nothing", async () => {
-  const { sim, vpc, nodes, a, b, vpcIface } = await world();
+  const { sim, vpc, spare, a, b, vpcIface } = await world();
   await using _ = sim;
   sim.world.setIpRanges(a.id, ["10.192.0.0/24"]);
   sim.world.setIpRanges(b.id, ["10.193.0.0/24"]);
   const before = await withSim(sim, () => getVPCIPs(vpc.id));
   const iface = vpcIface(a.id);
   for (const [name, body, field, reason] of REFUSED) {
-    const withSubnet = name === "no subnet_id" ? body : { subnet_id: nodes.id, ...(body as object) };
-    const got = await failure(put(sim, a.id, iface, { vpc: withSubnet }));
+    const got = await failure(put(sim, a.id, iface, { vpc: body }));
     assert.deepEqual([got.status, got.errors.length, got.errors[0]?.field], [400, 1, field], name);
     assert.match(got.errors[0]?.reason ?? "", reason, `${name}: ${got.errors[0]?.reason}`);
   }
+  const move = await failure(put(sim, a.id, iface, { vpc: { subnet_id: spare.id, ipv4: { ranges: [] } } }));
+  assert.deepEqual(move.errors, [{ field: "vpc.subnet_id", reason: "subnet_id can't be updated" }]);
   const typeChange = await failure(put(sim, a.id, iface, { public: { ipv4: { addresses: [] } } }));
   assert.equal(typeChange.errors[0]?.field, "public");
   const v6Route = await failure(put(sim, a.id, iface, { default_route: { ipv6: true } }));
@@ -205,7 +205,7 @@ Deno.test("each interface generation refuses the other's endpoints", async () =>
   assert.equal((await failure(withSim(sim, () => getLinodeInterface(a.id, 1)))).status, 404);
 });
 
-Deno.test("createLinodeInterface() and deleteLinodeInterface() need the Linode off, keep the limits, and move subnets", async () => {
+Deno.test("createLinodeInterface() and deleteLinodeInterface() need the Linode off and keep the limits; PUT never moves subnets", async () => {
   const { sim, vpc, nodes, spare, a, vpcIface } = await world();
   await using _ = sim;
   const base = `/linode/instances/${a.id}/interfaces`;
@@ -240,13 +240,11 @@ Deno.test("createLinodeInterface() and deleteLinodeInterface() need the Linode o
     (await failure(call("POST", base, { vlan: { vlan_label: "x" } }))).errors[0]?.reason ?? "",
     /three/,
   );
-  await call("PUT", `${base}/${vpcIface(a.id)}`, { vpc: { subnet_id: spare.id } });
-  const moved = sim.world.linodeInterfaces(a.id).find((i) => i.vpc)?.vpc;
-  assert.deepEqual([moved?.subnet_id, moved?.ipv4.addresses[0]?.address, moved?.ipv4.ranges], [
-    spare.id,
-    "172.16.0.2",
-    [],
-  ]);
+  const moved = await failure(call("PUT", `${base}/${vpcIface(a.id)}`, { vpc: { subnet_id: spare.id } }));
+  assert.equal(moved.errors[0]?.field, "vpc.subnet_id", "even powered off");
   const listed = (await withSim(sim, () => getVPCIPs(vpc.id, {}, { linode_id: a.id }))).data;
-  assert.deepEqual(listed.map((e) => [e.subnet_id, e.address, e.active]), [[spare.id, "172.16.0.2", false]]);
+  assert.deepEqual(listed.map((e) => [e.subnet_id, e.address ?? e.address_range]), [
+    [nodes.id, "10.0.0.9"],
+    [nodes.id, "10.0.0.4/30"],
+  ]);
 });

@@ -35,10 +35,17 @@ export interface ConfigDraft {
   nodes: NodeInput[];
 }
 
-/** Validates a config body with its nodes for `rec` (`prefix` "configs[0]." for inline configs). */
+/**
+ * Validates a config body with its nodes for `rec` (`prefix` "configs[0]." for inline configs). A new config
+ * needs at least one node: the reference (v4.208) says of `POST /nodebalancers` "Each config needs a unique
+ * port and at least one node" and lists `nodes` as required for `POST /nodebalancers/{id}/configs`; it sets
+ * no minimum there (and its prose says nodes may be added later), so the sim follows Linode's own client
+ * schema for that route (@linode/validation 0.83: "You must provide at least one back end node").
+ */
 export function draftConfig(rec: NbRecord, body: Body, prefix: string): ConfigDraft {
   const fields = parseConfigFields(body, undefined, { prefix, premium: rec.nb.type !== "common" });
   const nodes = parseNodes(body.nodes, prefix);
+  if (nodes.length === 0) throw fieldError(`${prefix}nodes`, "You must provide at least one back end node");
   checkNodeList(nodes, nodeContext(rec, fields.protocol), prefix);
   return { fields, nodes };
 }
@@ -47,8 +54,6 @@ export function draftConfig(rec: NbRecord, body: Body, prefix: string): ConfigDr
 export function draftInlineConfigs(rec: NbRecord, raw: unknown): ConfigDraft[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw fieldError("configs", "configs must be an array");
-  // The 2024 reference says each inline config needs at least one node; Linode's own CCM client (linode/) and
-  // the Go CCM send node-less configs for clusters without eligible nodes, so the sim accepts them.
   const drafts = raw.map((c, i) => {
     if (!isRecord(c)) throw fieldError(`configs[${i}]`, "Must be an object");
     return draftConfig(rec, c, `configs[${i}].`);
@@ -119,7 +124,7 @@ export function configView(rec: NbRecord, configId: number): NbConfigWire {
   return redactConfig(requireConfig(rec, configId).config);
 }
 
-/** `POST /nodebalancers/{id}/configs` (nodes optional). */
+/** `POST /nodebalancers/{id}/configs`, with at least one node (see `draftConfig`). */
 export function createConfig(rec: NbRecord, ids: Ids, body: Body): NbConfigWire {
   const draft = draftConfig(rec, body, "");
   checkPortFree(rec, draft.fields);

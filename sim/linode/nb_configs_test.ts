@@ -17,8 +17,12 @@ async function nodeBalancer(sim: LinodeSim, type = "common"): Promise<number> {
   return (nb as { id: number }).id;
 }
 
-function postConfig(sim: LinodeSim, nbId: number, body: unknown) {
-  return withSim(sim, () => rawCall("POST", `/nodebalancers/${nbId}/configs`, body)) as Promise<
+/** A backend every config takes (a new config needs one). */
+const NODE = { label: "node-1", address: "[2600:3c03::f03c:91ff:fe24:1]:80" };
+
+function postConfig(sim: LinodeSim, nbId: number, body: Record<string, unknown>) {
+  const withNode = { nodes: [NODE], ...body };
+  return withSim(sim, () => rawCall("POST", `/nodebalancers/${nbId}/configs`, withNode)) as Promise<
     Record<string, unknown>
   >;
 }
@@ -243,6 +247,16 @@ Deno.test("createNodeBalancerConfig() accepts every documented combination and f
     ["http", "none", "roundrobin", true, "recommended", null, null],
   );
   assert.equal((await withSim(sim, () => getNodeBalancerConfigs(nbId))).results, 8);
+});
+
+Deno.test("createNodeBalancerConfig() needs at least one node", async () => {
+  await using sim = await startLinodeSim();
+  const nbId = await nodeBalancer(sim);
+  for (const nodes of [undefined, []]) {
+    const got = await failure(postConfig(sim, nbId, { port: 80, nodes }));
+    assert.deepEqual(got.errors, [{ field: "nodes", reason: "You must provide at least one back end node" }]);
+  }
+  assert.equal((await withSim(sim, () => getNodeBalancerConfigs(nbId))).data.length, 0);
 });
 
 Deno.test("createNodeBalancerConfig() keeps ports unique among TCP-family configs and among UDP configs", async () => {

@@ -8,7 +8,7 @@
  */
 import type { NodeBalancerConfigNodeMode } from "@linode/api-v4";
 import { type Body, fieldError, isRecord, optEnum, optInt, optString } from "./http.ts";
-import { type Cidr, cidrContains, parseIpv4 } from "./ip.ts";
+import { type Cidr, cidrContains, LINODE_PRIVATE_NETWORK, parseIpv4 } from "./ip.ts";
 
 /** How a backend is reached: Linode private network, a VPC subnet, or public IPv6. */
 export type AddressKind = "private" | "vpc" | "ipv6";
@@ -37,8 +37,6 @@ export interface NodeContext {
 
 const MODES = ["accept", "reject", "drain", "backup", "none"] as const;
 const ADDRESS_FORMAT = "Must be in address:port format";
-/** Linode's private network; the reference only says "must be a private IP address" (see `parseAddress`). */
-const LINODE_PRIVATE: Cidr = { base: 0xc0a80000, prefix: 16 };
 
 function parsePort(text: string | undefined, field: string): number {
   const port = Number(text);
@@ -69,9 +67,10 @@ function parseIpv6Address(
 }
 
 /**
- * `ip:port` or `[ipv6]:port`. Without `subnet_id` an IPv4 backend must be on Linode's private network: the
- * reference says only "private", Cloud Manager offers only 192.168.x.x addresses for non-VPC backends
- * (linode/manager#12287), and other RFC 1918 blocks exist on Linode only inside VPC subnets, which need `subnet_id`.
+ * `ip:port` or `[ipv6]:port`. Without `subnet_id` an IPv4 backend must be on Linode's private network,
+ * 192.168.128.0/17: the reference says only "the private IPv4 address", Cloud Manager offers only a
+ * Linode's private addresses for non-VPC backends (linode/manager#12287), private addresses come from that
+ * block only, and other RFC 1918 blocks exist on Linode only inside VPC subnets, which need `subnet_id`.
  */
 function parseAddress(value: unknown, field: string, inVpc: boolean): Omit<NodeInput, "label" | "weight"> {
   if (typeof value !== "string") throw fieldError(field, "address is required");
@@ -81,7 +80,9 @@ function parseAddress(value: unknown, field: string, inVpc: boolean): Omit<NodeI
   const ip = parseIpv4(v4?.[1] ?? "");
   if (!v4 || ip === undefined) throw fieldError(field, ADDRESS_FORMAT);
   const port = parsePort(v4[2], field);
-  if (!inVpc && !cidrContains(LINODE_PRIVATE, ip)) throw fieldError(field, "Must be a private IPv4 address");
+  if (!inVpc && !cidrContains(LINODE_PRIVATE_NETWORK, ip)) {
+    throw fieldError(field, "Must be a private IPv4 address");
+  }
   return { address: `${v4[1]}:${port}`, kind: inVpc ? "vpc" : "private", ipv4: ip };
 }
 

@@ -12,7 +12,7 @@ import { failure, oneSubnetVpc, rawCall, withSim } from "./testdata/test_client.
 
 type Node = Record<string, unknown> & { id: number };
 
-/** A NodeBalancer with one config; returns the ids. */
+/** A NodeBalancer with one config and no nodes (created with one, as the API wants, then deleted); the ids. */
 async function withConfig(
   sim: LinodeSim,
   nb: Record<string, unknown> = {},
@@ -25,13 +25,22 @@ async function withConfig(
         label: "svc-n",
         region: "us-east",
         ...nb,
-        configs: [{ port: 80, protocol: "tcp", ...config }],
+        configs: [{
+          port: 80,
+          protocol: "tcp",
+          nodes: [{ label: "seed", address: "[2600:3c03::f03c:91ff:fe24:1]:80" }],
+          ...config,
+        }],
       }),
   ) as { id: number };
   const configs = await withSim(sim, () => rawCall("GET", `/nodebalancers/${created.id}/configs`)) as {
     data: { id: number }[];
   };
-  return { nbId: created.id, configId: configs.data[0]?.id ?? 0 };
+  const configId = configs.data[0]?.id ?? 0;
+  const path = `/nodebalancers/${created.id}/configs/${configId}/nodes`;
+  const seeded = await withSim(sim, () => rawCall("GET", path)) as { data: { id: number }[] };
+  for (const n of seeded.data) await withSim(sim, () => rawCall("DELETE", `${path}/${n.id}`));
+  return { nbId: created.id, configId };
 }
 
 function postNode(sim: LinodeSim, ids: { nbId: number; configId: number }, body: unknown) {
@@ -48,6 +57,12 @@ const REFUSED: [string, Record<string, unknown>, string, string][] = [
   ["port 65536", { address: "192.168.128.5:65536" }, "address", "Must be in address:port format"],
   ["a host name", { address: "node-1:80" }, "address", "Must be in address:port format"],
   ["a public IPv4", { address: "45.79.1.2:80" }, "address", "Must be a private IPv4 address"],
+  [
+    "an RFC 1918 address outside Linode's private network",
+    { address: "192.168.1.5:80" },
+    "address",
+    "Must be a private IPv4 address",
+  ],
   [
     "a 10/8 address without subnet_id",
     { address: "10.0.0.5:80" },

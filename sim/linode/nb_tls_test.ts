@@ -14,8 +14,9 @@ async function nodeBalancer(sim: LinodeSim): Promise<number> {
   return (nb as { id: number }).id;
 }
 
-function post(sim: LinodeSim, nbId: number, body: unknown) {
-  return withSim(sim, () => rawCall("POST", `/nodebalancers/${nbId}/configs`, body)) as Promise<Config>;
+function post(sim: LinodeSim, nbId: number, body: Record<string, unknown>) {
+  const withNode = { nodes: [{ label: "node-1", address: "[2600:3c03::f03c:91ff:fe24:1]:80" }], ...body };
+  return withSim(sim, () => rawCall("POST", `/nodebalancers/${nbId}/configs`, withNode)) as Promise<Config>;
 }
 
 function put(sim: LinodeSim, nbId: number, configId: number, body: unknown) {

@@ -161,7 +161,12 @@ Deno.test("createNodeBalancer() refuses labels, regions, throttles, tags and typ
 Deno.test("createNodeBalancer() checks inline configs and their nodes, refusing the whole body on any error", async () => {
   await using sim = await startLinodeSim();
   const base = { label: "svc-c", region: "us-east" };
-  const dupPort = await refused(sim, { ...base, configs: [{ port: 80 }, { port: 80, protocol: "tcp" }] });
+  const nodes = [{ label: "node-1", address: "192.168.128.5:80" }];
+  const v6 = [{ label: "node-1", address: "[2600:3c03::f03c:91ff:fe24:1]:53" }];
+  const dupPort = await refused(sim, {
+    ...base,
+    configs: [{ port: 80, nodes }, { port: 80, protocol: "tcp", nodes }],
+  });
   assert.deepEqual(dupPort.errors, [{ field: "configs[1].port", reason: "Port 80 is already configured" }]);
   const badNode = await refused(sim, {
     ...base,
@@ -171,7 +176,13 @@ Deno.test("createNodeBalancer() checks inline configs and their nodes, refusing 
     field: "configs[0].nodes[0].address",
     reason: "Must be a private IPv4 address",
   }]);
-  const badConfig = await refused(sim, { ...base, configs: [{ port: 70000 }] });
+  for (const empty of [{ port: 80 }, { port: 80, nodes: [] }]) {
+    assert.deepEqual((await refused(sim, { ...base, configs: [{ port: 81, nodes }, empty] })).errors, [{
+      field: "configs[1].nodes",
+      reason: "You must provide at least one back end node",
+    }], "each config needs a node");
+  }
+  const badConfig = await refused(sim, { ...base, configs: [{ port: 70000, nodes }] });
   assert.equal(badConfig.errors[0]?.field, "configs[0].port");
   const notObject = await refused(sim, { ...base, configs: [42] });
   assert.deepEqual(notObject.errors, [{ field: "configs[0]", reason: "Must be an object" }]);
@@ -179,7 +190,7 @@ Deno.test("createNodeBalancer() checks inline configs and their nodes, refusing 
   const shared = await created(sim, {
     ...base,
     type: "premium",
-    configs: [{ port: 53, protocol: "udp" }, { port: 53, protocol: "tcp" }],
+    configs: [{ port: 53, protocol: "udp", nodes: v6 }, { port: 53, protocol: "tcp", nodes: v6 }],
   });
   const ports = await withSim(sim, () => getNodeBalancerConfigs(shared.id));
   assert.deepEqual(

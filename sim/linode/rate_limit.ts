@@ -1,13 +1,17 @@
 /**
- * Rate limits with the API's headers. The reference ("Rate Limiting"): "generally up to 800 general API requests
- * every two minutes", "all commands have a rate limit of 400 requests per minute", "GET commands that return
- * paginated data collections have a rate limit of 200 requests per minute", plus dedicated limits (Linode create
- * 10 per 30 s, Volume create 25/min, Images list 20/min, `/stats` 50/min); every response carries
- * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (epoch seconds), and a 429 carries
- * `Retry-After`, the seconds until the window resets. The reference does not say how windows align or which
- * limit the headers report when several apply: the sim uses fixed windows opened by a bucket's first request
- * and reports the applicable limit with the fewest requests left. The 429 reason is the one recorded from the
- * API in linodego's fixtures ("Too many requests").
+ * Rate limits with the API's headers. The reference's "Rate limits" page (techdocs, updated 2026-09): "Every
+ * Linode API operation applies a rate limit on a per-user basis"; paginated GET collections 200 per minute,
+ * every other operation 1600 per minute, and dedicated limits (Create a Linode 20 per 15 s, Create a volume
+ * 100/min, List images 20/min, List StackScripts 60/min, `/stats` 50/min, support tickets and service
+ * transfer accepts 2/min). The 2023 text's "800 general API requests every two minutes" is gone from it. Some
+ * operations report a tighter limit of their own in `X-RateLimit-Limit` that the page does not list: the
+ * reserved IP operations answer with a limit of 10; the page gives no window for it, so the sim takes a
+ * minute, like the other per-operation limits. Every response carries `X-RateLimit-Limit`,
+ * `X-RateLimit-Remaining` and `X-RateLimit-Reset` (epoch seconds), and a 429 carries `Retry-After`, the seconds
+ * until the window resets. The reference does not say how windows align or which limit the headers report
+ * when several apply: the sim uses fixed windows opened by a bucket's first request and reports the
+ * applicable limit with the fewest requests left. The 429 reason is the one recorded from the API in
+ * linodego's fixtures ("Too many requests").
  */
 import type { Clock } from "../../common/clock.ts";
 import { globToRegExp } from "../glob.ts";
@@ -27,15 +31,24 @@ export interface RateLimitRule {
   per?: "route" | "all";
 }
 
-/** The limits the reference documents. */
+/** The limits the reference documents, per operation, plus those the API reports for its reserved IP calls. */
 export const DOCUMENTED_RATE_LIMITS: readonly RateLimitRule[] = [
-  { name: "general", limit: 800, windowMs: 120_000, per: "all" },
-  { name: "command", limit: 400, windowMs: 60_000 },
+  { name: "operation", limit: 1600, windowMs: 60_000 },
   { name: "list", method: "GET", list: true, limit: 200, windowMs: 60_000 },
-  { name: "linode-create", method: "POST", route: "/linode/instances", limit: 10, windowMs: 30_000 },
-  { name: "volume-create", method: "POST", route: "/volumes", limit: 25, windowMs: 60_000 },
+  { name: "linode-create", method: "POST", route: "/linode/instances", limit: 20, windowMs: 15_000 },
+  { name: "volume-create", method: "POST", route: "/volumes", limit: 100, windowMs: 60_000 },
   { name: "image-list", method: "GET", route: "/images", limit: 20, windowMs: 60_000 },
+  { name: "stackscript-list", method: "GET", route: "/linode/stackscripts", limit: 60, windowMs: 60_000 },
   { name: "stats", route: "*/stats*", limit: 50, windowMs: 60_000 },
+  { name: "support-ticket", method: "POST", route: "/support/tickets", limit: 2, windowMs: 60_000 },
+  {
+    name: "transfer-accept",
+    method: "POST",
+    route: "/account/service-transfers/*/accept",
+    limit: 2,
+    windowMs: 60_000,
+  },
+  { name: "reserved-ip", route: "/networking/reserved/ips*", limit: 10, windowMs: 60_000 },
 ];
 
 /** The default: headers on every response, a limit no test reaches. */

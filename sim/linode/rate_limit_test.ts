@@ -71,27 +71,34 @@ Deno.test("api-v4 calls through the project's transport see the 429 and its Retr
   assert.deepEqual(limited, { status: 429, errors: [{ reason: "Too many requests" }], retryAfter: "60" });
 });
 
-Deno.test("DOCUMENTED_RATE_LIMITS count per endpoint, lists apart, and report the limit closest to running out", async () => {
+Deno.test("DOCUMENTED_RATE_LIMITS count per operation, lists apart, and report the limit closest to running out", async () => {
   const clock = new FakeClock(T0);
   await using sim = await startLinodeSim({ clock, rateLimits: DOCUMENTED_RATE_LIMITS });
-  const list = await apiFetch(sim, "GET", "/nodebalancers");
-  assert.deepEqual([list.headers.get("x-ratelimit-limit"), list.headers.get("x-ratelimit-remaining")], [
-    "200",
-    "199",
-  ]);
-  const one = await apiFetch(sim, "GET", "/nodebalancers/7");
-  assert.deepEqual([one.headers.get("x-ratelimit-limit"), one.headers.get("x-ratelimit-remaining")], [
-    "400",
-    "399",
-  ]);
-  for (let i = 0; i < 10; i++) await apiFetch(sim, "POST", "/linode/instances", "{}");
-  const eleventh = await apiFetch(sim, "POST", "/linode/instances", "{}");
-  assert.deepEqual([eleventh.status, eleventh.headers.get("retry-after")], [429, "30"]);
-  const general = await apiFetch(sim, "GET", "/profile");
-  assert.deepEqual([general.headers.get("x-ratelimit-limit"), general.headers.get("x-ratelimit-remaining")], [
-    "400",
-    "399",
-  ]);
+  const headers = (
+    res: { headers: Headers },
+  ) => [res.headers.get("x-ratelimit-limit"), res.headers.get("x-ratelimit-remaining")];
+  assert.deepEqual(headers(await apiFetch(sim, "GET", "/nodebalancers")), ["200", "199"]);
+  assert.deepEqual(headers(await apiFetch(sim, "GET", "/nodebalancers/7")), ["1600", "1599"]);
+  for (let i = 0; i < 20; i++) await apiFetch(sim, "POST", "/linode/instances", "{}");
+  const creates = await apiFetch(sim, "POST", "/linode/instances", "{}");
+  assert.deepEqual([creates.status, creates.headers.get("retry-after")], [429, "15"]);
+  assert.deepEqual(
+    headers(await apiFetch(sim, "GET", "/profile")),
+    ["1600", "1599"],
+    "no shared general limit",
+  );
+  for (let i = 0; i < 10; i++) {
+    const res = await apiFetch(sim, "DELETE", `/networking/reserved/ips/45.79.0.${i}`);
+    assert.equal(res.headers.get("x-ratelimit-limit"), "10");
+  }
+  const release = await apiFetch(sim, "DELETE", "/networking/reserved/ips/45.79.0.99");
+  assert.deepEqual([release.status, release.headers.get("retry-after")], [429, "60"]);
+  assert.equal(
+    (await apiFetch(sim, "GET", "/networking/reserved/ips")).headers.get("x-ratelimit-limit"),
+    "10",
+  );
+  await clock.advance(60_000);
+  assert.notEqual((await apiFetch(sim, "DELETE", "/networking/reserved/ips/45.79.0.99")).status, 429);
 });
 
 Deno.test("/__admin/rate-limits shows and replaces the rules", async () => {

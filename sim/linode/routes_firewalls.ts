@@ -3,8 +3,9 @@ import { json, notFound, readBody } from "./http.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
 
 /** Fields a firewall list may be filtered on (also the Linode and NodeBalancer `/firewalls` lists). */
-export const FIREWALL_FIELDS = new Set(["id", "label", "status", "tags", "created", "updated"]);
-const DEVICE_FIELDS = new Set(["id", "created", "updated", "entity"]);
+/** X-Filter fields of firewall lists: those the reference (v4.208) marks `x-linode-filterable`. */
+export const FIREWALL_FIELDS = new Set(["created", "id", "label", "tags", "updated"]);
+const DEVICE_FIELDS = new Set(["created", "id", "updated"]);
 
 function fws(ctx: RouteContext) {
   return ctx.world.firewallStore;

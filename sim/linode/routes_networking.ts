@@ -2,6 +2,8 @@
 import { json, readBody } from "./http.ts";
 import { addressParam, listResponse, type Route, type RouteContext } from "./router.ts";
 
+// Reserved IPs are newer than the reference's last complete spec (v4.208 has no such collection), so which
+// fields filter is open; the sim keeps the ones its listing shows and Cloud Manager's filters use.
 const RESERVED_FIELDS = new Set(["address", "region", "tags", "assigned_entity"]);
 
 function ips(ctx: RouteContext) {

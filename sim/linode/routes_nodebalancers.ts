@@ -5,21 +5,12 @@ import type { NbRecord } from "./nb_records.ts";
 import { listResponse, param, type Route, type RouteContext } from "./router.ts";
 import { FIREWALL_FIELDS } from "./routes_firewalls.ts";
 
-const NB_FIELDS = new Set([
-  "id",
-  "label",
-  "region",
-  "tags",
-  "ipv4",
-  "ipv6",
-  "hostname",
-  "type",
-  "created",
-  "updated",
-]);
-const CONFIG_FIELDS = new Set(["id", "port", "protocol", "algorithm", "stickiness", "check"]);
-const NODE_FIELDS = new Set(["id", "label", "address", "mode", "status", "weight"]);
-const VPC_FIELDS = new Set(["id", "vpc_id", "subnet_id", "ipv4_range", "purpose"]);
+// X-Filter fields: those the reference (v4.208) marks `x-linode-filterable` on each collection's items (none
+// on configs, nodes and VPC configs); any other is a 400 "Cannot filter on ...", as the API answers.
+const NB_FIELDS = new Set(["ipv4", "label", "region", "tags"]);
+const CONFIG_FIELDS = new Set<string>();
+const NODE_FIELDS = new Set<string>();
+const VPC_FIELDS = new Set<string>();
 
 function nbs(ctx: RouteContext) {
   return ctx.world.nodeBalancerStore;

@@ -4,8 +4,9 @@ import { listResponse, param, type Route, type RouteContext } from "./router.ts"
 import { parseVpcInput } from "./vpc_input.ts";
 import { VPC_IP_FILTER_FIELDS } from "./vpc_ips.ts";
 
-const VPC_FIELDS = new Set(["id", "label", "region", "description", "created", "updated"]);
-const SUBNET_FIELDS = new Set(["id", "label", "ipv4", "created", "updated"]);
+// X-Filter fields: those the reference (v4.208) marks `x-linode-filterable` on each collection's items.
+const VPC_FIELDS = new Set(["created", "id", "label", "region", "updated"]);
+const SUBNET_FIELDS = new Set(["created", "id", "label", "updated"]);
 
 function vpcOr404(ctx: RouteContext) {
   const vpc = ctx.world.vpcs.get(param(ctx, 0));

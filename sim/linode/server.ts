@@ -2,6 +2,7 @@
 import { type Clock, systemClock } from "../../common/clock.ts";
 import { handleAdmin } from "./admin.ts";
 import { CallCounter, type CallRecord } from "./calls.ts";
+import { ContractLog } from "./contract.ts";
 import { applyAfter, applyBefore, type FaultEnv } from "./fault_apply.ts";
 import { Faults } from "./faults.ts";
 import { ApiError, errorResponse, notFound } from "./http.ts";
@@ -30,6 +31,8 @@ export interface LinodeSimOptions {
   callLogLimit?: number;
   /** Rate limits (`DOCUMENTED_RATE_LIMITS` for the reference's); generous by default so no test meets them. */
   rateLimits?: readonly RateLimitRule[];
+  /** Check every POST/PUT body against `@linode/validation`'s schemas for its route (see `contract.ts`). */
+  contract?: boolean;
 }
 
 /** A running emulator. */
@@ -50,6 +53,8 @@ export interface LinodeSim {
   readonly calls: CallCounter;
   /** Rate limits and the `X-RateLimit-*` headers; `configure()` replaces the rules at run time. */
   readonly rateLimits: RateLimiter;
+  /** The request-body contract's findings (undefined unless started with `contract: true`). */
+  readonly contract: ContractLog | undefined;
   /** Stops the server; hung and delayed requests end first. Idempotent. */
   close(): Promise<void>;
   /** Same as `close()`, for `await using`. */
@@ -72,6 +77,7 @@ interface SimState extends FaultEnv {
   world: World;
   calls: CallCounter;
   rateLimits: RateLimiter;
+  contract: ContractLog | undefined;
 }
 
 /** Routing and handlers throw `ApiError`; anything else is a sim bug, answered as the API would: 500. */
@@ -138,6 +144,17 @@ async function answerUnlimited(
   return await applyAfter(state, triggered, response);
 }
 
+/** The JSON body of a write, read from a copy so the handler still reads its own. */
+async function requestBody(req: Request): Promise<unknown> {
+  const text = await req.clone().text().catch(() => "");
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 async function handle(req: Request, state: SimState): Promise<Response> {
   const url = new URL(req.url);
   if (url.pathname.startsWith("/__admin/")) {
@@ -145,6 +162,10 @@ async function handle(req: Request, state: SimState): Promise<Response> {
   }
   const userAgent = req.headers.get("user-agent") ?? "";
   const call = state.calls.record(req.method, url.pathname, state.clock.now(), userAgent);
+  if (req.method === "POST" || req.method === "PUT") {
+    call.body = await requestBody(req);
+    state.contract?.check(call.key, call.body, userAgent);
+  }
   const response = await answerApi(req, url, state, call).catch(toErrorResponse);
   state.calls.answered(call, response.status, response.headers.get("retry-after"));
   return response;
@@ -160,6 +181,7 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
     world: new World(clock),
     calls: new CallCounter(options.callLogLimit),
     rateLimits: new RateLimiter(clock, options.rateLimits),
+    contract: options.contract ? new ContractLog() : undefined,
     faults: new Faults(clock, options.random),
     clock,
     closing: closer.signal,
@@ -190,6 +212,7 @@ export async function startLinodeSim(options: LinodeSimOptions = {}): Promise<Li
     faults: state.faults,
     calls: state.calls,
     rateLimits: state.rateLimits,
+    contract: state.contract,
     close,
     [Symbol.asyncDispose]: close,
   };

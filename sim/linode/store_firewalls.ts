@@ -50,7 +50,7 @@ export class FirewallStore {
         type: "nodebalancer" as const,
       })),
     ];
-    wanted.forEach((d) => this.#checkEntity(d.type, d.id, "devices", true));
+    wanted.forEach((d) => this.#checkEntity(d.type, d.id, "devices"));
     const now = apiTime(this.#clock.now());
     const fw: Firewall = {
       id: this.#ids.next("firewall"),
@@ -82,15 +82,16 @@ export class FirewallStore {
   }
 
   /**
-   * The entity's label, or a 400. "Only one enabled Firewall can be attached to a particular service at any given
-   * time"; disabled ones may be added beside it (the reference's Firewall and FirewallDevices schemas).
+   * The entity's label, or a 400 when it is missing or already has a firewall. The reference (v4.208) says
+   * "A service can have one assigned firewall at a time" (`post-firewall-device`) and "A NodeBalancer can have
+   * only one Firewall assigned to it" (`devices.nodebalancers`), while other pages still say "one enabled
+   * Firewall"; the sim follows the stricter, newer wording, so a disabled firewall counts too.
    */
-  #checkEntity(type: FirewallDeviceEntityType, id: number, field: string, enabled: boolean): string {
+  #checkEntity(type: FirewallDeviceEntityType, id: number, field: string): string {
     const label = this.#lookup(type, id);
     if (label === undefined) throw fieldError(field, `${type} ${id} not found`);
-    if (enabled && this.firewallsOf(type, id).some((fw) => fw.status === "enabled")) {
-      throw fieldError(field, `${type} ${id} already has an enabled firewall`);
-    }
+    const held = this.firewallsOf(type, id)[0];
+    if (held) throw fieldError(field, `${type} ${id} already has firewall ${held.id} assigned`);
     return label;
   }
 
@@ -171,7 +172,7 @@ export class FirewallStore {
     if ([...rec.devices.values()].some((d) => d.entity.type === type && d.entity.id === entityId)) {
       throw fieldError("id", `${type} ${entityId} is already assigned to this firewall`);
     }
-    const label = this.#checkEntity(type, entityId, "id", rec.fw.status === "enabled");
+    const label = this.#checkEntity(type, entityId, "id");
     const url = type === "linode" ? `/v4/linode/instances/${entityId}` : `/v4/nodebalancers/${entityId}`;
     const now = apiTime(this.#clock.now());
     const device: FirewallDevice = {

@@ -24,7 +24,7 @@ import {
   type SimLinodeInterface,
   type SimLinodeStatus,
 } from "./instance_shape.ts";
-import { formatIpv4 } from "./ip.ts";
+import { formatIpv4, LINODE_PRIVATE_NETWORK } from "./ip.ts";
 import type { VpcStore } from "./store_vpcs.ts";
 import type { VpcMember } from "./vpc_member.ts";
 import { checkRanges } from "./vpc_ranges.ts";
@@ -74,7 +74,6 @@ export interface InstanceRecord {
   seq: number;
 }
 
-const PRIVATE_BASE = 0xc0a88000; // 192.168.128.0/17, Linode's private range
 const GENERATIONS: readonly InterfaceGeneration[] = ["legacy_config", "linode"];
 
 /** Owns instances. Listing is in id order; lookups by id are O(1). */
@@ -146,7 +145,7 @@ export class InstanceStore {
 
   #allocateIpv4(seq: number, withPrivate: boolean): string[] {
     const pub = `45.79.${1 + Math.floor(seq / 250) % 254}.${2 + (seq % 250)}`;
-    return withPrivate ? [pub, formatIpv4(PRIVATE_BASE + 2 + seq)] : [pub];
+    return withPrivate ? [pub, formatIpv4(LINODE_PRIVATE_NETWORK.base + 2 + seq)] : [pub];
   }
 
   #seedConfigInterfaces(rec: InstanceRecord, vpc: AddInstanceVpc): void {

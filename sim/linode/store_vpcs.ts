@@ -9,7 +9,8 @@ import {
   cidrContains,
   cidrsOverlap,
   formatIpv4,
-  isPrivateIpv4,
+  isPrivateCidr,
+  LINODE_PRIVATE_NETWORK,
   parseCidr,
   parseIpv4,
   sizeOf,
@@ -47,8 +48,12 @@ function checkVpcLabel(label: string, field: string): void {
 function checkSubnet(spec: { label: string; ipv4: string }, i: number): Cidr {
   checkVpcLabel(spec.label ?? "", `subnets[${i}].label`);
   const cidr = parseCidr(spec.ipv4 ?? "");
-  if (!cidr || !isPrivateIpv4(spec.ipv4.split("/")[0] ?? "") || cidr.prefix > 29) {
-    throw fieldError(`subnets[${i}].ipv4`, "Must be a valid private IPv4 CIDR range of size /29 or larger");
+  const field = `subnets[${i}].ipv4`;
+  if (!cidr || !isPrivateCidr(cidr) || cidr.prefix > 29) {
+    throw fieldError(field, "Must be a valid private IPv4 CIDR range of size /29 or larger");
+  }
+  if (cidrsOverlap(cidr, LINODE_PRIVATE_NETWORK)) {
+    throw fieldError(field, "The range must not overlap with 192.168.128.0/17");
   }
   return cidr;
 }

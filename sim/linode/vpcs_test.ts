@@ -143,6 +143,28 @@ Deno.test("POST /vpcs creates a VPC and validates subnets with field errors", as
       subnets: [{ label: "a", ipv4: "10.6.0.0/24" }, { label: "b", ipv4: "10.6.0.0/25" }],
     })));
   assert.deepEqual(overlap.errors, [{ field: "subnets[1].ipv4", reason: "Subnet ranges must not overlap" }]);
+  const refusedRange = async (ipv4: string) =>
+    (await failure(
+      withSim(sim, () =>
+        rawCall("POST", "/vpcs", { label: "bad", region: "us-east", subnets: [{ label: "a", ipv4 }] })),
+    )).errors;
+  const privateNetwork = [{
+    field: "subnets[0].ipv4",
+    reason: "The range must not overlap with 192.168.128.0/17",
+  }];
+  assert.deepEqual(await refusedRange("192.168.0.0/16"), privateNetwork, "holds Linode's private network");
+  assert.deepEqual(await refusedRange("192.168.200.0/24"), privateNetwork, "inside Linode's private network");
+  assert.equal((await refusedRange("8.0.0.0/6"))[0]?.field, "subnets[0].ipv4", "a block beyond RFC 1918");
+  const below = await withSim(
+    sim,
+    () =>
+      rawCall("POST", "/vpcs", {
+        label: "low",
+        region: "us-east",
+        subnets: [{ label: "a", ipv4: "192.168.0.0/17" }],
+      }),
+  );
+  assert.equal((below as { label: string }).label, "low", "the rest of 192.168.0.0/16 is fine");
   const noRegion = await failure(withSim(sim, () => rawCall("POST", "/vpcs", { label: "x" })));
   assert.deepEqual(noRegion.errors, [{ field: "region", reason: "region is required" }]);
   const badJson = await fetch(`${sim.url}/vpcs`, {

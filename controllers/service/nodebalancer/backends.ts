@@ -9,12 +9,21 @@
  */
 import type { V1Node } from "@kubernetes/client-node";
 import { isIpAddress, parseGoBool } from "../../../config/env.ts";
-import { isPrivateIpv4, PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../../node/addresses.ts";
+import {
+  cidrContains,
+  isPrivateIpv4,
+  parseIpv4Cidr,
+  PRIVATE_IP_ANNOTATION,
+  PUBLIC_IPV6_ANNOTATION,
+} from "../../node/addresses.ts";
 
 /** Label that keeps a Node out of every load balancer (its value does not matter). */
 export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 /** Taint the cluster autoscaler puts on a Node it is about to delete. */
 export const TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler";
+
+/** Linode's private network: where a Linode's private IPv4 comes from, the only non-VPC IPv4 backends. */
+const LINODE_PRIVATE_NETWORK = parseIpv4Cidr("192.168.128.0/17");
 
 /** Where a backend's address comes from. */
 export type BackendAddressMode = "vpc" | "private" | "ipv6";
@@ -71,8 +80,14 @@ export function backendIp(node: V1Node, mode: BackendAddressMode): { ip: string 
   }
   const ip = (mode === "private" ? annotations[PRIVATE_IP_ANNOTATION] : undefined) ?? firstInternalIp(node);
   if (ip === undefined) return { reason: "no InternalIP" };
-  // The API takes only private (or VPC) IPv4 backends; a Node with a public InternalIP would fail every port.
-  return isPrivateIpv4(ip) ? { ip } : { reason: `InternalIP ${ip} is not a private IPv4 address` };
+  // The API takes a non-VPC IPv4 backend only on Linode's private network, a VPC one only inside a backend
+  // subnet (RFC 1918): any other address would fail every port of the NodeBalancer.
+  if (mode === "vpc") {
+    return isPrivateIpv4(ip) ? { ip } : { reason: `InternalIP ${ip} is not a private IPv4 address` };
+  }
+  return cidrContains(LINODE_PRIVATE_NETWORK, ip)
+    ? { ip }
+    : { reason: `${ip} is not on Linode's private network 192.168.128.0/17` };
 }
 
 /** The backends among `nodes`, sorted by Node name, and the eligible Nodes left out. */

@@ -14,7 +14,7 @@ const CERT_B = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----";
 const KEY = "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleQ==\n-----END PRIVATE KEY-----";
 const HTTPS = { "port-443": '{"protocol": "https", "tls-secret-name": "web-tls"}' };
 const threeNodes = () =>
-  ["n1", "n2", "n3"].map((n, i) => node(`node-${n}`, { internalIps: [`192.168.0.${i + 1}`] }));
+  ["n1", "n2", "n3"].map((n, i) => node(`node-${n}`, { internalIps: [`192.168.140.${i + 1}`] }));
 
 function desiredFor(
   svc: V1Service,
@@ -83,13 +83,13 @@ function nodeIds(current: CurrentNodeBalancer): Record<string, number> {
 
 Deno.test("diffNodeBalancer() adds a joining Node with one call and keeps every other node id", () => {
   const before = asCurrent(desiredFor(service()));
-  const nodes = [...threeNodes(), node("node-n4", { internalIps: ["192.168.0.4"] })];
+  const nodes = [...threeNodes(), node("node-n4", { internalIps: ["192.168.140.4"] })];
   const { diff, after } = converge(before, desiredFor(service(), nodes));
   assert.deepEqual(diff.actions.map((a) => a.kind), ["createNode"]);
   assert.deepEqual(diff.changes, [{
     field: "configs[80/tcp].nodes[node-n4]",
     old: null,
-    new: "192.168.0.4:30080",
+    new: "192.168.140.4:30080",
   }]);
   const ids = nodeIds(after);
   assert.deepEqual({ ...ids, "node-n4": 0 }, { ...nodeIds(before), "node-n4": 0 });
@@ -110,14 +110,14 @@ Deno.test("diffNodeBalancer() removes a leaving Node by its id and touches nothi
 
 Deno.test("diffNodeBalancer() updates a Node whose address changed in place, keeping its node id", () => {
   const before = asCurrent(desiredFor(service()));
-  const moved = [...threeNodes().slice(0, 2), node("node-n3", { internalIps: ["192.168.0.33"] })];
+  const moved = [...threeNodes().slice(0, 2), node("node-n3", { internalIps: ["192.168.140.33"] })];
   const { diff, after } = converge(before, desiredFor(service(), moved));
   assert.deepEqual(diff.actions.map((a) => a.kind), ["updateNode"]);
   assert.deepEqual(nodeIds(after), nodeIds(before));
   assert.deepEqual(diff.changes, [{
     field: "configs[80/tcp].nodes[node-n3].address",
-    old: "192.168.0.3:30080",
-    new: "192.168.0.33:30080",
+    old: "192.168.140.3:30080",
+    new: "192.168.140.33:30080",
   }]);
 });
 

@@ -8,7 +8,10 @@ import type { DesiredNodeBalancer } from "./desired.ts";
 
 const CERT = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 const KEY = "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END PRIVATE KEY-----\n";
-const NODES = [node("n2", { internalIps: ["192.168.0.2"] }), node("n1", { internalIps: ["192.168.0.1"] })];
+const NODES = [
+  node("n2", { internalIps: ["192.168.140.2"] }),
+  node("n1", { internalIps: ["192.168.140.1"] }),
+];
 
 function plan(
   svc: V1Service,
@@ -60,8 +63,8 @@ Deno.test("planNodeBalancer() plans label, tags, throttle, type and one config p
       udp_check_port: null,
       tls: null,
       nodes: [
-        { address: "192.168.0.1:30080", label: "node-n1", weight: 100, mode: "accept", nodeName: "n1" },
-        { address: "192.168.0.2:30080", label: "node-n2", weight: 100, mode: "accept", nodeName: "n2" },
+        { address: "192.168.140.1:30080", label: "node-n1", weight: 100, mode: "accept", nodeName: "n1" },
+        { address: "192.168.140.2:30080", label: "node-n2", weight: 100, mode: "accept", nodeName: "n2" },
       ],
     }],
   });
@@ -74,7 +77,7 @@ Deno.test("planNodeBalancer() gives udp configs nodes without a mode and the udp
   assert.deepEqual(
     [config?.protocol, config?.stickiness, config?.check, config?.udp_check_port, config?.nodes[0]],
     ["udp", "session", "none", 80, {
-      address: "192.168.0.1:30053",
+      address: "192.168.140.1:30053",
       label: "node-n1",
       weight: 100,
       nodeName: "n1",
@@ -114,7 +117,7 @@ const ELIGIBILITY: { name: string; node: V1Node; eligible: boolean }[] = [
 
 for (const c of ELIGIBILITY) {
   Deno.test(`planNodeBalancer() Node ${c.name}: ${c.eligible ? "a backend" : "left out"}`, () => {
-    const result = plan(service(), [node("base", { internalIps: ["192.168.9.9"] }), c.node]);
+    const result = plan(service(), [node("base", { internalIps: ["192.168.149.9"] }), c.node]);
     const names = desiredOf(result).configs[0]?.nodes.map((n) => n.nodeName);
     assert.deepEqual(names, c.eligible ? ["a", "base"] : ["base"]);
   });
@@ -130,22 +133,22 @@ const ADDRESSES: {
 }[] = [
   {
     name: "first InternalIP",
-    node: node("a", { internalIps: ["192.168.1.5", "10.0.0.5"] }),
-    want: "192.168.1.5:30080",
+    node: node("a", { internalIps: ["192.168.141.5", "10.0.0.5"] }),
+    want: "192.168.141.5:30080",
   },
   {
     name: "private-ip annotation over InternalIP without VPC",
     node: node("a", {
       internalIps: ["10.0.0.5"],
-      annotations: { "node.k8s.linode.com/private-ip": "192.168.1.5" },
+      annotations: { "node.k8s.linode.com/private-ip": "192.168.141.5" },
     }),
-    want: "192.168.1.5:30080",
+    want: "192.168.141.5:30080",
   },
   {
     name: "first InternalIP (the VPC address) with VPC backends, annotation ignored",
     node: node("a", {
-      internalIps: ["10.0.0.5", "192.168.1.5"],
-      annotations: { "node.k8s.linode.com/private-ip": "192.168.1.5" },
+      internalIps: ["10.0.0.5", "192.168.141.5"],
+      annotations: { "node.k8s.linode.com/private-ip": "192.168.141.5" },
     }),
     d: VPC_D,
     want: "10.0.0.5:30080",
@@ -168,6 +171,17 @@ const ADDRESSES: {
   {
     name: "a public InternalIP",
     node: node("a", { internalIps: ["45.79.1.2"] }),
+    want: { skipped: "45.79.1.2 is not on Linode's private network 192.168.128.0/17" },
+  },
+  {
+    name: "an RFC 1918 InternalIP off Linode's private network, without VPC backends",
+    node: node("a", { internalIps: ["10.0.0.5"] }),
+    want: { skipped: "10.0.0.5 is not on Linode's private network 192.168.128.0/17" },
+  },
+  {
+    name: "a public InternalIP with VPC backends",
+    node: node("a", { internalIps: ["45.79.1.2"] }),
+    d: VPC_D,
     want: { skipped: "InternalIP 45.79.1.2 is not a private IPv4 address" },
   },
 ];
@@ -176,7 +190,7 @@ for (const c of ADDRESSES) {
   Deno.test(`planNodeBalancer() backend address: ${c.name}`, () => {
     const svc = service({ ports: [port(80, "TCP", 30080)], annotations: c.ann });
     const base = node("base", {
-      internalIps: ["192.168.9.9"],
+      internalIps: ["192.168.149.9"],
       annotations: { "node.k8s.linode.com/public-ipv6": "2600::9" },
     });
     const result = plan(svc, [base, c.node], c.d, { backendSubnetId: 77 });
@@ -200,7 +214,10 @@ Deno.test("planNodeBalancer() VPC backends carry the resolved subnet ID, and the
 
 Deno.test("planNodeBalancer() backend labels are 3 to 32 characters, as the Go CCM trims them", () => {
   const long = "node-with-a-very-long-name-0123456789abcdef";
-  const nodes = [node("ab", { internalIps: ["192.168.0.1"] }), node(long, { internalIps: ["192.168.0.2"] })];
+  const nodes = [
+    node("ab", { internalIps: ["192.168.140.1"] }),
+    node(long, { internalIps: ["192.168.140.2"] }),
+  ];
   const labels = desiredOf(plan(service(), nodes)).configs[0]?.nodes.map((n) => n.label);
   assert.deepEqual(labels, ["node-ab", long.slice(0, 32)]);
 });

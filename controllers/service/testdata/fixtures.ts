@@ -73,7 +73,7 @@ export function node(name: string, over: {
     metadata: { name, annotations: over.annotations ?? {}, labels: over.labels ?? {} },
     spec: { taints: (over.taints ?? []).map((key) => ({ key, effect: "NoSchedule" })) },
     status: {
-      addresses: (over.internalIps ?? ["192.168.0.1"]).map((address) => ({ type: "InternalIP", address })),
+      addresses: (over.internalIps ?? ["192.168.140.1"]).map((address) => ({ type: "InternalIP", address })),
       conditions: over.ready === null ? [] : [{ type: "Ready", status: over.ready ?? "True" }],
     },
   };
