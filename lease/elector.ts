@@ -11,7 +11,13 @@ import { type ElectorMetrics, electorMetrics, reasonOf, timeoutAfter } from "./e
 import type { SwitchFence } from "./fence.ts";
 import { LeaderTerm } from "./term.ts";
 import type { LeaseChanges } from "./watch.ts";
-import { type LeaseApi, LeaseConflictError, type LeaseRecord, type LeaseSnapshot } from "./lease.ts";
+import {
+  type LeaseApi,
+  LeaseApiError,
+  LeaseConflictError,
+  type LeaseRecord,
+  type LeaseSnapshot,
+} from "./lease.ts";
 
 /** client-go's JitterFactor for the acquire retry: a candidate waits retryPeriod × [1, 2.2). */
 export const ACQUIRE_JITTER_FACTOR = 1.2;
@@ -35,7 +41,10 @@ export interface LeaderElectorDeps {
   fence: SwitchFence;
   /** Timeout of one Lease request (default half the renew deadline), cut to the time left before the deadline. */
   requestTimeoutMs?: number;
-  /** Tells a standby at once when the Lease is freed (a watch); without it, it only polls. */
+  /**
+   * Tells a standby of every change of the Lease at once (a watch): it takes a released Lease at once and an
+   * unrenewed one the moment it expires; without it, it polls.
+   */
   changes?: LeaseChanges;
   /** How long a stopping term may take before `run` returns anyway (default `DEFAULT_DRAIN_MS`). */
   drainTimeoutMs?: number;
@@ -66,6 +75,12 @@ export class LeaderElector {
   /** Monotonic time at which the record was last seen to change (client-go's observedTime). */
   #observedAtMs = 0;
   #lastRenewMs = 0;
+  /** Set when a renew finds the Lease deleted: the leader steps down at once, without re-creating it. */
+  #gone = false;
+  /** Releases seen by the watch; one during an attempt means "try again now". */
+  #releases = 0;
+  /** Wakes a sleeping candidate when the watch sees a release. */
+  #wake: AbortController | undefined;
 
   constructor(deps: LeaderElectorDeps) {
     const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = deps;
@@ -98,6 +113,12 @@ export class LeaderElector {
     this.#deps.fence.set(false);
     if (!(await this.#acquire(signal))) return "released";
     const { fence, log, clock, identity } = this.#deps;
+    if (signal.aborted) {
+      // The stop came while the acquiring write was in flight: hand the Lease back, start nothing.
+      log.info("stop requested while taking lease {lease}: releasing it without leading", this.#labels);
+      await this.#release();
+      return "released";
+    }
     fence.leadUntil(this.#lastRenewMs + this.#deps.renewDeadlineMs, clock);
     this.#metrics.isLeader.set(this.#labels, 1);
     this.#metrics.transitions.inc(this.#labels);
@@ -133,42 +154,76 @@ export class LeaderElector {
   }
 
   /**
-   * Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt,
-   * cut short when the watch sees the Lease freed; a release seen during an attempt means another at once.
+   * Tries until this process holds the Lease (true) or `signal` aborts (false). One sleep per attempt, cut
+   * short when the watch sees the Lease released and ending when the observed holder's Lease expires; a
+   * release seen during an attempt means another at once.
    */
   async #acquire(signal: AbortSignal): Promise<boolean> {
-    const { clock, retryPeriodMs, random = Math.random, changes } = this.#deps;
-    for (;;) {
-      if (signal.aborted) return false;
-      const freedBefore = changes?.freedCount ?? 0;
-      const startedMs = clock.monotonic();
-      if (await this.#attempt("acquire", this.#requestTimeoutMs)) {
-        this.#lastRenewMs = startedMs;
-        return true;
+    const { clock, changes } = this.#deps;
+    const stopWatching = changes?.onChange((lease) => this.#onChange(lease));
+    try {
+      for (;;) {
+        if (signal.aborted) return false;
+        const releasesBefore = this.#releases;
+        const startedMs = clock.monotonic();
+        if (await this.#attempt("acquire", this.#requestTimeoutMs, signal)) {
+          this.#lastRenewMs = startedMs;
+          return true;
+        }
+        if (this.#releases !== releasesBefore) continue;
+        if (!(await this.#waitForRetry(this.#retryWaitMs(), signal))) return false;
       }
-      if ((changes?.freedCount ?? 0) !== freedBefore) continue;
-      const waitMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
-      if (!(await this.#waitForRetry(waitMs, signal))) return false;
+    } finally {
+      stopWatching?.();
     }
   }
 
-  /** Sleeps `waitMs`, or less when the Lease is seen freed; false when `signal` aborts. */
+  /**
+   * A change the watch saw while campaigning. Only a release (holder cleared) frees the Lease at once. A
+   * deletion frees nothing early: the holder may lead until its renew meets the 404, so the Lease is taken
+   * only once the duration of the last record seen has passed (the next attempt then finds it gone and
+   * creates it).
+   */
+  #onChange(lease: LeaseSnapshot | undefined): void {
+    if (!lease) {
+      this.#deps.log.info(
+        "lease {lease} was deleted: waiting for its last holder's term to expire",
+        this.#labels,
+      );
+      return;
+    }
+    this.#observe(lease);
+    if (lease.record.holderIdentity !== "") return;
+    this.#releases++;
+    this.#wake?.abort();
+  }
+
+  /** client-go's jittered retry period, cut short to the moment the observed holder's Lease expires. */
+  #retryWaitMs(): number {
+    const { clock, retryPeriodMs, random = Math.random } = this.#deps;
+    const jitteredMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
+    if (!this.#isHeldByOther()) return jitteredMs;
+    const untilExpiryMs = this.#expiresAtMs() - clock.monotonic();
+    return untilExpiryMs > 0 ? Math.min(jitteredMs, untilExpiryMs) : jitteredMs;
+  }
+
+  /** Sleeps `waitMs`, or less when the Lease is seen released; false when `signal` aborts. */
   async #waitForRetry(waitMs: number, signal: AbortSignal): Promise<boolean> {
-    const { clock, changes, log } = this.#deps;
-    const freed = new AbortController();
-    const stopListening = changes?.onFreed(() => freed.abort());
+    const { clock, log } = this.#deps;
+    const wake = new AbortController();
+    this.#wake = wake;
     try {
-      await clock.sleep(waitMs, AbortSignal.any([signal, freed.signal]));
+      await clock.sleep(waitMs, AbortSignal.any([signal, wake.signal]));
       return true;
     } catch (e) {
       if (signal.aborted) return false;
-      if (freed.signal.aborted) {
+      if (wake.signal.aborted) {
         log.info("lease {lease} was released: trying to take it now", this.#labels);
         return true;
       }
       throw e;
     } finally {
-      stopListening?.();
+      this.#wake = undefined;
     }
   }
 
@@ -191,6 +246,9 @@ export class LeaderElector {
         // Measured from when the request was sent: others saw the change no earlier than that.
         this.#lastRenewMs = startedMs;
         fence.leadUntil(startedMs + renewDeadlineMs, clock);
+      } else if (this.#gone) {
+        log.warning("lease {lease} was deleted: stepping down now", { ...this.#labels, identity });
+        return "lost";
       } else if (this.#observed && !this.isLeader) {
         log.warning("lease {lease} is now held by {holder}", {
           ...this.#labels,
@@ -203,16 +261,17 @@ export class LeaderElector {
   }
 
   /** One acquire-or-renew with its own timeout; failures are counted and logged, never thrown. */
-  async #attempt(phase: "acquire" | "renew", timeoutMs: number, stop?: AbortSignal): Promise<boolean> {
+  async #attempt(phase: "acquire" | "renew", timeoutMs: number, stop: AbortSignal): Promise<boolean> {
     using timeout = timeoutAfter(this.#deps.clock, timeoutMs);
     // A stop cuts a renew short: the release must not wait for a slow request. (A renew cut short after it
     // committed makes the release meet a 409, re-read, and release again.) An acquire is never cut short: one
-    // that committed must be released, not left to expire.
-    const signal = stop ? AbortSignal.any([timeout.signal, stop]) : timeout.signal;
+    // that committed must be released, not left to expire; but it writes nothing once the stop has come.
+    const renewing = phase === "renew";
+    const signal = renewing ? AbortSignal.any([timeout.signal, stop]) : timeout.signal;
     try {
-      return await this.#tryAcquireOrRenew(signal, phase === "renew");
+      return await this.#tryAcquireOrRenew(signal, renewing, stop);
     } catch (e) {
-      if (stop?.aborted) return false;
+      if (stop.aborted) return false;
       const failures = phase === "acquire" ? this.#metrics.acquireFailures : this.#metrics.renewFailures;
       failures.inc(this.#labels);
       const level = phase === "renew" || !(e instanceof LeaseConflictError) ? "warning" : "debug";
@@ -221,19 +280,21 @@ export class LeaderElector {
         phase,
         error: String(e),
       });
-      if (e instanceof LeaseConflictError) await this.#reread(signal);
+      if (e instanceof LeaseConflictError && !this.#gone) await this.#reread(signal);
       return false;
     }
   }
 
   /**
    * client-go's tryAcquireOrRenew: fast path for the leader, then read, decide and write. While renewing,
-   * every write asks the fence first: after a 409 and a re-read, the renew deadline may have passed.
+   * every write asks the fence first: after a 409 and a re-read, the renew deadline may have passed. While
+   * acquiring, every write asks `stop` first. A renew that finds the Lease deleted never re-creates it.
    */
-  async #tryAcquireOrRenew(signal: AbortSignal, renewing: boolean): Promise<boolean> {
+  async #tryAcquireOrRenew(signal: AbortSignal, renewing: boolean, stop: AbortSignal): Promise<boolean> {
     const { api, clock, identity, namespace, name, fence } = this.#deps;
     const mayWrite = () => {
       if (renewing) fence.assertLeading();
+      else stop.throwIfAborted();
     };
     const nowMs = clock.now();
     const observed = this.#observed;
@@ -243,12 +304,21 @@ export class LeaderElector {
         this.#observe(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
         return true;
       } catch (e) {
+        // 404: deleted (a real apiserver answers a replace of a deleted Lease 409, UID precondition: the read
+        // below then finds it gone).
+        if (renewing && e instanceof LeaseApiError && e.status === 404) this.#gone = true;
         // 409: someone else wrote since our last write; re-read below before writing again.
         if (!(e instanceof LeaseConflictError)) throw e;
       }
     }
     const current = await api.get({ namespace, name }, { signal });
     if (!current) {
+      if (renewing) {
+        this.#gone = true;
+        throw new LeaseApiError(`Lease ${namespace}/${name} was deleted`, 404);
+      }
+      // Deleted while held: its holder may lead until its renew meets the 404; wait out the last record seen.
+      if (this.#isHeldByOther()) return false;
       const fresh = { ...this.#renewal(undefined, nowMs), acquireTimeMs: nowMs, leaseTransitions: 0 };
       mayWrite();
       this.#observe(await api.create({ namespace, name }, fresh, { signal }));
@@ -256,7 +326,7 @@ export class LeaderElector {
     }
     this.#observe(current);
     const holder = current.record.holderIdentity;
-    if (holder !== "" && holder !== identity && this.#isLeaseValid()) return false;
+    if (this.#isHeldByOther()) return false;
     const record = holder === identity ? this.#renewal(current.record, nowMs) : {
       ...this.#renewal(undefined, nowMs),
       acquireTimeMs: nowMs,
@@ -288,8 +358,18 @@ export class LeaderElector {
 
   /** True while the holder's record changed less than its leaseDurationSeconds ago, on our own clock. */
   #isLeaseValid(): boolean {
-    const durationMs = (this.#observed?.record.leaseDurationSec ?? 0) * 1000;
-    return this.#deps.clock.monotonic() < this.#observedAtMs + durationMs;
+    return this.#deps.clock.monotonic() < this.#expiresAtMs();
+  }
+
+  /** Monotonic time at which the last record seen expires: its duration after it was first seen. */
+  #expiresAtMs(): number {
+    return this.#observedAtMs + (this.#observed?.record.leaseDurationSec ?? 0) * 1000;
+  }
+
+  /** True while the last record seen names another holder whose Lease has not expired. */
+  #isHeldByOther(): boolean {
+    const holder = this.#observed?.record.holderIdentity ?? "";
+    return holder !== "" && holder !== this.#deps.identity && this.#isLeaseValid();
   }
 
   /** After a conflict: read the Lease again so the next write starts from its current version. */
