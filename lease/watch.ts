@@ -7,6 +7,7 @@ import type { CoordinationV1Api, KubeConfig, V1Lease } from "@kubernetes/client-
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import { Informer, type ResourceSource } from "../kube/informer.ts";
+import { signalOptions } from "../kube/requests.ts";
 import type { Registry } from "../server/metrics.ts";
 import { type LeaseKey, type LeaseSnapshot, toSnapshot } from "./lease.ts";
 
@@ -34,7 +35,8 @@ function leaseSource(api: CoordinationV1Api, key: LeaseKey): ResourceSource<V1Le
     path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(key.namespace)}/leases`,
     apiVersion: "coordination.k8s.io/v1",
     kind: "Lease",
-    list: (selectors) => api.listNamespacedLease({ namespace: key.namespace, ...selectors }),
+    list: (selectors, signal) =>
+      api.listNamespacedLease({ namespace: key.namespace, ...selectors }, signalOptions(signal)),
   };
 }
 

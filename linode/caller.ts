@@ -7,6 +7,14 @@
  * may have acted and the POST is not repeated; only 429 and 503 (refused before acting) are retried.
  * A POST marked `idempotent` (NodeBalancer config rebuild sets the whole node list) retries like a PUT.
  * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
+ *
+ * Transient answers are retried quietly as linodego retries them, POSTs included (the API refused before
+ * acting): 400 "Linode busy.", 408, 503, a proxy's HTML page with a 4xx. A 503 with `X-Maintenance-Mode` is
+ * not retried here (as in linodego: a maintenance window outlasts any in-process backoff); the caller's
+ * per-key back-off takes it. A 200 whose body has the wrong shape (`shapes.ts`) is an error, retried on GET.
+ *
+ * Writes are bounded by leadership: each attempt asks the fence first, runs at most `writeTimeoutMs`, and is
+ * aborted in flight the moment the fence's term ends.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
@@ -14,10 +22,11 @@ import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 import type { WriteGuard } from "../common/dry_run.ts";
-import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
+import { ALWAYS_LEADING, type Fence, LeaseLostError } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
 import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
 import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
+import { shapeProblem } from "./shapes.ts";
 import type { TokenSource } from "./token.ts";
 import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
 
@@ -28,6 +37,11 @@ export interface CallerOptions {
   token: TokenSource;
   /** Per-attempt timeout (`LINODE_REQUEST_TIMEOUT_SECONDS` in ms). */
   timeoutMs: number;
+  /**
+   * Per-attempt timeout of writes, when shorter than `timeoutMs`: under leader election, lease duration minus
+   * renew deadline, so a write sent just before the fence closed ends before a standby can take over.
+   */
+  writeTimeoutMs?: number;
   /** Retries after the first attempt (default 3). */
   maxRetries?: number;
   /** Requests in flight at once (default 8). */
@@ -62,6 +76,8 @@ export interface CallSpec {
   action: string;
   /** A POST that may be repeated safely. */
   idempotent?: boolean;
+  /** One page of a paged list: each item of its `data` is checked. */
+  paged?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -164,7 +180,8 @@ export class ApiCaller {
   /** Every item of a paged list, each page fetched (with retries) at `PAGE_SIZE`. */
   async list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
     try {
-      return await collectPages((page) => this.run(spec, () => fetchPage({ page, page_size: PAGE_SIZE })));
+      const paged = { ...spec, paged: true };
+      return await collectPages((page) => this.run(paged, () => fetchPage({ page, page_size: PAGE_SIZE })));
     } catch (e) {
       if (!(e instanceof PagingError)) throw e;
       // Retryable ("server"): the listing moved while we walked it; a later walk will be consistent.
@@ -194,7 +211,7 @@ export class ApiCaller {
     let ambiguous = false;
     for (let attempt = 0;; attempt++) {
       try {
-        return await this.#attempt(spec, send);
+        return this.#checked(spec, await this.#attempt(spec, send));
       } catch (e) {
         if (!(e instanceof LinodeApiError)) throw e;
         if (onGone && ambiguous && isNotFound(e)) return onGone();
@@ -205,11 +222,13 @@ export class ApiCaller {
         if (delayMs === undefined) throw e;
         ambiguous ||= e.kind !== "rate_limited";
         this.#retries.inc({ method: spec.method, route: spec.route });
-        this.#o.log.warning("retrying {method} {route} in {delayMs} ms after {kind} (status {status})", {
+        // Quiet for the answers the API gives in passing (busy, 408, a proxy's page): counted, logged at info.
+        const level = e.transient && e.transient !== "unavailable" ? "info" : "warning";
+        this.#o.log[level]("retrying {method} {route} in {delayMs} ms after {kind} (status {status})", {
           method: spec.method,
           route: spec.route,
           delayMs,
-          kind: e.kind,
+          kind: e.transient ?? e.kind,
           status: e.status,
           attempt: attempt + 1,
         });
@@ -218,10 +237,28 @@ export class ApiCaller {
     }
   }
 
+  /** The body as sent back, or a retryable `LinodeApiError` when its shape is wrong (never cached). */
+  #checked<T>(spec: CallSpec, body: T): T {
+    if (spec.method === "DELETE") return body;
+    const problem = shapeProblem(spec.method, spec.route, body, spec.paged === true);
+    if (problem === undefined) return body;
+    throw new LinodeApiError(spec.action, {
+      status: 0,
+      kind: "server",
+      method: spec.method,
+      route: spec.route,
+      reasons: [{ reason: problem }],
+      transient: "bad_body",
+    });
+  }
+
   #retryDelayMs(spec: CallSpec, e: LinodeApiError, attempt: number, maxRetries: number): number | undefined {
     if (attempt >= maxRetries || !isRetryable(e) || spec.signal?.aborted) return undefined;
-    const repeatable = spec.method !== "POST" || spec.idempotent === true || e.status === 429 ||
-      e.status === 503;
+    if (e.transient === "maintenance") return undefined;
+    // Refused before the API acted: safe to repeat, POSTs included.
+    const refused = e.status === 429 || e.status === 503 || e.transient === "busy" ||
+      e.transient === "request_timeout" || (e.transient === "proxy_page" && e.status < 500);
+    const repeatable = spec.method !== "POST" || spec.idempotent === true || refused;
     if (!repeatable) return undefined;
     if (e.retryAfterMs !== undefined) {
       const cap = this.#o.maxRetrySleepMs ?? DEFAULT_MAX_RETRY_SLEEP_MS;
@@ -260,9 +297,15 @@ export class ApiCaller {
   }
 
   async #send<T>(spec: CallSpec, token: string, send: () => Promise<T>): Promise<T> {
+    const write = spec.method !== "GET";
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    const timeoutMs = write
+      ? Math.min(this.#o.timeoutMs, this.#o.writeTimeoutMs ?? Infinity)
+      : this.#o.timeoutMs;
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    // A write in flight ends with the leadership term that sent it.
+    const term = write ? this.#o.fence?.termSignal : undefined;
+    const signal = AbortSignal.any([timeout.signal, ...[spec.signal, term].filter((s) => s !== undefined)]);
     const ctx: RequestContext = {
       baseUrl: this.#o.baseUrl,
       token,
@@ -278,6 +321,10 @@ export class ApiCaller {
       if (spec.signal?.aborted) {
         status = "aborted";
         throw spec.signal.reason;
+      }
+      if (term?.aborted) {
+        status = "aborted";
+        throw term.reason instanceof LeaseLostError ? term.reason : new LeaseLostError();
       }
       const err = toLinodeApiError(e, {
         action: spec.action,
