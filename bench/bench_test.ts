@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { BenchResults } from "./main.ts";
 import { goCcmCallsPerHour } from "./api_cost.ts";
-import type { CcmReport, CcmResults } from "./ccm_report.ts";
+import type { CcmReport, CcmResults } from "./ccm_results.ts";
 import { DEFAULT_JSON_PATH, DEFAULT_RESULTS_DIR, parseBenchArgs } from "./options.ts";
 import { quantile, renderTable } from "./table.ts";
 

@@ -31,7 +31,7 @@ export interface BenchResults {
 }
 
 const MIB = 1024 * 1024;
-const README_PATH = new URL("../README.md", import.meta.url).pathname;
+const MEASUREMENTS_PATH = new URL("../docs/measurements.md", import.meta.url).pathname;
 const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
 const CONFIG_PATH = new URL("../deno.json", import.meta.url).pathname;
 
@@ -122,10 +122,10 @@ async function runBench(
     tables.push(t);
     emit(t);
   };
-  const readmePath = o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined;
+  const docPath = o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? MEASUREMENTS_PATH : undefined;
   if (o.fromResults) {
     if (!o.resultsDir) throw new RangeError("--from-results needs --results=DIR (or a full run's default)");
-    done(reportTable((await rewriteResults(o.resultsDir, readmePath)).report));
+    done(reportTable((await rewriteResults(o.resultsDir, docPath)).report));
     return tables;
   }
   if (!o.only.has("ccm")) {
@@ -144,12 +144,12 @@ async function runBench(
     leaseTiming: o.quick ? QUICK_LEASE : DEFAULT_LEASE,
     quick: o.quick,
     resultsDir: o.resultsDir,
-    // A full run into bench/results also refreshes the README's table.
-    readmePath,
+    // A full run into bench/results also refreshes the table of docs/measurements.md.
+    docPath,
   }, () => runInChild(args, o, done));
   done(reportTable(report));
   if (o.resultsDir) {
-    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and README.md"}\n`);
+    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and docs/measurements.md"}\n`);
   }
   return tables;
 }

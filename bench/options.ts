@@ -47,7 +47,7 @@ export interface BenchOptions {
   resultsDir: string | null;
   /** Small sizes and short timings (`--quick`). */
   quick: boolean;
-  /** Rebuild the CCM table, plot and README block from `<results>/ccm.json` without measuring (`--from-results`). */
+  /** Rebuild the CCM table, plot and docs/measurements.md block from `<results>/ccm.json` without measuring (`--from-results`). */
   fromResults: boolean;
   /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
   jsonPath: string | null;

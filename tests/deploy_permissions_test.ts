@@ -26,13 +26,13 @@ Deno.test("the ccm permission set refuses the Linode Metadata service, writes, p
   });
 });
 
-Deno.test("README's permission table lists the ccm set's read paths and refused hosts as deno.json has them", () => {
-  const readme = Deno.readTextFileSync(join(REPO_DIR, "README.md"));
+Deno.test("docs/security.md's permission table lists the ccm set's read paths and refused hosts as deno.json has them", () => {
+  const page = Deno.readTextFileSync(join(REPO_DIR, "docs/security.md"));
   const p = ccmPermissions();
-  const row = (name: string) => readme.split("\n").find((l) => l.startsWith(`| ${name} `)) ?? "";
+  const row = (name: string) => page.split("\n").find((l) => l.startsWith(`| ${name} `)) ?? "";
   // The "granted" column only: the "why" column quotes other names.
   const listed = (line: string) => [...(line.split("|")[2] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1]);
-  assert.deepEqual(listed(row("read")), p.read, "README's read row");
-  assert.deepEqual(listed(row("net (refused)")), p.denyNet, "README's refused hosts");
+  assert.deepEqual(listed(row("read")), p.read, "docs/security.md's read row");
+  assert.deepEqual(listed(row("net (refused)")), p.denyNet, "docs/security.md's refused hosts");
   assert.equal(p.net, true, "net stays open: the apiserver and LINODE_URL are known only at run time");
 });

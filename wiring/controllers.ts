@@ -6,7 +6,8 @@
 import { componentLogger, type Logger } from "../common/log.ts";
 import type { ControllerName } from "../config/config.ts";
 import { parseIpv4Cidr } from "../controllers/node/addresses.ts";
-import { kubeNodeWriter, startNodeController } from "../controllers/node/cloud_node.ts";
+import { startNodeController } from "../controllers/node/cloud_node.ts";
+import { kubeNodeWriter } from "../controllers/node/node_writer.ts";
 import { startNodeLifecycleController } from "../controllers/node/lifecycle.ts";
 import {
   kubeConditionWriter,

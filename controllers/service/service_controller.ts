@@ -13,6 +13,7 @@ import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patc
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
@@ -26,7 +27,7 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
-import { type SecretLister, TlsSecrets } from "./tls.ts";
+import { type SecretLister, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -151,8 +152,12 @@ export function nodeBackendFields(node: V1Node): string {
   ]);
 }
 
+function relevantKeys(deps: ServiceControllerDeps): string[] {
+  return deps.services.list().filter(isRelevant).map(objectKey);
+}
+
 function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
-  for (const svc of deps.services.list()) if (isRelevant(svc)) queue.add(objectKey(svc));
+  for (const key of relevantKeys(deps)) queue.add(key);
 }
 
 function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
@@ -173,23 +178,6 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
     offNodes();
     offSecrets();
   };
-}
-
-async function resyncLoop(
-  deps: ServiceControllerDeps,
-  queue: WorkQueue<string>,
-  periodMs: number,
-  signal: AbortSignal,
-) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(periodMs, signal);
-    } catch (e) {
-      if (isAbort(e, signal) || signal.aborted) return;
-      throw e;
-    }
-    enqueueAll(deps, queue);
-  }
 }
 
 /**
@@ -240,7 +228,7 @@ export function startServiceController(
 ): { run(signal: AbortSignal): Promise<void> } {
   return {
     async run(signal: AbortSignal): Promise<void> {
-      // Listings from before this term may miss NodeBalancers the other replica created (see find.ts).
+      // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
       const syncDeps = { ...deps, tls, notices: new Notices() };
@@ -270,7 +258,12 @@ export function startServiceController(
               ),
             onError: (key, error) => reportFailure(deps, key, error),
           }),
-          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          runResync(queue, {
+            clock: deps.clock,
+            periodMs: SERVICE_RESYNC_MS,
+            signal,
+            keys: () => relevantKeys(deps),
+          }),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
         ]);
       } finally {

@@ -6,7 +6,7 @@ import type {
   SimPublicInterfaceData,
 } from "./instance_shape.ts";
 import { isPrivateIpv4 } from "./ip.ts";
-import type { VpcMember } from "./store_vpcs.ts";
+import type { VpcMember } from "./vpc_member.ts";
 
 const NONE: readonly string[] = [];
 

@@ -23,7 +23,8 @@ import {
   type SimLinodeStatus,
 } from "./instance_shape.ts";
 import { formatIpv4 } from "./ip.ts";
-import type { VpcMember, VpcStore } from "./store_vpcs.ts";
+import type { VpcStore } from "./store_vpcs.ts";
+import type { VpcMember } from "./vpc_member.ts";
 import { checkRanges } from "./vpc_ranges.ts";
 
 /** Where `world.addInstance` attaches a Linode: its VPC interface's subnet, address, NAT and ranges. */

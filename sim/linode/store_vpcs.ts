@@ -3,6 +3,7 @@ import type { Subnet, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
 import { ApiError, apiTime, fieldError } from "./http.ts";
 import type { Ids } from "./ids.ts";
+import type { VpcMember } from "./vpc_member.ts";
 import {
   type Cidr,
   cidrContains,
@@ -15,31 +16,6 @@ import {
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
 import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
-
-/** One VPC address of an interface, with its 1:1 NAT address. */
-export interface VpcAddress {
-  address: string;
-  nat_1_1: string | null;
-}
-
-/** What the VPC listings need of an interface, read live from the interface object that owns it. */
-export interface VpcMemberState {
-  active: boolean;
-  addresses: readonly VpcAddress[];
-  ranges: readonly string[];
-}
-
-/** An interface attached to a subnet: a config profile interface or a Linode interface. */
-export interface VpcMember {
-  linodeId: number;
-  /** The config profile of a legacy interface; null for a Linode interface, as the API lists it. */
-  configId: number | null;
-  interfaceId: number;
-  region: string;
-  state(): VpcMemberState;
-  /** The routed ranges alone: cheap, as every address allocation reads them. */
-  ranges(): readonly string[];
-}
 
 /** A subnet as the range rules see it. */
 export interface SubnetInfo {

@@ -1,7 +1,7 @@
 /** The entries of `GET /vpcs/ips` and `GET /vpcs/{id}/ips`: one per VPC address and one per routed range. */
 import type { VPCIP } from "@linode/api-v4";
 import { type Cidr, formatIpv4, maskOf } from "./ip.ts";
-import type { VpcMember } from "./store_vpcs.ts";
+import type { VpcMember } from "./vpc_member.ts";
 
 /**
  * One VPC IP entry as the API sends it (keys as recorded in linodego's `TestVPC_ListAllIPAddresses`
