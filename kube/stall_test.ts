@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { loadKubeConfig } from "./config.ts";
 import { makeKubeClients, nodeSource } from "./clients.ts";
-import { node, startFixture } from "./fixtures.ts";
+import { node, startFixture } from "./testdata/fixtures.ts";
 import { Informer } from "./informer.ts";
 import { KubeApiError } from "./requests.ts";
 import { componentLogger } from "../common/log.ts";

@@ -14,7 +14,7 @@ import {
   RETRY_MS,
   startCluster,
   waitFor,
-} from "./fixtures.ts";
+} from "./testdata/fixtures.ts";
 
 const LEASE_ROUTE = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}";
 

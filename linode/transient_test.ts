@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { isRetryable, LinodeApiError } from "./errors.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 const CREATE_NB = "POST /v4/nodebalancers";
 const GET_NB = "GET /v4/nodebalancers/{id}";
