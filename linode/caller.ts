@@ -145,15 +145,20 @@ export class ApiCaller {
   readonly #requests: Counter;
   readonly #retries: Counter;
   readonly #duration: Histogram;
-  readonly #counts = new Map<string, number>();
+  readonly #counts: Map<string, number>;
   readonly #limiter: RateLimiter;
+  /** Aborts every call of this caller (see `bind`). */
+  readonly #bound: AbortSignal | undefined;
 
-  constructor(options: CallerOptions) {
+  constructor(options: CallerOptions, shared?: { from: ApiCaller; signal: AbortSignal }) {
     this.#o = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, "") };
-    this.#slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.#bound = shared?.signal;
+    this.#counts = shared ? shared.from.#counts : new Map();
+    this.#slots = shared ? shared.from.#slots : new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     const m = options.metrics;
-    this.#limiter = options.rateLimiter ??
-      new RateLimiter({ clock: options.clock, metrics: m, log: options.log });
+    this.#limiter = shared
+      ? shared.from.#limiter
+      : options.rateLimiter ?? new RateLimiter({ clock: options.clock, metrics: m, log: options.log });
     this.#requests = m.counter(
       "ccm_linode_requests_total",
       "Linode API requests sent, by method, route template and status",
@@ -165,6 +170,15 @@ export class ApiCaller {
       "Linode API request duration",
       ["method", "route"],
     );
+  }
+
+  /**
+   * This caller with `signal` added to every call (requests in flight and retry sleeps abort with it); slots,
+   * rate limits and call counts stay shared. A leadership term's controllers call through one bound to it.
+   */
+  bind(signal: AbortSignal): ApiCaller {
+    const bound = this.#bound ? AbortSignal.any([this.#bound, signal]) : signal;
+    return new ApiCaller(this.#o, { from: this, signal: bound });
   }
 
   /** The rate-limit state every request of this caller shares. */
@@ -205,6 +219,10 @@ export class ApiCaller {
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
   async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+    if (this.#bound) {
+      const signal = spec.signal ? AbortSignal.any([spec.signal, this.#bound]) : this.#bound;
+      spec = { ...spec, signal };
+    }
     // Before anything else (slot, rate limit, token): in dry-run a write must not even queue.
     if (spec.method !== "GET") this.#o.writeGuard?.assertWritable("linode", `${spec.method} ${spec.route}`);
     const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;

@@ -125,3 +125,19 @@ Deno.test("a write attempt times out after writeTimeoutMs, however long the requ
   });
   sim.faults.clear();
 });
+
+Deno.test("LinodeClient.withSignal() aborts the calls made through it, and only those", async () => {
+  await using sim = await startLinodeSim();
+  const nb = sim.world.addNodeBalancer({ label: "ccm-s", region: "us-east" });
+  sim.faults.hang({ route: "/nodebalancers/{id}", method: "GET" });
+  const { client } = clientFor(sim, { timeoutMs: 60_000 });
+  const term = new AbortController();
+  const inTerm = client.withSignal(term.signal).nodeBalancers.get(nb.id).then(() => "answered", (e) => e);
+  while (sim.faults.hungCount === 0) await new Promise((r) => setTimeout(r, 5));
+  term.abort(new DOMException("leader term stopped", "AbortError"));
+  const outcome = await inTerm;
+  assert.ok(outcome instanceof DOMException && outcome.message === "leader term stopped", String(outcome));
+  sim.faults.clear();
+  assert.equal((await client.nodeBalancers.get(nb.id)).id, nb.id, "the unbound client still works");
+  assert.equal(client.callCounts()["GET /nodebalancers/{id}"], 2, "counts are shared");
+});
