@@ -48,6 +48,11 @@ export interface LeaderElectorDeps {
   changes?: LeaseChanges;
   /** How long a stopping term may take before `run` returns anyway (default `DEFAULT_DRAIN_MS`). */
   drainTimeoutMs?: number;
+  /**
+   * How long one write attempt may run (default lease duration minus renew deadline, as `wiring/parts.ts` sets
+   * the Linode client's): a release waits this long after the last write sent when writes were in flight.
+   */
+  writeTimeoutMs?: number;
   /** Random source of the acquire jitter, 0..1 (tests). */
   random?: () => number;
 }
@@ -137,6 +142,10 @@ export class LeaderElector {
   /** Ends a term: fence first, then the stop, the release (unless lost), and a bounded wait for the controllers. */
   async #stepDown(outcome: ElectionOutcome, why: string, term: LeaderTerm): Promise<ElectionOutcome> {
     const { fence, log, clock, identity } = this.#deps;
+    // A write in flight may land after its abort: the release waits until it can no longer be running.
+    const { leaseDurationMs, renewDeadlineMs, writeTimeoutMs = leaseDurationMs - renewDeadlineMs } =
+      this.#deps;
+    const landedByMs = fence.writesInFlight > 0 ? fence.lastWriteStartMs + writeTimeoutMs : -Infinity;
     // Writes stop first: before the Lease can expire for the others, and before it is handed over.
     fence.set(false);
     this.#metrics.isLeader.set(this.#labels, 0);
@@ -146,7 +155,17 @@ export class LeaderElector {
       why,
     });
     const drained = term.stop({ clock, log, drainMs: this.#deps.drainTimeoutMs });
-    if (outcome !== "lost") await this.#release();
+    if (outcome !== "lost") {
+      const waitMs = landedByMs - clock.monotonic();
+      if (waitMs > 0) {
+        log.info("waiting {waitMs} ms for writes in flight before releasing lease {lease}", {
+          ...this.#labels,
+          waitMs,
+        });
+        await clock.sleep(waitMs);
+      }
+      await this.#release();
+    }
     const verb = outcome === "lost" ? "lost" : "released";
     log.info(`${verb} leadership of lease {lease} as {identity}`, { ...this.#labels, identity });
     await drained;

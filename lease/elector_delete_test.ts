@@ -11,6 +11,7 @@ import {
   KEY,
   leaders,
   LEASE_MS,
+  RENEW_DEADLINE_MS,
   RETRY_MS,
   startCluster,
   waitFor,
@@ -151,4 +152,24 @@ Deno.test("LeaderElector.run() stopped while its acquiring write is in flight ha
   assert.deepEqual(candidate.events, []);
   assert.equal(candidate.fence.leading, false);
   assert.equal(cluster.holder(), "", "the committed acquisition was released");
+});
+
+Deno.test("LeaderElector.run() stopped with a write in flight releases the Lease only once that write can no longer be running", async () => {
+  await using cluster = await startCluster();
+  const clock = new FakeClock();
+  const leader = cluster.candidate({ clock, random: () => 0 }).start();
+  await waitFor(() => leader.fence.leading);
+  // A write sent 100 ms before the stop; the default write timeout is lease duration minus renew deadline.
+  const settled = leader.fence.writeStarted(clock.monotonic());
+  await clock.advance(100);
+  const writeTimeoutMs = LEASE_MS - RENEW_DEADLINE_MS;
+  const outcome = leader.stop();
+  await waitFor(() => !leader.fence.leading && clock.pendingSleeps > 0);
+  await clock.advance(writeTimeoutMs - 100 - 1);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(cluster.holder(), leader.identity, "released while its write could still land");
+  await clock.advance(1);
+  await waitFor(() => cluster.holder() === "");
+  assert.equal(await outcome, "released");
+  settled();
 });

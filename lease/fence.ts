@@ -20,6 +20,11 @@ export interface Fence {
    * a new signal per leadership period. Absent when leadership never ends (`--leader-elect=false`).
    */
   readonly termSignal?: AbortSignal;
+  /**
+   * A writer calls it as a write is sent (`atMs` on the monotonic clock) and calls the function it returns
+   * once the write settled, so a leader that hands over knows whether a write may still be landing.
+   */
+  writeStarted?(atMs: number): () => void;
 }
 
 /** The fence used with `--leader-elect=false`: always leading. */
@@ -34,6 +39,8 @@ export class SwitchFence implements Fence {
   #untilMs = Infinity;
   #clock: Pick<Clock, "monotonic"> | undefined;
   #term = new AbortController();
+  #writesInFlight = 0;
+  #lastWriteStartMs = -Infinity;
 
   constructor(leading = false) {
     this.#switch(leading);
@@ -53,6 +60,26 @@ export class SwitchFence implements Fence {
   /** Checked on every read, so a renew loop stuck in a hung request cannot keep writes open. */
   #expire(): void {
     if (this.#leading && this.#clock && this.#clock.monotonic() >= this.#untilMs) this.#switch(false);
+  }
+
+  writeStarted(atMs: number): () => void {
+    this.#writesInFlight++;
+    this.#lastWriteStartMs = Math.max(this.#lastWriteStartMs, atMs);
+    let settled = false;
+    return () => {
+      if (!settled) this.#writesInFlight--;
+      settled = true;
+    };
+  }
+
+  /** Writes sent and not yet settled. */
+  get writesInFlight(): number {
+    return this.#writesInFlight;
+  }
+
+  /** When the latest write was sent (monotonic ms; -Infinity before any). */
+  get lastWriteStartMs(): number {
+    return this.#lastWriteStartMs;
   }
 
   /** Sets whether writes are allowed (no deadline). */

@@ -332,6 +332,7 @@ export class ApiCaller {
       sent: false,
     };
     const started = this.#o.clock.monotonic();
+    const settled = write ? this.#o.fence?.writeStarted?.(started) : undefined;
     let status = "200";
     try {
       return await withRequestContext(ctx, send);
@@ -355,6 +356,7 @@ export class ApiCaller {
       status = err.status > 0 ? String(err.status) : err.kind;
       throw err;
     } finally {
+      settled?.();
       clearTimeout(timer);
       if (ctx.sent) this.#record(spec, status, started);
       const read = ctx.responseHeader;
