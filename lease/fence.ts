@@ -16,7 +16,8 @@ export interface Fence {
   /** Throws `LeaseLostError` unless leading. Call immediately before sending a write. */
   assertLeading(): void;
   /**
-   * Aborted (with a `LeaseLostError`) the moment leadership ends, so writes in flight are cut off with it;
+   * Aborted (with a `LeaseLostError`) the moment leadership ends, so writes in flight are cut off with it
+   * (a passed deadline counts once the fence is next asked; the elector switches it off at the deadline);
    * a new signal per leadership period. Absent when leadership never ends (`--leader-elect=false`).
    */
   readonly termSignal?: AbortSignal;
