@@ -10,6 +10,7 @@ import type { Registry } from "../server/metrics.ts";
 import { type ElectorMetrics, electorMetrics, reasonOf, timeoutAfter } from "./elector_parts.ts";
 import type { SwitchFence } from "./fence.ts";
 import { LeaderTerm } from "./term.ts";
+import { ObservedLease } from "./observed.ts";
 import type { LeaseChanges } from "./watch.ts";
 import {
   type LeaseApi,
@@ -76,9 +77,7 @@ export class LeaderElector {
   readonly #labels: { lease: string };
   readonly #leaseDurationSec: number;
   readonly #requestTimeoutMs: number;
-  #observed: LeaseSnapshot | undefined;
-  /** Monotonic time at which the record was last seen to change (client-go's observedTime). */
-  #observedAtMs = 0;
+  readonly #observed: ObservedLease;
   #lastRenewMs = 0;
   /** Set when a renew finds the Lease deleted: the leader steps down at once, without re-creating it. */
   #gone = false;
@@ -97,6 +96,7 @@ export class LeaderElector {
       throw new RangeError("leaseDurationMs must be greater than renewDeadlineMs");
     }
     this.#deps = deps;
+    this.#observed = new ObservedLease(deps.clock, deps.identity);
     this.#metrics = electorMetrics(deps.metrics);
     this.#labels = { lease: `${deps.namespace}/${deps.name}` };
     this.#leaseDurationSec = Math.ceil(leaseDurationMs / 1000);
@@ -105,7 +105,7 @@ export class LeaderElector {
 
   /** True while the last record this process saw or wrote names it as holder. */
   get isLeader(): boolean {
-    return this.#observed?.record.holderIdentity === this.#deps.identity;
+    return this.#observed.isMine;
   }
 
   /**
@@ -211,7 +211,7 @@ export class LeaderElector {
       );
       return;
     }
-    this.#observe(lease);
+    this.#observed.see(lease);
     if (lease.record.holderIdentity !== "") return;
     this.#releases++;
     this.#wake?.abort();
@@ -221,8 +221,8 @@ export class LeaderElector {
   #retryWaitMs(): number {
     const { clock, retryPeriodMs, random = Math.random } = this.#deps;
     const jitteredMs = retryPeriodMs * (1 + random() * ACQUIRE_JITTER_FACTOR);
-    if (!this.#isHeldByOther()) return jitteredMs;
-    const untilExpiryMs = this.#expiresAtMs() - clock.monotonic();
+    if (!this.#observed.isHeldByOther) return jitteredMs;
+    const untilExpiryMs = this.#observed.expiresAtMs - clock.monotonic();
     return untilExpiryMs > 0 ? Math.min(jitteredMs, untilExpiryMs) : jitteredMs;
   }
 
@@ -268,10 +268,10 @@ export class LeaderElector {
       } else if (this.#gone) {
         log.warning("lease {lease} was deleted: stepping down now", { ...this.#labels, identity });
         return "lost";
-      } else if (this.#observed && !this.isLeader) {
+      } else if (this.#observed.snapshot && !this.isLeader) {
         log.warning("lease {lease} is now held by {holder}", {
           ...this.#labels,
-          holder: this.#observed.record.holderIdentity,
+          holder: this.#observed.snapshot.record.holderIdentity,
           identity,
         });
         return "lost";
@@ -316,11 +316,11 @@ export class LeaderElector {
       else stop.throwIfAborted();
     };
     const nowMs = clock.now();
-    const observed = this.#observed;
+    const observed = this.#observed.snapshot;
     if (observed && this.isLeader) {
       try {
         mayWrite();
-        this.#observe(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
+        this.#observed.see(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
         return true;
       } catch (e) {
         // 404: deleted (a real apiserver answers a replace of a deleted Lease 409, UID precondition: the read
@@ -337,22 +337,22 @@ export class LeaderElector {
         throw new LeaseApiError(`Lease ${namespace}/${name} was deleted`, 404);
       }
       // Deleted while held: its holder may lead until its renew meets the 404; wait out the last record seen.
-      if (this.#isHeldByOther()) return false;
+      if (this.#observed.isHeldByOther) return false;
       const fresh = { ...this.#renewal(undefined, nowMs), acquireTimeMs: nowMs, leaseTransitions: 0 };
       mayWrite();
-      this.#observe(await api.create({ namespace, name }, fresh, { signal }));
+      this.#observed.see(await api.create({ namespace, name }, fresh, { signal }));
       return true;
     }
-    this.#observe(current);
+    this.#observed.see(current);
     const holder = current.record.holderIdentity;
-    if (this.#isHeldByOther()) return false;
+    if (this.#observed.isHeldByOther) return false;
     const record = holder === identity ? this.#renewal(current.record, nowMs) : {
       ...this.#renewal(undefined, nowMs),
       acquireTimeMs: nowMs,
       leaseTransitions: current.record.leaseTransitions + 1,
     };
     mayWrite();
-    this.#observe(await api.replace(current, record, { signal }));
+    this.#observed.see(await api.replace(current, record, { signal }));
     return true;
   }
 
@@ -367,36 +367,12 @@ export class LeaderElector {
     };
   }
 
-  /** Remembers `snapshot`; restarts the expiry clock only when the record changed. */
-  #observe(snapshot: LeaseSnapshot): void {
-    if (snapshot.fingerprint !== this.#observed?.fingerprint) {
-      this.#observedAtMs = this.#deps.clock.monotonic();
-    }
-    this.#observed = snapshot;
-  }
-
-  /** True while the holder's record changed less than its leaseDurationSeconds ago, on our own clock. */
-  #isLeaseValid(): boolean {
-    return this.#deps.clock.monotonic() < this.#expiresAtMs();
-  }
-
-  /** Monotonic time at which the last record seen expires: its duration after it was first seen. */
-  #expiresAtMs(): number {
-    return this.#observedAtMs + (this.#observed?.record.leaseDurationSec ?? 0) * 1000;
-  }
-
-  /** True while the last record seen names another holder whose Lease has not expired. */
-  #isHeldByOther(): boolean {
-    const holder = this.#observed?.record.holderIdentity ?? "";
-    return holder !== "" && holder !== this.#deps.identity && this.#isLeaseValid();
-  }
-
   /** After a conflict: read the Lease again so the next write starts from its current version. */
   async #reread(signal: AbortSignal): Promise<void> {
     const { api, namespace, name } = this.#deps;
     try {
       const current = await api.get({ namespace, name }, { signal });
-      if (current) this.#observe(current);
+      if (current) this.#observed.see(current);
     } catch {
       // The next attempt reads again anyway.
     }
@@ -407,8 +383,9 @@ export class LeaderElector {
     const { api, clock, log } = this.#deps;
     using timeout = timeoutAfter(clock, this.#deps.renewDeadlineMs);
     const signal = timeout.signal;
-    for (let tries = 0; tries < 2 && this.#observed && this.isLeader; tries++) {
-      const base: LeaseSnapshot = this.#observed;
+    for (let tries = 0; tries < 2 && this.isLeader; tries++) {
+      const base = this.#observed.snapshot;
+      if (!base) return;
       const nowMs = clock.now();
       const record: LeaseRecord = {
         holderIdentity: "",
@@ -418,7 +395,7 @@ export class LeaderElector {
         leaseTransitions: base.record.leaseTransitions,
       };
       try {
-        this.#observe(await api.replace(base, record, { signal }));
+        this.#observed.see(await api.replace(base, record, { signal }));
         return;
       } catch (e) {
         log.warning("cannot release lease {lease}: {error}", { ...this.#labels, error: String(e) });
