@@ -18,6 +18,7 @@
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
+import { linkSignals } from "../common/abort.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
@@ -219,10 +220,12 @@ export class ApiCaller {
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
   async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
-    if (this.#bound) {
-      const signal = spec.signal ? AbortSignal.any([spec.signal, this.#bound]) : this.#bound;
-      spec = { ...spec, signal };
-    }
+    if (!this.#bound) return await this.#run(spec, send, onGone);
+    using linked = linkSignals(spec.signal, this.#bound);
+    return await this.#run({ ...spec, signal: linked.signal }, send, onGone);
+  }
+
+  async #run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
     // Before anything else (slot, rate limit, token): in dry-run a write must not even queue.
     if (spec.method !== "GET") this.#o.writeGuard?.assertWritable("linode", `${spec.method} ${spec.route}`);
     const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;
@@ -323,7 +326,9 @@ export class ApiCaller {
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
     // A write in flight ends with the leadership term that sent it.
     const term = write ? this.#o.fence?.termSignal : undefined;
-    const signal = AbortSignal.any([timeout.signal, ...[spec.signal, term].filter((s) => s !== undefined)]);
+    // Not AbortSignal.any: the term's signal lives for the whole term (see common/abort.ts).
+    using linked = linkSignals(timeout.signal, spec.signal, term);
+    const signal = linked.signal;
     const ctx: RequestContext = {
       baseUrl: this.#o.baseUrl,
       token,
