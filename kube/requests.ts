@@ -13,6 +13,7 @@ import {
   ResponseContext,
   wrapHttpLibrary,
 } from "@kubernetes/client-node";
+import { linkSignals } from "../common/abort.ts";
 import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
@@ -213,7 +214,9 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
       const outer = request.getSignal();
-      request.setSignal(outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal);
+      // Not AbortSignal.any: an informer's stop signal lives as long as the process (see common/abort.ts).
+      const linked = linkSignals(outer, timeout.signal);
+      request.setSignal(linked.signal);
       const started = performance.now();
       try {
         const response = await inner.send(request).toPromise();
@@ -226,6 +229,7 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
         if (outer?.aborted) throw e;
         throw networkError(e, timeout.signal.aborted, timeoutMs);
       } finally {
+        linked[Symbol.dispose]();
         clearTimeout(timer);
         seconds.observe(labels, (performance.now() - started) / 1000);
       }

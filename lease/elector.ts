@@ -4,6 +4,7 @@
  * (never by comparing wall clocks across nodes); the leader renews every retry period and gives up, fence
  * first, when it has not renewed within the renew deadline.
  */
+import { linkSignals } from "../common/abort.ts";
 import { type Clock, isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Registry } from "../server/metrics.ts";
@@ -232,7 +233,9 @@ export class LeaderElector {
     const wake = new AbortController();
     this.#wake = wake;
     try {
-      await clock.sleep(waitMs, AbortSignal.any([signal, wake.signal]));
+      // Not AbortSignal.any: `signal` lives as long as the process (see common/abort.ts).
+      using linked = linkSignals(signal, wake.signal);
+      await clock.sleep(waitMs, linked.signal);
       return true;
     } catch (e) {
       if (signal.aborted) return false;
@@ -286,7 +289,8 @@ export class LeaderElector {
     // committed makes the release meet a 409, re-read, and release again.) An acquire is never cut short: one
     // that committed must be released, not left to expire; but it writes nothing once the stop has come.
     const renewing = phase === "renew";
-    const signal = renewing ? AbortSignal.any([timeout.signal, stop]) : timeout.signal;
+    using linked = linkSignals(timeout.signal, renewing ? stop : undefined);
+    const signal = linked.signal;
     try {
       return await this.#tryAcquireOrRenew(signal, renewing, stop);
     } catch (e) {
