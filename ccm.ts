@@ -129,6 +129,7 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
     // In dry run the fence is open for decisions, but this process leads nothing.
     leading: () => parts.fence.leading && !parts.config.dryRun,
     plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
+    auth: parts.auth,
     log: componentLogger("serve"),
   });
 }

@@ -54,6 +54,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         "Memory (Deno.memoryUsage()",
         "Route latency",
         "Whole-CCM Linode API cost in steady state with the route controller",
+        "Node IPAM latency",
         "Whole CCM process vs the Go CCM (default settings)",
       ]
     ) assert.ok(text.includes(title), `missing table "${title}"`);
@@ -81,7 +82,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1, 19]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1, 3, 19]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
     await assertCcmResults(dir);

@@ -15,6 +15,8 @@ export interface LinodeInstance {
   readonly ipv6: string | null;
   readonly tags: readonly string[];
   readonly host_uuid?: string;
+  /** `legacy_config` (interfaces on configuration profiles) or `linode` (interfaces on the Linode). */
+  readonly interface_generation?: string;
 }
 
 /** A subnet of a VPC. */

@@ -9,6 +9,7 @@ import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
 import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
+import { checkNet, configTargets, type NetCheck, refusedServers } from "./net_allowed.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
 import { type LintParse, parseLintArgs } from "./lint_args.ts";
@@ -51,6 +52,8 @@ export interface ParseOptions {
   checkTokenFile?: TokenFileCheck;
   /** Checks that the kubeconfig and TLS files may be read (`readConfig` asks Deno); skipped when absent. */
   checkRead?: ReadCheck;
+  /** Checks that the servers named may be connected to or listened on (`readConfig` asks Deno). */
+  checkNet?: NetCheck;
 }
 
 /** Variables that the emulators replace in `--dev`, so a real token or cluster is never used there. */
@@ -88,6 +91,10 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
     // The token file was checked while reading it (`checkTokenFile`).
     const named = { kube, serve: sections.serve, linode: linodeEnv };
     p.push(...unreadableFiles(named, options.checkRead, ["LINODE_API_TOKEN_FILE"]));
+  }
+  if (options.checkNet) {
+    const targets = configTargets({ linodeUrl: linodeEnv.url, kube, serve: sections.serve });
+    p.push(...refusedServers(targets, options.checkNet));
   }
   if (p.length > 0) {
     const token = env["LINODE_API_TOKEN"]?.trim() ?? "";
@@ -148,7 +155,7 @@ function readEnv(): Env {
 
 /** Reads `Deno.args` and the variables in `ENV_VARS`, and parses them; throws `ConfigError`. */
 export function readConfig(): ParseResult {
-  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead });
+  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead, checkNet });
 }
 
 /** Parses the arguments after `lint`; throws `ConfigError` (exit 2) listing every usage problem. */

@@ -81,7 +81,20 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       ipHolderSuffix: null,
       cleanupOrphanedNodeBalancers: false,
     },
-    serve: { bindAddress: "0.0.0.0", securePort: 10258, tlsCertFile: null, tlsPrivateKeyFile: null },
+    serve: {
+      auth: {
+        authenticationKubeconfig: null,
+        authorizationKubeconfig: null,
+        alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+        tokenCacheTtlMs: 10_000,
+        allowCacheTtlMs: 10_000,
+        denyCacheTtlMs: 10_000,
+      },
+      bindAddress: "0.0.0.0",
+      securePort: 10258,
+      tlsCertFile: null,
+      tlsPrivateKeyFile: null,
+    },
     log: { format: "json", verbosity: 0, level: "info" },
     kube: { kind: "kubeconfig", kubeconfig: "/etc/kubernetes/ccm.conf", from: "env" },
     linode: {
@@ -174,7 +187,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ["--enable-route-controller", "--vpc-names=vpc1,vpc2", "--cluster-cidr=10.192.0.0/10"],
     (c) => [[...c.controllers], c.vpc.names, c.routes.enableRouteController],
     [
-      [...CONTROLLER_NAMES],
+      CONTROLLER_NAMES.filter((n) => n !== "nodeipam"),
       ["vpc1", "vpc2"],
       true,
     ],
@@ -191,7 +204,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--subnet-names=a,b"], (c) => c.vpc.subnetNames, ["a", "b"]],
   [["--cluster-cidr=10.192.0.0/10,fd00::/56"], (c) => c.routes.clusterCidrs, ["10.192.0.0/10", "fd00::/56"]],
   [
-    ["--allocate-node-cidrs", "--cluster-cidr=10.0.0.0/8", "--node-cidr-mask-size-ipv4=25"],
+    ["--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/10", "--node-cidr-mask-size-ipv4=25"],
     (c) => [c.routes.allocateNodeCidrs, c.routes.nodeCidrMaskSizeIpv4],
     [true, 25],
   ],
@@ -209,6 +222,8 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ],
   ],
   [["--default-nodebalancer-type=premium"], (c) => c.services.defaultNodeBalancerType, "premium"],
+  [["--default-nodebalancer-type=premium_40gb"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
+  [["--default-nodebalancer-type=premium_40GB"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
   [["--nodebalancer-prefix=my_cluster-1"], (c) => c.services.nodeBalancerPrefix, "my_cluster-1"],
   [
     ["--nodebalancer-backend-ipv4-subnet=10.100.0.0/24"],
@@ -237,7 +252,22 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     '--authorization-always-allow-paths="/metrics"',
   ], (
     c,
-  ) => c.ignoredFlags, ["--cloud-config", "--authorization-always-allow-paths", "--webhook-secure-port"]],
+  ) => c.ignoredFlags, ["--cloud-config", "--webhook-secure-port"]],
+  // The Go CCM Helm chart's quoted value: pflag's CSV reading drops the quotes, so does ours.
+  [['--authorization-always-allow-paths="/metrics"'], (c) => c.serve.auth.alwaysAllowPaths, ["/metrics"]],
+  [[], (c) => c.serve.auth, {
+    authenticationKubeconfig: null,
+    authorizationKubeconfig: null,
+    alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+    tokenCacheTtlMs: 10_000,
+    allowCacheTtlMs: 10_000,
+    denyCacheTtlMs: 10_000,
+  }],
+  [
+    ["--authorization-always-allow-paths=healthz,/debug/*", "--authentication-token-webhook-cache-ttl=0s"],
+    (c) => [c.serve.auth.alwaysAllowPaths, c.serve.auth.tokenCacheTtlMs],
+    [["/healthz", "/debug/*"], 0],
+  ],
   [["--kubeconfig=/a.conf"], (c) => c.kube, { kind: "kubeconfig", kubeconfig: "/a.conf", from: "flag" }],
   [["--kubeconfig=/a.conf", "--master=https://127.0.0.1:6443"], (c) => c.kube, {
     kind: "kubeconfig",
@@ -277,7 +307,7 @@ Deno.test("parseConfig() accepts the Helm chart's arguments", () => {
   ]);
   assert.ok(c.controllers.has("route"));
   assert.equal(c.serve.securePort, 10253);
-  assert.deepEqual(c.ignoredFlags, ["--authorization-always-allow-paths", "--webhook-secure-port"]);
+  assert.deepEqual(c.ignoredFlags, ["--webhook-secure-port"]);
 });
 
 /** [name, args, environment, expected problem]. */
@@ -366,7 +396,7 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "a bad NodeBalancer type",
     ["--default-nodebalancer-type=huge"],
     ENV,
-    /^--default-nodebalancer-type: invalid value "huge" \(use common or premium\)/,
+    /^--default-nodebalancer-type: invalid value "huge" \(use common, premium, premium_40gb\)/,
   ],
   ["a bad log format", ["--log-format=xml"], ENV, '--log-format: invalid value "xml" (use json or text)'],
   [
@@ -501,6 +531,18 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     ["--nodebalancer-backend-ipv4-subnet-id=1", "--nodebalancer-backend-ipv4-subnet-name=a"],
     ENV,
     /both are set \(use one\)$/,
+  ],
+  [
+    "a * inside an always-allowed path",
+    ["--authorization-always-allow-paths=/healthz,/de*bug"],
+    ENV,
+    '--authorization-always-allow-paths: "/de*bug": * is only allowed at the end (use e.g. /healthz,/readyz,/livez)',
+  ],
+  [
+    "a negative review cache TTL",
+    ["--authorization-webhook-cache-authorized-ttl=-1s"],
+    ENV,
+    "--authorization-webhook-cache-authorized-ttl: -1000 ms is out of range (use 0s to 24h)",
   ],
   [
     "a certificate without a key",

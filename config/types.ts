@@ -7,7 +7,7 @@ import type { LogFormat, LogLevel } from "../common/log.ts";
 import type { Env, KubeSource, LinodeEnv } from "./env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
-export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
+export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
 
 /** Every controller, in start order. */
 export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
@@ -15,6 +15,7 @@ export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
   "cloud-node-lifecycle",
   "route",
   "service",
+  "nodeipam",
 ]);
 
 /** `--leader-elect*`. */
@@ -59,11 +60,17 @@ export interface RouteConfig {
   readonly allocateIpv6NodeCidrs: boolean;
 }
 
+/** The NodeBalancer plan types the API takes. */
+export const NODEBALANCER_TYPES = ["common", "premium", "premium_40gb"] as const;
+
+/** A NodeBalancer plan type. */
+export type NodeBalancerType = typeof NODEBALANCER_TYPES[number];
+
 /** The service controller (NodeBalancers). */
 export interface ServiceConfig {
   readonly concurrentSyncs: number;
   readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
-  readonly defaultNodeBalancerType: "common" | "premium";
+  readonly defaultNodeBalancerType: NodeBalancerType;
   readonly nodeBalancerTags: readonly string[];
   readonly nodeBalancerPrefix: string;
   readonly backendIpv4Subnet: string | null;
@@ -78,8 +85,28 @@ export interface ServiceConfig {
   readonly cleanupOrphanedNodeBalancers: boolean;
 }
 
+/**
+ * Delegated authentication and authorisation of the secure port, as upstream's `DelegatingAuthenticationOptions`
+ * and `DelegatingAuthorizationOptions`: bearer token → TokenReview, request → SubjectAccessReview.
+ */
+export interface DelegatedAuthConfig {
+  /** `--authentication-kubeconfig`; `null`: the CCM's own kubeconfig (in-cluster or `--kubeconfig`). */
+  readonly authenticationKubeconfig: string | null;
+  /** `--authorization-kubeconfig`; `null`: the CCM's own kubeconfig. */
+  readonly authorizationKubeconfig: string | null;
+  /** `--authorization-always-allow-paths`, each with a leading `/`; a trailing `*` matches a prefix. */
+  readonly alwaysAllowPaths: readonly string[];
+  /** `--authentication-token-webhook-cache-ttl`. */
+  readonly tokenCacheTtlMs: number;
+  /** `--authorization-webhook-cache-authorized-ttl`. */
+  readonly allowCacheTtlMs: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl`. */
+  readonly denyCacheTtlMs: number;
+}
+
 /** The HTTPS health and metrics server. */
 export interface ServeConfig {
+  readonly auth: DelegatedAuthConfig;
   readonly bindAddress: string;
   /** `--secure-port`; `null` when 0 (serving disabled). */
   readonly securePort: number | null;

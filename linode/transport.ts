@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { baseRequest } from "@linode/api-v4";
 import {
   isRecord,
-  kindForStatus,
+  kindForResponse,
   LinodeApiError,
   parseReasons,
   parseRetryAfterMs,
@@ -188,7 +188,7 @@ export function toLinodeApiError(e: unknown, ctx: FailureContext): LinodeApiErro
       );
       const transient = transientCause(status, response.data, (name) => header(response.headers, name));
       // A busy Linode, a 408 and a proxy's page are not the caller's own error: retryable, like a 5xx.
-      const kind = transient && status < 500 ? "server" : kindForStatus(status);
+      const kind = transient && status < 500 ? "server" : kindForResponse(status, response.data);
       return new LinodeApiError(ctx.action, {
         ...base,
         status,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseConfig } from "../config/config.ts";
-import { ccmPermissions } from "../deploy/artifacts.ts";
+import { ccmPermissions, EMULATOR_NET } from "../deploy/artifacts.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import { freePort, waitFor } from "./process.ts";
@@ -185,7 +185,8 @@ Deno.test("the CCM cannot reach the apiserver with --jitless: the Kubernetes cli
   const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
   const read = [...ccmPermissions().read, dir].join(",");
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read}`, "--v8-flags=--jitless", "main.ts"]
+    args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read}`, `--allow-net=${EMULATOR_NET}`]
+      .concat(["--v8-flags=--jitless", "main.ts"])
       .concat(["--secure-port=0", "--leader-elect=false"]),
     cwd: REPO_DIR,
     env: { ...world.env, HOME: Deno.env.get("HOME") ?? "/", NO_COLOR: "1" },

@@ -109,10 +109,8 @@ export function firewallChanges(
     const only = attached.length === 1 && attached[0]?.id === firewall.firewallId;
     return only ? [] : [{ field: "firewalls", old: ids, new: [`firewall ${firewall.firewallId}`] }];
   }
-  if (firewall.kind === "none") {
-    const kept = attached.filter((f) => !f.tags.includes(ownershipTag)).map((f) => `firewall ${f.id}`);
-    return kept.length === ids.length ? [] : [{ field: "firewalls", old: ids, new: kept }];
-  }
+  // No firewall annotation: every attached firewall comes off, as the Go CCM does (see firewall/reconcile.ts).
+  if (firewall.kind === "none") return ids.length === 0 ? [] : [{ field: "firewalls", old: ids, new: [] }];
   const [fw] = attached;
   if (!fw || attached.length > 1) {
     return [{ field: "firewalls", old: ids, new: [`new firewall ${firewall.label}`] }];

@@ -1,4 +1,5 @@
 /** Linode instances, their boot config, and their interfaces of either generation. */
+import { type SimVpcIpv6, vpcIpv6Part } from "./vpc_ipv6.ts";
 import type { Clock } from "../../common/clock.ts";
 import { apiTime, fieldError, notFound } from "./http.ts";
 import {
@@ -37,6 +38,8 @@ export interface AddInstanceVpc {
   nat1to1?: boolean;
   /** Routed ranges, validated as the API validates them. */
   ipRanges?: string[];
+  /** A SLAAC `/64` of the subnet's IPv6 range (`ipv6.slaac: [{range: "auto"}]`); the subnet must have one. */
+  ipv6?: boolean;
 }
 
 /** Input of `world.addInstance`. */
@@ -104,6 +107,9 @@ export class InstanceStore {
     if (input.vpc && this.#vpcs.vpcOfSubnet(input.vpc.subnetId) !== input.vpc.vpcId) {
       throw fieldError("subnet_id", `Subnet ${input.vpc.subnetId} is not in VPC ${input.vpc.vpcId}`);
     }
+    if (input.vpc?.ipv6 && !this.#vpcs.subnetIpv6(input.vpc.subnetId)) {
+      throw fieldError("vpc.ipv6", `Subnet ${input.vpc.subnetId} has no IPv6 range`);
+    }
     const seq = this.#seq;
     const now = apiTime(this.#clock.now());
     const slaac = input.ipv6 === undefined ? slaacOf(seq) : input.ipv6;
@@ -142,6 +148,7 @@ export class InstanceStore {
     const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
     const iface = vpcConfigInterface(this.#ids.next("interface"), active, { ...vpc, address });
     if (vpc.nat1to1 && iface.ipv4) iface.ipv4.nat_1_1 = publicIpv4s(rec.linode)[0] ?? null;
+    if (vpc.ipv6) iface.ipv6 = this.#ipv6Of(vpc, iface.id);
     rec.config.interfaces = [publicConfigInterface(this.#ids.next("interface"), active), iface];
     this.#attachSeeded(vpc, configMember(rec.linode, rec.config.id, iface), (ranges) => {
       iface.ip_ranges = ranges;
@@ -165,10 +172,16 @@ export class InstanceStore {
         ipv4: { addresses: [{ address, primary: true, nat_1_1_address: nat }], ranges: [] },
       },
     });
+    if (vpc.ipv6 && iface.vpc) iface.vpc.ipv6 = this.#ipv6Of(vpc, iface.id);
     rec.interfaces.push(iface);
     this.#attachSeeded(vpc, linodeMember(rec.linode, iface), (ranges) => {
       if (iface.vpc) iface.vpc.ipv4.ranges = ranges.map((range) => ({ range }));
     });
+  }
+
+  /** The `ipv6` part of a seeded VPC interface: a SLAAC `/64` of its subnet's range. */
+  #ipv6Of(vpc: AddInstanceVpc, interfaceId: number): SimVpcIpv6 {
+    return vpcIpv6Part(this.#vpcs.allocateIpv6(vpc.subnetId, interfaceId, "vpc.ipv6"), interfaceId);
   }
 
   /** Attaches a seeded interface, then applies its ranges with the API's rules (undone on a refusal). */

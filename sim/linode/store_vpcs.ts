@@ -15,6 +15,15 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
+import { type Cidr6, formatCidr6, parseCidr6 } from "../../common/ipv6.ts";
+import {
+  carveInterfaceRange,
+  carveSubnetRange,
+  carveVpcPrefix,
+  type Ipv6Request,
+  parseSubnetIpv6,
+  parseVpcIpv6,
+} from "./vpc_ipv6.ts";
 import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** A subnet as the range rules see it. */
@@ -30,6 +39,9 @@ interface SubnetState extends SubnetInfo {
   subnet: Subnet;
   used: Set<number>;
   members: Map<number, VpcMember>;
+  /** The subnet's IPv6 range, and the SLAAC `/64` of each interface holding one. */
+  ipv6?: Cidr6;
+  ipv6Used: Map<number, Cidr6>;
 }
 
 /** VPC and subnet labels: 1–64 ASCII letters, digits and dashes. */
@@ -79,6 +91,7 @@ export class VpcStore {
         throw fieldError(`subnets[${i}].ipv4`, "Subnet ranges must not overlap");
       }
     });
+    const v6 = this.#ipv6Plan(input);
     const id = this.#ids.next("vpc");
     const vpc: VPC = {
       id,
@@ -89,12 +102,32 @@ export class VpcStore {
       created: now,
       updated: now,
     };
-    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now)));
+    // Without IPv6 the key is left out (the API's shape for such VPCs is not documented).
+    if (v6.vpc) vpc.ipv6 = [{ range: formatCidr6(v6.vpc) }];
+    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now, v6.subnets[i])));
     this.#vpcs.set(id, vpc);
     return this.get(id) as VPC;
   }
 
-  #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string): Subnet {
+  /** The VPC's IPv6 prefix and its subnets' ranges, checked and carved before anything is created. */
+  #ipv6Plan(input: CreateVpcInput): { vpc?: Cidr6; subnets: (Cidr6 | undefined)[] } {
+    const request = parseVpcIpv6(input.ipv6);
+    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
+    const requests = (input.subnets ?? []).map((s, i) => parseSubnetIpv6(s.ipv6, `subnets[${i}].ipv6`));
+    const vpc = request && carveVpcPrefix(request, taken.map(parseIpv6Range));
+    const subnets: Cidr6[] = [];
+    return {
+      vpc,
+      subnets: requests.map((r: Ipv6Request | undefined, i) => {
+        if (!r) return undefined;
+        const range = carveSubnetRange(vpc, r, subnets, `subnets[${i}].ipv6`);
+        subnets.push(range);
+        return range;
+      }),
+    };
+  }
+
+  #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string, ipv6?: Cidr6): Subnet {
     const id = this.#ids.next("subnet");
     const subnet: Subnet = {
       id,
@@ -105,9 +138,30 @@ export class VpcStore {
       created: now,
       updated: now,
     };
+    if (ipv6) subnet.ipv6 = [{ range: formatCidr6(ipv6) }];
     const info = { id, vpcId: vpc.id, label: spec.label, region: vpc.region, cidr };
-    this.#subnets.set(id, { ...info, subnet, used: new Set(), members: new Map() });
+    this.#subnets.set(id, {
+      ...info,
+      subnet,
+      used: new Set(),
+      members: new Map(),
+      ipv6,
+      ipv6Used: new Map(),
+    });
     return subnet;
+  }
+
+  /**
+   * Gives an interface a SLAAC `/64` of its subnet's IPv6 range (freed by `detach`); a 400 on `field` when
+   * the subnet has no IPv6 or none is left.
+   */
+  allocateIpv6(subnetId: number, interfaceId: number, field: string): Cidr6 {
+    const state = this.#subnets.get(subnetId);
+    if (!state?.ipv6) throw fieldError(field, `Subnet ${subnetId} has no IPv6 range`);
+    const range = carveInterfaceRange(state.ipv6, [...state.ipv6Used.values()]);
+    if (!range) throw new ApiError(400, [{ field, reason: "No IPv6 ranges are available in this subnet" }]);
+    state.ipv6Used.set(interfaceId, range);
+    return range;
   }
 
   /** The wire shape of one VPC, subnets listing their Linodes. */
@@ -248,13 +302,24 @@ export class VpcStore {
     this.#subnets.get(subnetId)?.members.set(member.interfaceId, member);
   }
 
-  /** Removes an interface from its subnet and frees its addresses. */
-  detach(subnetId: number, interfaceId: number): void {
+  /** Removes an interface from its subnet and frees its addresses (its IPv6 range too, unless `keepIpv6`). */
+  detach(subnetId: number, interfaceId: number, keepIpv6 = false): void {
     const state = this.#subnets.get(subnetId);
     const member = state?.members.get(interfaceId);
     if (!state || !member) return;
     for (const a of member.state().addresses) this.release(subnetId, a.address);
+    if (!keepIpv6) state.ipv6Used.delete(interfaceId);
     state.members.delete(interfaceId);
+  }
+
+  /** A subnet's IPv6 range, if it has one. */
+  subnetIpv6(subnetId: number): Cidr6 | undefined {
+    return this.#subnets.get(subnetId)?.ipv6;
+  }
+
+  /** Frees an interface's IPv6 range (it moved to another subnet). */
+  releaseIpv6(subnetId: number, interfaceId: number): void {
+    this.#subnets.get(subnetId)?.ipv6Used.delete(interfaceId);
   }
 
   /** Members in interface id order, which a re-attach (a moved address) does not change. */
@@ -285,4 +350,8 @@ export class VpcStore {
     this.#vpcs.clear();
     this.#subnets.clear();
   }
+}
+
+function parseIpv6Range(text: string): Cidr6 {
+  return parseCidr6(text) ?? { base: 0n, prefix: 128 };
 }

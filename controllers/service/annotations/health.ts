@@ -23,7 +23,7 @@ export function readHealthCheck(
   reader: AnnotationReader,
 ): (protocol: Protocol) => HealthCheckSpec | undefined {
   const type = reader.oneOf("check-type", CHECK_TYPES);
-  const path = readPath(reader);
+  const { path, keepPath } = readPath(reader, type === "http" || type === "http_body");
   const body = reader.raw("check-body");
   const intervalSec = reader.int("check-interval", 2, 3600) ?? HEALTH_DEFAULTS.intervalSec;
   const timeoutSec = reader.int("check-timeout", 1, 30) ?? HEALTH_DEFAULTS.timeoutSec;
@@ -54,12 +54,24 @@ export function readHealthCheck(
       timeoutSec,
       attempts,
       passive: protocol === "udp" ? false : passive,
+      keepPath: isHttp && keepPath,
     };
   };
 }
 
-function readPath(reader: AnnotationReader): string | undefined {
+/**
+ * The Go CCM sends a path without its leading `/` as it is, which the API refuses (its `check_path` pattern),
+ * failing that port's update: here an existing config keeps its path and a new one gets `/`.
+ */
+function readPath(reader: AnnotationReader, used: boolean): { path: string | undefined; keepPath: boolean } {
   const path = reader.raw("check-path");
-  if (path === undefined || path.trim() === "") return undefined;
-  return path.trim().startsWith("/") ? path.trim() : reader.fail("check-path", path);
+  // Unused without an http check (a warning says so below), as the Go CCM ignores it then.
+  if (!used || path === undefined || path.trim() === "") return { path: undefined, keepPath: false };
+  if (path.trim().startsWith("/")) return { path: path.trim(), keepPath: false };
+  reader.tolerate(
+    "check-path",
+    path,
+    `${HEALTH_DEFAULTS.path} on a new config; an existing config keeps its path`,
+  );
+  return { path: undefined, keepPath: true };
 }

@@ -137,22 +137,44 @@ export function portFamily(servicePort: V1ServicePort): PortFamily | undefined {
   return p === "TCP" ? "tcp" : p === "UDP" ? "udp" : undefined;
 }
 
+/**
+ * A valid `default-protocol` of the other family (http on a UDP port, udp on a TCP one): the Go CCM applies it
+ * to that port as it is; here the port keeps its own family's protocol (an existing config keeps its protocol).
+ */
+function otherFamilyDefault(
+  reader: AnnotationReader,
+  setting: Setting,
+  port: number,
+  family: PortFamily,
+  allowed: readonly Protocol[],
+): { protocol: Protocol; keep: true } | undefined {
+  const value = setting.value.trim().toLowerCase();
+  if (setting.source !== "default-protocol" || !PROTOCOLS.some((p) => p === value)) return undefined;
+  reader.tolerate(
+    "default-protocol",
+    reader.raw("default-protocol") ?? setting.value,
+    `${family} on ${family.toUpperCase()} port ${port} when new; an existing config keeps its protocol`,
+    `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`,
+  );
+  return { protocol: family, keep: true };
+}
+
 function resolveProtocol(
   reader: AnnotationReader,
   json: PortJson,
   port: number,
   family: PortFamily,
   defaults: PortDefaults,
-): Protocol | undefined {
+): { protocol: Protocol; keep: boolean } | undefined {
   const setting = pick(json, "protocol", port, fromDefault(defaults.protocol, "default-protocol")) ??
     { value: family, source: null };
   const allowed: readonly Protocol[] = family === "udp" ? ["udp"] : ["tcp", "http", "https"];
-  return check(
-    reader,
-    setting,
-    allowed,
-    `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`,
-  );
+  const found = allowed.find((a) => a === setting.value.trim().toLowerCase());
+  if (found !== undefined) return { protocol: found, keep: false };
+  const lenient = otherFamilyDefault(reader, setting, port, family, allowed);
+  if (lenient !== undefined) return lenient;
+  check(reader, setting, allowed, `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`);
+  return undefined;
 }
 
 function resolveTls(
@@ -210,8 +232,9 @@ export function resolvePort(
   const family = portFamily(servicePort);
   const json = readPortJson(reader, port);
   if (family === undefined || json === undefined) return undefined;
-  const protocol = resolveProtocol(reader, json, port, family, defaults);
-  if (protocol === undefined) return undefined;
+  const resolved = resolveProtocol(reader, json, port, family, defaults);
+  if (resolved === undefined) return undefined;
+  const protocol = resolved.protocol;
   const proxySetting = pick(json, "proxy-protocol", port, defaults.proxyProtocol) ??
     { value: "none", source: null };
   const proxyAllowed: readonly NodeBalancerProxyProtocol[] = family === "udp" ? ["none"] : PROXY_PROTOCOLS;
@@ -247,5 +270,9 @@ export function resolvePort(
     tlsSecretName,
     udpCheckPort,
     check: checkSpec,
+    keep: [
+      ...(resolved.keep ? ["protocol" as const] : []),
+      ...(checkSpec.keepPath ? ["check_path" as const] : []),
+    ],
   };
 }

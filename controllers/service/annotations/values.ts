@@ -12,6 +12,23 @@ export interface AnnotationWarning {
   readonly message: string;
 }
 
+/**
+ * A value the Go CCM reads without complaint (as a default, clamped, or ignored) but which is not what its
+ * docs accept: the Service goes on syncing with `used`, a Warning Event says so, and `lint` reports an error.
+ */
+export interface LenientValue {
+  /** The full annotation name. */
+  readonly key: string;
+  /** The value as written on the Service. */
+  readonly value: string;
+  /** What is accepted, as in an `InvalidAnnotationError`. */
+  readonly accepted: string;
+  /** What applies instead, in words: `20 (the Go CCM clamps to 0–20); an existing NodeBalancer keeps its own`. */
+  readonly used: string;
+  /** `<key>="<value>": expected <accepted>; used <used>`. */
+  readonly message: string;
+}
+
 /** A whole number as Go's `strconv.Atoi` reads it (optional sign, decimal digits), or undefined. */
 export function parseWholeNumber(text: string): number | undefined {
   if (!/^[+-]?\d{1,15}$/.test(text)) return undefined;
@@ -23,6 +40,7 @@ export class AnnotationReader {
   readonly #values: Readonly<Record<string, string>>;
   readonly errors: InvalidAnnotationError[] = [];
   readonly warnings: AnnotationWarning[] = [];
+  readonly lenient: LenientValue[] = [];
 
   constructor(annotations: Readonly<Record<string, string>> | undefined) {
     this.#values = annotations ?? {};
@@ -49,6 +67,26 @@ export class AnnotationReader {
   fail(name: string, value: string, accepted = acceptedText(name)): undefined {
     this.errors.push(new InvalidAnnotationError(annotationKey(name), value, accepted));
     return undefined;
+  }
+
+  /** Records a value read leniently (as the Go CCM reads it); `used` says what applies instead. */
+  tolerate(name: string, value: string, used: string, accepted = acceptedText(name)): void {
+    const key = annotationKey(name);
+    const message = `${key}=${JSON.stringify(value)}: expected ${accepted}; used ${used}`;
+    this.lenient.push({ key, value, accepted, used, message });
+  }
+
+  /**
+   * A Go bool that the Go CCM reads as false when unparsable (its `getServiceBoolAnnotation`): such a value
+   * gives `fallback`, reported with `why`, instead of stopping the Service.
+   */
+  lenientBool(name: string, fallback: boolean, why: string): boolean | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const parsed = parseGoBool(value);
+    if (parsed !== undefined) return parsed;
+    this.tolerate(name, value, `${fallback} (${why})`, BOOL_ACCEPTED);
+    return fallback;
   }
 
   /** Records a warning about `name`. */

@@ -4,7 +4,13 @@
  * `<REDACTED>`, so logging a plan or an action cannot leak it. Types and that one class.
  */
 import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
-import type { CheckType, NodeBalancerType, PortFamily } from "../annotations/spec.ts";
+import type {
+  CheckType,
+  KeptConfigField,
+  KeptNodeBalancerField,
+  NodeBalancerType,
+  PortFamily,
+} from "../annotations/spec.ts";
 import type { DesiredFirewall } from "../firewall/rules.ts";
 
 const REDACTED = "<REDACTED>";
@@ -92,6 +98,8 @@ export interface DesiredConfig {
   readonly udp_check_port: number | null;
   readonly tls: DesiredTls | null;
   readonly nodes: readonly DesiredNode[];
+  /** Fields an existing config keeps: their annotation was read leniently (a new config takes the value above). */
+  readonly keep?: readonly KeptConfigField[];
 }
 
 /** A VPC attachment of a new NodeBalancer (`vpcs` on create). */
@@ -115,4 +123,6 @@ export interface DesiredNodeBalancer {
   readonly frontendVpc: DesiredVpc | null;
   readonly firewall: DesiredFirewall;
   readonly configs: readonly DesiredConfig[];
+  /** Fields an existing NodeBalancer keeps: their annotation was read leniently (a new one takes the value above). */
+  readonly keep?: readonly KeptNodeBalancerField[];
 }

@@ -1,7 +1,8 @@
 /**
  * `diffNodeBalancer`: the fewest API writes that turn a NodeBalancer as read (api-v4 shapes) into the
  * planned one, updating in place wherever the API allows (throttle, tags, config fields, node address,
- * label, weight and mode) so ids, the IP and node ids survive; an empty list when nothing differs. Configs
+ * label, weight and mode) so ids, the IP and node ids survive; an empty list when nothing differs. A field
+ * the desired state marks `keep` (its annotation was read leniently) is left as it is. Configs
  * match by port and protocol family (tcp 53 and udp 53 are two configs). Also lists each field that
  * differs, old and new, for one Normal Event, and what differs but cannot change in place. Pure.
  */
@@ -62,6 +63,7 @@ function configUpdate(desired: DesiredConfig, current: CurrentConfig, field: str
   const body: ConfigBody = {};
   const changes: FieldChange[] = [];
   for (const name of CONFIG_FIELDS) {
+    if (desired.keep?.some((k) => k === name)) continue;
     const want = full[name];
     const have = current[name];
     if (want === undefined || want === have) continue;
@@ -90,7 +92,8 @@ function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBa
   const nb = current.nodeBalancer;
   const body: { client_conn_throttle?: number; tags?: string[] } = {};
   const changes: FieldChange[] = [];
-  if (nb.client_conn_throttle !== desired.client_conn_throttle) {
+  const keepThrottle = desired.keep?.includes("client_conn_throttle") ?? false;
+  if (!keepThrottle && nb.client_conn_throttle !== desired.client_conn_throttle) {
     body.client_conn_throttle = desired.client_conn_throttle;
     changes.push({
       field: "client_conn_throttle",
@@ -110,7 +113,8 @@ function immutableFields(current: CurrentNodeBalancer, desired: DesiredNodeBalan
   const nb = current.nodeBalancer;
   const out: FieldChange[] = [];
   const add = (field: string, old: ChangeValue, value: ChangeValue) => out.push({ field, old, new: value });
-  if (nb.type !== undefined && nb.type !== desired.type) add("type", nb.type, desired.type);
+  const keepType = desired.keep?.includes("type") ?? false;
+  if (!keepType && nb.type !== undefined && nb.type !== desired.type) add("type", nb.type, desired.type);
   if (desired.ipv4 !== null && nb.ipv4 !== desired.ipv4) add("ipv4", nb.ipv4, desired.ipv4);
   const frontend = desired.frontendVpc?.subnet_id ?? null;
   if (

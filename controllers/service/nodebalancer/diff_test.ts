@@ -228,3 +228,35 @@ Deno.test("formatChanges() prints each field with old and new value", () => {
     "client_conn_throttle: 0 → 20; tags: [a] → [a, b]; configs[443/tcp]: (none) → https",
   );
 });
+
+Deno.test("diffNodeBalancer() leaves what a lenient value governs as it is and updates everything else", () => {
+  const lenient = service({
+    annotations: {
+      throttle: "50",
+      "nodebalancer-type": "huge",
+      "check-type": "http",
+      "check-path": "healthz",
+    },
+  });
+  const old = desiredFor(
+    service({ annotations: { throttle: "5", "check-type": "http", "check-path": "/up" } }),
+  );
+  const current = asCurrent(old);
+  const before = {
+    ...current,
+    nodeBalancer: { ...current.nodeBalancer, type: "premium" as const },
+    nodes: new Map([...current.nodes].map(([id, nodes]) => [id, nodes.slice(1)])), // a Node joined since
+  };
+  const diff = diffNodeBalancer(before, desiredFor(lenient));
+  assert.deepEqual(diff.immutable, [], "type kept, not reported");
+  assert.deepEqual(diff.actions.map((a) => a.kind), ["createNode"]);
+  assert.deepEqual(diff.changes.map((c) => c.field), ["configs[80/tcp].nodes[node-n1]"]);
+});
+
+Deno.test("diffNodeBalancer() keeps the protocol of a port whose default-protocol is of the other family", () => {
+  const current = asCurrent(desiredFor(service({ annotations: { "default-protocol": "http" } })));
+  const desired = desiredFor(service({ annotations: { "default-protocol": "udp" } }));
+  assert.equal(desired.configs[0]?.protocol, "tcp", "a new config would be tcp");
+  const fields = diffNodeBalancer(current, desired).changes.map((c) => c.field);
+  assert.ok(!fields.includes("configs[80/tcp].protocol"), fields.join());
+});

@@ -45,6 +45,8 @@ export interface PlanOptions {
   readonly frontendSubnetId?: number | null;
   /** TLS material by Secret name (the Service's namespace); absent names are missing Secrets. */
   readonly tls?: ReadonlyMap<string, TlsMaterial>;
+  /** The cluster identity tag (`../identity.ts`), put on the NodeBalancer beside its ownership tag. */
+  readonly clusterIdTag?: string;
 }
 
 /** The plan, or why there is none; `skippedNodes` are eligible Nodes without a usable address. */
@@ -87,7 +89,13 @@ export function planNodeBalancer(
   });
   const { defaults } = options;
   const label = nodeBalancerLabel(defaults.services.nodeBalancerPrefix, uid);
-  const tags = nodeBalancerTags(defaults.clusterName, defaults.services.nodeBalancerTags, spec.tags, uid);
+  const tags = nodeBalancerTags(
+    defaults.clusterName,
+    defaults.services.nodeBalancerTags,
+    spec.tags,
+    uid,
+    options.clusterIdTag,
+  );
   const desired: DesiredNodeBalancer = {
     label,
     region: defaults.region,
@@ -99,6 +107,7 @@ export function planNodeBalancer(
     frontendVpc,
     firewall: firewallOf(spec, service.metadata?.name ?? "", label, tags),
     configs,
+    ...(spec.keep.length > 0 ? { keep: spec.keep } : {}),
   };
   return { ok: true, desired: deepFreeze(desired), skippedNodes: skipped };
 }
@@ -215,6 +224,7 @@ function configOf(p: PortSpec, tls: DesiredTls | null, nodes: DesiredNode[]): De
     udp_check_port: p.udpCheckPort,
     tls,
     nodes,
+    ...(p.keep.length > 0 ? { keep: p.keep } : {}),
   };
 }
 

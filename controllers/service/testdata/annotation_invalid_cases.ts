@@ -18,16 +18,7 @@ export interface InvalidCase {
 
 /** Invalid values of every annotation. */
 export const INVALID: InvalidCase[] = [
-  { covers: "throttle", ann: { throttle: "21" }, accepted: "0 to 20" },
-  { covers: "throttle", ann: { throttle: "-1" }, accepted: "0 to 20" },
-  { covers: "throttle", ann: { throttle: "fast" }, accepted: "0 to 20" },
   { covers: "default-protocol", ann: { "default-protocol": "ftp" }, accepted: "tcp, udp, http or https" },
-  {
-    covers: "default-protocol",
-    ann: { "default-protocol": "http" },
-    ports: UDP,
-    accepted: "protocol udp for UDP port 53",
-  },
   { covers: "default-proxy-protocol", ann: { "default-proxy-protocol": "v3" }, accepted: "none, v1 or v2" },
   {
     covers: "default-proxy-protocol",
@@ -99,11 +90,6 @@ export const INVALID: InvalidCase[] = [
     accepted: "algorithm roundrobin, leastconn or source for tcp",
   },
   { covers: "check-type", ann: { "check-type": "tcp" }, accepted: "none, connection, http or http_body" },
-  {
-    covers: "check-path",
-    ann: { "check-type": "http", "check-path": "healthz" },
-    accepted: "starting with /",
-  },
   { covers: "check-body", ann: { "check-type": "http_body" }, accepted: "check-type is http_body" },
   { covers: "check-body", ann: { "check-type": "http_body", "check-body": "  " }, accepted: "non-empty" },
   { covers: "check-interval", ann: { "check-interval": "abc" }, accepted: "whole seconds from 2 to 3600" },
@@ -114,17 +100,8 @@ export const INVALID: InvalidCase[] = [
   { covers: "check-attempts", ann: { "check-attempts": "0" }, accepted: "from 1 to 30" },
   { covers: "check-passive", ann: { "check-passive": "yes" }, accepted: "true or false" },
   { covers: "udp-check-port", ann: { "udp-check-port": "70000" }, ports: UDP, accepted: "1 to 65535" },
-  { covers: "preserve", ann: { preserve: "yes" }, accepted: "true or false" },
-  { covers: "nodebalancer-id", ann: { "nodebalancer-id": "0" }, accepted: "positive whole number" },
-  { covers: "nodebalancer-id", ann: { "nodebalancer-id": "nb-1" }, accepted: "positive whole number" },
-  {
-    covers: "nodebalancer-type",
-    ann: { "nodebalancer-type": "huge" },
-    accepted: "common, premium or premium_40gb",
-  },
-  { covers: "hostname-only-ingress", ann: { "hostname-only-ingress": "maybe" }, accepted: "true or false" },
-  { covers: "tags", ann: { tags: "ok-tag,ab" }, accepted: "3 to 50 characters" },
-  { covers: "tags", ann: { tags: "x".repeat(51) }, accepted: "3 to 50 characters" },
+  // The Go CCM looks a negative ID up and fails on it (0 and garbage it ignores: annotation_lenient_cases.ts).
+  { covers: "nodebalancer-id", ann: { "nodebalancer-id": "-1" }, accepted: "positive whole number" },
   { covers: "firewall-id", ann: { "firewall-id": "fw" }, accepted: "positive whole number" },
   {
     covers: "firewall-acl",
@@ -161,8 +138,6 @@ export const INVALID: InvalidCase[] = [
     },
     accepted: "at most 25 rules",
   },
-  { covers: "enable-ipv6-ingress", ann: { "enable-ipv6-ingress": "2" }, accepted: "true or false" },
-  { covers: "enable-ipv6-backends", ann: { "enable-ipv6-backends": "on" }, accepted: "true or false" },
   {
     covers: "backend-ipv4-range",
     ann: { "backend-ipv4-range": "10.100.0.0" },
@@ -216,5 +191,4 @@ export const INVALID: InvalidCase[] = [
   },
   { covers: "reserved-ipv4", ann: { "reserved-ipv4": "2600::1" }, accepted: "reserved IPv4 address" },
   { covers: "reserved-ipv4", ann: { "reserved-ipv4": "1.2.3" }, accepted: "reserved IPv4 address" },
-  { covers: "retain-reserved-ipv4", ann: { "retain-reserved-ipv4": "nope" }, accepted: "true or false" },
 ];
