@@ -136,7 +136,7 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
 
 function reportConfig(config: Config, log: Logger): void {
   for (const flag of config.ignoredFlags) {
-    log.info("flag {flag} is accepted for compatibility and has no effect", { flag });
+    log.warning("flag {flag} is accepted for compatibility but not implemented: it has no effect", { flag });
   }
   for (const warning of config.warnings) log.warning("{warning}", { warning });
   for (const name of config.controllers) {

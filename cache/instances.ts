@@ -1,8 +1,12 @@
-/** The account's Linodes in our region (and tag), refreshed as one paged listing per TTL. */
+/**
+ * The cluster's Linodes, refreshed as one paged listing per TTL. Membership follows the Go CCM: every region
+ * (a Node's Linode may be anywhere the account has Linodes), a tag containing `--linode-tag-filter`, and with
+ * `--vpc-names`/`--vpc-ids` only Linodes with an address in those VPCs.
+ */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
-import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
+import { clusterMembers, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
 
@@ -24,12 +28,15 @@ export interface InstanceCacheOptions {
   metrics: Registry;
   /** `LINODE_INSTANCE_CACHE_TTL` in ms (default 15 s). */
   ttlMs?: number;
-  /** Only Linodes in this region (`--linode-region` / `LINODE_REGION`). */
-  region?: string;
-  /** Only Linodes carrying this tag (`--linode-tag-filter`). */
+  /** Only Linodes with a tag containing this text (`--linode-tag-filter`). */
   tagFilter?: string;
-  /** VPC addresses of the configured VPCs, indexed as InternalIPs. */
+  /** VPC addresses of the configured VPCs, indexed as InternalIPs; when given, only their Linodes count. */
   vpcIps?: VpcIpReader;
+  /**
+   * With `--subnet-names`/`--subnet-ids`: the ids of those subnets as last resolved (empty while unknown), so
+   * only their addresses count, as the Go CCM's `subnet_id` filter.
+   */
+  subnetIds?: () => ReadonlySet<number>;
   retry?: BackoffOptions;
 }
 
@@ -61,8 +68,8 @@ function diffInstances(a: readonly LinodeInstance[] | undefined, b: readonly Lin
 }
 
 function diffVpcIps(a: readonly VpcIp[] | undefined, b: readonly VpcIp[]): Set<number> {
-  const before = vpcIpv4ByLinode(a ?? []);
-  const after = vpcIpv4ByLinode(b);
+  const before = vpcAddressesByLinode(a ?? []);
+  const after = vpcAddressesByLinode(b);
   const changed = new Set<number>();
   for (const id of new Set([...before.keys(), ...after.keys()])) {
     if (JSON.stringify(before.get(id) ?? []) !== JSON.stringify(after.get(id) ?? [])) changed.add(id);
@@ -75,20 +82,24 @@ export class InstanceCache {
   readonly #cell: TtlCell<readonly LinodeInstance[]>;
   readonly #vpcIps: VpcIpReader | undefined;
   readonly #listeners = new Set<InstanceChangeListener>();
+  readonly #tagFilter: string | undefined;
+  readonly #subnetIds: (() => ReadonlySet<number>) | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
 
   constructor(source: InstanceSource, options: InstanceCacheOptions) {
-    const filter: Record<string, unknown> = {};
-    if (options.region) filter.region = options.region;
-    if (options.tagFilter) filter.tags = options.tagFilter;
+    // No region filter: the Go CCM lists every region, and a region filter could hide a real member.
+    const tagFilter = options.tagFilter;
+    const filter = tagFilter ? { tags: { "+contains": tagFilter } } : undefined;
+    this.#tagFilter = tagFilter;
+    this.#subnetIds = options.subnetIds;
     this.#cell = new TtlCell({
       name: "instances",
       ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.list(Object.keys(filter).length ? filter : undefined),
+      load: () => source.list(filter),
       isEmpty: (list) => list.length === 0,
     });
     this.#vpcIps = options.vpcIps;
@@ -158,14 +169,20 @@ export class InstanceCache {
   ): Snapshot<InstanceIndex> {
     const vpc = v ?? this.#lastVpc;
     if (v) this.#lastVpc = v;
-    const key = `${i.generation}/${vpc?.generation ?? -1}`;
+    const subnetIds = this.#subnetIds?.();
+    const key = `${i.generation}/${vpc?.generation ?? -1}/${[...subnetIds ?? []].join(",")}`;
     if (this.#index?.key !== key) {
-      this.#index = { key, index: new InstanceIndex(i.data, vpcIpv4ByLinode(vpc?.data ?? [])) };
+      const vpcAddresses = vpcAddressesByLinode(vpc?.data ?? [], subnetIds);
+      // Write-through records (a Linode read by id) pass the same rules as the listing. Without VPC data yet
+      // (only `peek` before the first load) membership in the VPC is unknown, so nobody is left out for it.
+      const vpcMembers = this.#vpcIps && vpc ? new Set(vpcAddresses.keys()) : undefined;
+      const members = clusterMembers(i.data, { tagFilter: this.#tagFilter, vpcMembers });
+      this.#index = { key, index: new InstanceIndex(members, vpcAddresses) };
     }
     return {
       data: this.#index.index,
       ageMs: i.ageMs,
-      stale: i.stale || (vpc?.stale ?? false),
+      stale: i.stale || (vpc?.stale ?? false) || (this.#vpcIps !== undefined && vpc === undefined),
       suspicious: i.suspicious,
       generation: i.generation + (vpc?.generation ?? 0),
     };

@@ -45,6 +45,10 @@ export interface VpcIp {
   readonly interface_id?: number | null;
   readonly active?: boolean;
   readonly nat_1_1?: string | null;
+  /** VPC IPv6 (SLAAC) addresses: set on `GET /vpcs/{id}/ipv6s` entries. */
+  readonly ipv6_addresses?: readonly { readonly slaac_address: string }[];
+  /** Whether the interface's VPC IPv6 is publicly routed (an ExternalIP, as the Go CCM reports it). */
+  readonly ipv6_is_public?: boolean | null;
 }
 
 /** What a reader gets: the data, how old it is, and whether it may be trusted for destructive decisions. */

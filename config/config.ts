@@ -8,6 +8,7 @@ import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
 import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import { parseSentryEnv } from "./sentry_env.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
 import { checkNet, configTargets, type NetCheck, refusedServers } from "./net_allowed.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
@@ -16,6 +17,7 @@ import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
 export type { Env, KubeSource, TokenSource } from "./env.ts";
+export type { SentryConfig } from "./sentry_env.ts";
 export type { LogFormat, LogLevel } from "../common/log.ts";
 export { CONTROLLER_NAMES } from "./types.ts";
 export type {
@@ -85,7 +87,13 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const provider = flags.str("cloud-provider");
   if (provider !== "linode") p.push(`--cloud-provider: unsupported provider "${provider}" (only linode)`);
   const sections = parseFlagSections(flags, { problems: p, warnings });
-  const linodeEnv = parseLinodeEnv(env, p, options.checkTokenFile);
+  // `--dev` never looks at the default token file: a real token must not reach the emulators.
+  const tokenFile = dev ? { defaultTokenFile: null } : {};
+  const linodeEnv = parseLinodeEnv(env, p, {
+    checkTokenFile: options.checkTokenFile,
+    warnings,
+    ...tokenFile,
+  });
   const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
   if (options.checkRead) {
     // The token file was checked while reading it (`checkTokenFile`).
@@ -101,7 +109,8 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
   }
   const linode: LinodeConfig = { ...linodeEnv, ...linodeFlags(flags) };
-  return deepFreeze({ ...sections, dev, kube, linode, ignoredFlags: ignoredFlags(flags), warnings });
+  const sentry = parseSentryEnv(env, warnings, options.checkNet);
+  return deepFreeze({ ...sections, dev, kube, linode, sentry, ignoredFlags: ignoredFlags(flags), warnings });
 }
 
 /**

@@ -77,8 +77,6 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       disableVpcBackends: false,
       enableIpv6ForLoadBalancers: false,
       enableIpv6ForNodeBalancerBackends: false,
-      bgpNodeSelector: null,
-      ipHolderSuffix: null,
       cleanupOrphanedNodeBalancers: false,
     },
     serve: {
@@ -110,6 +108,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       tokenHealthCheck: false,
       tagFilter: null,
     },
+    sentry: null,
     ignoredFlags: [],
     warnings: [],
   });
@@ -213,12 +212,17 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--nodebalancer-tags=a,b"], (c) => c.services.nodeBalancerTags, ["a", "b"]],
   [["--nodebalancer-tags=a b"], (c) => c.services.nodeBalancerTags, ["a b"]],
   [
-    ["--load-balancer-type=cilium-bgp", "--bgp-node-selector=bgp=true", "--ip-holder-suffix=c1"],
-    (c) => [c.services.loadBalancerType, c.services.bgpNodeSelector, c.services.ipHolderSuffix],
     [
-      "cilium-bgp",
-      "bgp=true",
-      "c1",
+      "--load-balancer-type=cilium-bgp",
+      "--bgp-node-selector=bgp=true",
+      `--ip-holder-suffix=${"x".repeat(30)}`,
+    ],
+    (c) => [c.services.loadBalancerType, ...c.warnings],
+    [
+      "nodebalancer",
+      "--load-balancer-type=cilium-bgp is not implemented (deprecated in the Go CCM); using nodebalancer",
+      "--bgp-node-selector is not implemented (deprecated in the Go CCM) and has no effect",
+      "--ip-holder-suffix is not implemented (deprecated in the Go CCM) and has no effect",
     ],
   ],
   [["--default-nodebalancer-type=premium"], (c) => c.services.defaultNodeBalancerType, "premium"],
@@ -515,12 +519,6 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     /^--nodebalancer-prefix: invalid prefix ""/,
   ],
   [
-    "a long IP holder suffix",
-    ["--ip-holder-suffix=" + "x".repeat(24)],
-    ENV,
-    "--ip-holder-suffix: 24 characters (at most 23)",
-  ],
-  [
     "an IPv6 backend subnet",
     ["--nodebalancer-backend-ipv4-subnet=fd00::/64"],
     ENV,
@@ -559,16 +557,10 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
   ["a bad --version value", ["--version=maybe"], ENV, /^--version: invalid value "maybe"/],
   ["a missing region", [], { LINODE_API_TOKEN: TOKEN, KUBECONFIG: "/k" }, /^LINODE_REGION: not set/],
   [
-    "both token sources",
-    [],
-    { ...ENV, LINODE_API_TOKEN_FILE: "/t" },
-    "LINODE_API_TOKEN, LINODE_API_TOKEN_FILE: both are set (set exactly one)",
-  ],
-  [
     "no token source",
     [],
     { LINODE_REGION: "us-east", KUBECONFIG: "/k" },
-    "LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)",
+    /^LINODE_API_TOKEN: not set, and the token file \/var\/run\/secrets\/linode\/api-token cannot be used/,
   ],
   [
     "a plain-http remote API",
@@ -675,6 +667,18 @@ Deno.test("parseConfig() never puts the token in errors, descriptions or printed
   );
 });
 
+Deno.test("helpText() says which accepted flags are not implemented", () => {
+  const help = helpText();
+  for (const name of ["bgp-node-selector", "ip-holder-suffix", "kube-api-qps", "feature-gates"]) {
+    const line = help.split("\n").find((l) => l.startsWith(`  --${name}`)) ?? "";
+    assert.match(line, /not implemented/, name);
+  }
+  assert.match(
+    help.split("\n").find((l) => l.startsWith("  --load-balancer-type")) ?? "",
+    /cilium-bgp is not implemented/,
+  );
+});
+
 Deno.test("parseConfig() returns a deeply frozen config", () => {
   const c = run(["--vpc-names=a"]);
   for (const part of [c, c.leaderElection, c.linode, c.linode.token, c.vpc, c.vpc.names, c.controllers]) {
@@ -689,11 +693,23 @@ Deno.test("parseConfig() returns a deeply frozen config", () => {
 Deno.test("parseConfig() reads the token file path and reports why it cannot be used", () => {
   const env = { LINODE_API_TOKEN_FILE: "/run/token", LINODE_REGION: "us-east", KUBECONFIG: "/k" };
   const ok = parseConfig([], env, { checkTokenFile: () => undefined });
-  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, { kind: "file", path: "/run/token" });
+  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, {
+    kind: "file",
+    path: "/run/token",
+    cacheTtlMs: 60_000,
+  });
   assert.throws(
     () => parseConfig([], env, { checkTokenFile: checkTokenFile }),
     (e) =>
-      e instanceof ConfigError && e.problems[0] === "LINODE_API_TOKEN_FILE: cannot use /run/token: not found",
+      e instanceof ConfigError && e.problems[0] ===
+        "LINODE_API_TOKEN_FILE: cannot use /run/token: not found (and LINODE_API_TOKEN, the fallback, is not set)",
+  );
+  // Both set (this project refused that before; the Go CCM prefers the file and falls back to the variable).
+  const both = parseConfig([], { ...env, LINODE_API_TOKEN: TOKEN }, { checkTokenFile: checkTokenFile });
+  assert.equal(both.kind === "run" && both.config.linode.token.kind, "env");
+  assert.match(
+    both.kind === "run" ? both.config.warnings.join("\n") : "",
+    /cannot use \/run\/token: not found; using/,
   );
 });
 

@@ -1,7 +1,8 @@
 /**
  * The command-line flag table: the Go CCM's own flags, the upstream `k8s.io/cloud-provider` generic ones it
  * inherits (with the same defaults), and a few of ours, in `--help` order. Flags marked `ignored` are accepted
- * so manifests and Helm values keep working, but change nothing here; `main.ts` logs which of them were given.
+ * so manifests and Helm values keep working, but are not implemented here; each one given is warned about at
+ * start (as the Go CCM warns about its deprecated cilium-bgp flags).
  */
 
 /** How a flag's value is parsed (Go pflag types). */
@@ -40,13 +41,24 @@ const LINODE: readonly Row[] = [
   ["vpc-ids", "intList", [], "comma-separated VPC IDs (instead of --vpc-names; needs --subnet-ids)"],
   ["subnet-names", "list", ["default"], "comma-separated subnet labels whose routes are managed"],
   ["subnet-ids", "intList", [], "comma-separated subnet IDs (with --vpc-ids; overrides --subnet-names)"],
-  ["load-balancer-type", "string", "nodebalancer", "LoadBalancer implementation: nodebalancer or cilium-bgp"],
-  ["bgp-node-selector", "string", "", "node selector for shared-IP fail-over with BGP (cilium-bgp)"],
+  [
+    "load-balancer-type",
+    "string",
+    "nodebalancer",
+    "LoadBalancer implementation: nodebalancer; cilium-bgp is not implemented (deprecated in the Go CCM): " +
+    "warned at start and treated as nodebalancer",
+  ],
+  [
+    "bgp-node-selector",
+    "string",
+    "",
+    "not implemented (deprecated in the Go CCM, no effect there either): warned at start",
+  ],
   [
     "ip-holder-suffix",
     "string",
     "",
-    "suffix of the IP holder Linode's label (cilium-bgp, at most 23 characters)",
+    "not implemented (deprecated in the Go CCM, no effect there either): warned at start",
   ],
   [
     "default-nodebalancer-type",
@@ -197,7 +209,7 @@ const LOG: readonly Row[] = [
   ["logging-format", "string", "", "upstream spelling of --log-format: text or json (--log-format wins)"],
 ];
 
-/** Upstream generic flags accepted for compatibility; they change nothing. */
+/** Upstream generic flags accepted for compatibility but not implemented: they change nothing here. */
 const IGNORED: readonly Row[] = [
   ["port", "int", 0, "insecure port (removed upstream)"],
   ["cert-dir", "string", "", "directory for self-signed certificates (ours stay in memory)"],
@@ -274,5 +286,5 @@ export const FLAG_GROUP_TITLES: Readonly<Record<FlagGroup, string>> = {
   leader: "Leader election flags",
   serve: "Serving flags",
   log: "Logging flags",
-  ignored: "Accepted for compatibility, no effect",
+  ignored: "Accepted for compatibility but not implemented (no effect; a warning at start when given)",
 };

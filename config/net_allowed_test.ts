@@ -68,3 +68,26 @@ Deno.test("parseConfig() with checkNet reports each refused server with the sett
     1,
   );
 });
+
+Deno.test("parseConfig() with checkNet turns Sentry off with a warning when the DSN's host is refused, and starts", () => {
+  const allowed = new Set(["api.linode.com:443", "10.96.0.1:443", "0.0.0.0:10258"]);
+  const checkNet: NetCheck = (host) => allowed.has(host);
+  const key = "0123456789abcdef";
+  const env = {
+    ...ENV,
+    KUBERNETES_SERVICE_PORT: "443",
+    SENTRY_DSN: `https://${key}@o1.ingest.sentry.io/42`,
+    SENTRY_ENVIRONMENT: "prod",
+  };
+  const refused = parseConfig([], env, { checkNet });
+  if (refused.kind !== "run") throw new TypeError(refused.kind);
+  assert.equal(refused.config.sentry, null);
+  const warning = refused.config.warnings.find((w) => w.startsWith("SENTRY_DSN:")) ?? "";
+  assert.match(warning, /^SENTRY_DSN: cannot connect to o1\.ingest\.sentry\.io:443: .*deploy\/net-allow/);
+  assert.ok(!warning.includes(key), "the DSN's key was printed");
+  allowed.add("o1.ingest.sentry.io:443");
+  const granted = parseConfig([], env, { checkNet });
+  if (granted.kind !== "run") throw new TypeError(granted.kind);
+  assert.equal(granted.config.sentry?.environment, "prod");
+  assert.ok(!granted.config.warnings.some((w) => w.startsWith("SENTRY_DSN:")));
+});

@@ -16,6 +16,8 @@ export const CCM_READ_DIRS: readonly string[] = Object.freeze([
   "/etc/kubernetes/ccm.conf",
   "/etc/kubernetes/ccm",
   "/etc/linode",
+  // The Go CCM's default token file, /var/run/secrets/linode/api-token (a mounted Secret holding the token only).
+  "/var/run/secrets/linode",
   "/var/run/secrets/kubernetes.io/serviceaccount",
   "/run/secrets/kubernetes.io/serviceaccount",
   "/run/credentials/linode-ccm.service",

@@ -225,13 +225,30 @@ function routes(flags: FlagReader, p: string[]): RouteConfig {
   };
 }
 
-function services(flags: FlagReader, p: string[]): ServiceConfig {
+/**
+ * The Go CCM's deprecated cilium-bgp flags: accepted, warned about as the Go CCM warns (cloud.go), no effect.
+ * `--load-balancer-type=cilium-bgp` runs NodeBalancers, as the Go CCM now does.
+ */
+function loadBalancerType(flags: FlagReader, p: string[], warnings: string[]): "nodebalancer" {
+  const type = oneOf(flags, "load-balancer-type", ["nodebalancer", "cilium-bgp"], p);
+  if (type === "cilium-bgp") {
+    warnings.push(
+      "--load-balancer-type=cilium-bgp is not implemented (deprecated in the Go CCM); using nodebalancer",
+    );
+  }
+  for (const name of ["bgp-node-selector", "ip-holder-suffix"]) {
+    if (flags.str(name) !== "") {
+      warnings.push(`--${name} is not implemented (deprecated in the Go CCM) and has no effect`);
+    }
+  }
+  return "nodebalancer";
+}
+
+function services(flags: FlagReader, p: string[], warnings: string[]): ServiceConfig {
   const prefix = flags.str("nodebalancer-prefix");
   if (!/^[A-Za-z0-9_-]{1,19}$/.test(prefix)) {
     p.push(`--nodebalancer-prefix: invalid prefix "${prefix}" (1 to 19 letters, digits, _ or -)`);
   }
-  const suffix = flags.str("ip-holder-suffix");
-  if (suffix.length > 23) p.push(`--ip-holder-suffix: ${suffix.length} characters (at most 23)`);
   const subnet = flags.str("nodebalancer-backend-ipv4-subnet");
   if (subnet !== "" && cidrFamily(subnet) !== 4) {
     p.push(`--nodebalancer-backend-ipv4-subnet: invalid IPv4 CIDR "${subnet}" (use e.g. 10.100.0.0/24)`);
@@ -245,7 +262,7 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
   }
   return {
     concurrentSyncs: count(flags, "concurrent-service-syncs", 1, 1000, p),
-    loadBalancerType: oneOf(flags, "load-balancer-type", ["nodebalancer", "cilium-bgp"], p),
+    loadBalancerType: loadBalancerType(flags, p, warnings),
     defaultNodeBalancerType: nodeBalancerType(flags, p),
     nodeBalancerTags: flags.list("nodebalancer-tags"),
     nodeBalancerPrefix: prefix,
@@ -255,8 +272,6 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
     disableVpcBackends: flags.bool("disable-nodebalancer-vpc-backends"),
     enableIpv6ForLoadBalancers: flags.bool("enable-ipv6-for-loadbalancers"),
     enableIpv6ForNodeBalancerBackends: flags.bool("enable-ipv6-for-nodebalancer-backends"),
-    bgpNodeSelector: nullIfEmpty(flags.str("bgp-node-selector")),
-    ipHolderSuffix: nullIfEmpty(suffix),
     cleanupOrphanedNodeBalancers: flags.bool("cleanup-orphaned-nodebalancers"),
   };
 }
@@ -382,7 +397,7 @@ export function parseFlagSections(
       concurrentSyncs: count(flags, "concurrent-node-syncs", 1, 1000, p),
     },
     routes: routes(flags, p),
-    services: services(flags, p),
+    services: services(flags, p, warnings),
     serve: serve(flags, p),
     log: log(flags, p),
   };

@@ -5,6 +5,7 @@
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
 import type { Env, KubeSource, LinodeEnv } from "./env.ts";
+import type { SentryConfig } from "./sentry_env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
@@ -69,7 +70,8 @@ export type NodeBalancerType = typeof NODEBALANCER_TYPES[number];
 /** The service controller (NodeBalancers). */
 export interface ServiceConfig {
   readonly concurrentSyncs: number;
-  readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
+  /** Always `nodebalancer`: `--load-balancer-type=cilium-bgp` is accepted with a warning, as the Go CCM does. */
+  readonly loadBalancerType: "nodebalancer";
   readonly defaultNodeBalancerType: NodeBalancerType;
   readonly nodeBalancerTags: readonly string[];
   readonly nodeBalancerPrefix: string;
@@ -79,8 +81,6 @@ export interface ServiceConfig {
   readonly disableVpcBackends: boolean;
   readonly enableIpv6ForLoadBalancers: boolean;
   readonly enableIpv6ForNodeBalancerBackends: boolean;
-  readonly bgpNodeSelector: string | null;
-  readonly ipHolderSuffix: string | null;
   /** `--cleanup-orphaned-nodebalancers` (ours): delete NodeBalancers of this cluster no Service is tied to. */
   readonly cleanupOrphanedNodeBalancers: boolean;
 }
@@ -145,6 +145,8 @@ export interface Config {
   readonly log: LogConfig;
   /** Flags given that change nothing here (for one startup log line), e.g. `--cloud-config`. */
   readonly ignoredFlags: readonly string[];
+  /** Sentry reporting, or `null` when `SENTRY_DSN` (and `SENTRY_ENVIRONMENT`) are not set. */
+  readonly sentry: SentryConfig | null;
   /** Things worth a warning at startup (deprecated flags, a requested controller that will not run). */
   readonly warnings: readonly string[];
 }

@@ -17,6 +17,7 @@
  * aborted in flight the moment the fence's term ends.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
+import { GO_CLIENT_METRIC, goClientMethod } from "./go_methods.ts";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
 import { linkSignals } from "../common/abort.ts";
 import type { Clock } from "../common/clock.ts";
@@ -145,6 +146,7 @@ export class ApiCaller {
   readonly #slots: Semaphore;
   readonly #requests: Counter;
   readonly #retries: Counter;
+  readonly #goCalls: Counter;
   readonly #duration: Histogram;
   readonly #counts: Map<string, number>;
   readonly #limiter: RateLimiter;
@@ -166,6 +168,10 @@ export class ApiCaller {
       ["method", "route", "status"],
     );
     this.#retries = m.counter("ccm_linode_retries_total", "Linode API retries", ["method", "route"]);
+    this.#goCalls = m.counter(GO_CLIENT_METRIC, "client counters for each operation and its result", [
+      "method",
+      "result",
+    ]);
     this.#duration = m.histogram(
       "ccm_linode_request_duration_seconds",
       "Linode API request duration",
@@ -193,10 +199,17 @@ export class ApiCaller {
   }
 
   /** Every item of a paged list, each page fetched (with retries) at `PAGE_SIZE`. */
-  async list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
+  list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
+    // One count for the whole listing, as linodego's List* call walks every page.
+    return this.#withBound(spec, (s) => this.#counted(s, () => this.#listPages(s, fetchPage)));
+  }
+
+  async #listPages<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
     try {
       const paged = { ...spec, paged: true };
-      return await collectPages((page) => this.run(paged, () => fetchPage({ page, page_size: PAGE_SIZE })));
+      return await collectPages((page) =>
+        this.#retrying(paged, () => fetchPage({ page, page_size: PAGE_SIZE }))
+      );
     } catch (e) {
       if (!(e instanceof PagingError)) throw e;
       // Retryable ("server"): the listing moved while we walked it; a later walk will be consistent.
@@ -219,15 +232,32 @@ export class ApiCaller {
   }
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
-  async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
-    if (!this.#bound) return await this.#run(spec, send, onGone);
-    using linked = linkSignals(spec.signal, this.#bound);
-    return await this.#run({ ...spec, signal: linked.signal }, send, onGone);
+  run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+    return this.#withBound(spec, (s) => this.#counted(s, () => this.#retrying(s, send, onGone)));
   }
 
-  async #run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+  /** Runs `call` with this caller's bound signal (see `bind`) linked into the spec's. */
+  async #withBound<T>(spec: CallSpec, call: (spec: CallSpec) => Promise<T>): Promise<T> {
+    if (!this.#bound) return await call(spec);
+    using linked = linkSignals(spec.signal, this.#bound);
+    return await call({ ...spec, signal: linked.signal });
+  }
+
+  /** Counts one client call in the Go CCM's metric once it is done (a write refused in dry run is not a call). */
+  async #counted<T>(spec: CallSpec, call: () => Promise<T>): Promise<T> {
     // Before anything else (slot, rate limit, token): in dry-run a write must not even queue.
     if (spec.method !== "GET") this.#o.writeGuard?.assertWritable("linode", `${spec.method} ${spec.route}`);
+    let result = "error";
+    try {
+      const value = await call();
+      result = "ok";
+      return value;
+    } finally {
+      this.#goCalls.inc({ method: goClientMethod(spec.method, spec.route), result });
+    }
+  }
+
+  async #retrying<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
     const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;
     let ambiguous = false;
     for (let attempt = 0;; attempt++) {

@@ -15,7 +15,7 @@ export class TokenError extends Error {
   override name = "TokenError";
 }
 
-/** A token that never changes (`LINODE_API_TOKEN`). */
+/** A token that never changes (`LINODE_API_TOKEN`, used when the token file cannot be read at start). */
 export function staticToken(value: string): TokenSource {
   const token = value.trim();
   if (token === "") throw new TokenError("Linode API token is empty");
@@ -25,12 +25,12 @@ export function staticToken(value: string): TokenSource {
 /** Options of `fileToken`. */
 export interface FileTokenOptions {
   clock: Clock;
-  /** How long a read token is used before the file is looked at again (default 10 s). */
+  /** How long a read token is used before the file is looked at again (default 60 s, as the Go CCM). */
   minCheckIntervalMs?: number;
 }
 
 /** Default `minCheckIntervalMs` of `fileToken`. */
-export const DEFAULT_TOKEN_CHECK_INTERVAL_MS = 10_000;
+export const DEFAULT_TOKEN_CHECK_INTERVAL_MS = 60_000;
 
 /**
  * A token read from `path` (a mounted Secret), re-read at most once per interval. Kubernetes rotates

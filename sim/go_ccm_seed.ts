@@ -104,7 +104,8 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
   const status = { ...base.status, conditions: [...(base.status?.conditions ?? []), routed] };
   const annotations: Record<string, string> = {};
   if (priv[0]) annotations["node.k8s.linode.com/private-ip"] = priv[0];
-  if (ipv6) annotations["node.k8s.linode.com/public-ipv6"] = ipv6;
+  // The Go CCM writes the Linode's `ipv6` as the API gives it, `/128` included (node_controller.go).
+  if (instance.ipv6) annotations["node.k8s.linode.com/public-ipv6"] = instance.ipv6;
   return { ...base, metadata: { ...base.metadata, annotations }, status };
 }
 

@@ -248,8 +248,9 @@ Deno.test("cloud-node treats a Node deleted uninitialised and registered again a
 
 Deno.test("cloud-node initialises 500 nodes created at once with one instance listing", async () => {
   await using world = await startWorld({ flags: ["--concurrent-node-syncs=10"] });
-  world.linode.world.addInstances(500, (i) => ({ label: `n-${i}`, region: "us-east" }));
-  world.linode.world.addInstances(20, (i) => ({ label: `west-${i}`, region: "us-west" }));
+  // Members in any region count (as in the Go CCM); 500 Linodes are one page of the listing.
+  world.linode.world.addInstances(480, (i) => ({ label: `n-${i}`, region: "us-east" }));
+  world.linode.world.addInstances(20, (i) => ({ label: `n-${480 + i}`, region: "us-west" }));
   await world.start();
   addNodes(world, ...Array.from({ length: 500 }, (_, i) => kubeletNode(`n-${i}`)));
   // The metric, not 500 copies of Nodes from the emulator per poll: those would starve the CCM.

@@ -41,9 +41,11 @@ Deno.test("route: 100 Nodes cost one write each, then one VPC listing per TTL an
   const listings = Math.floor((periods * ttlMs) / (ttlMs + resyncMs));
   assert.equal(w.calls(LIST_VPC_IPS), listings * pages, "ceil(entries/500) calls per listing, one per TTL");
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0, "zero repeated writes");
+  // Each refresh also lists the VPC's IPv6 (SLAAC) addresses, as the Go CCM does: none here, one page.
+  assert.equal(w.calls("GET /v4/vpcs/{id}/ipv6s"), listings, "one IPv6 listing per refresh");
   assert.equal(
     w.linode.calls.total(),
-    listings * pages,
+    listings * pages + listings,
     "no other call: no instance listing, nothing per Node",
   );
 });

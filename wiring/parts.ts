@@ -80,7 +80,9 @@ export interface CcmParts {
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
   const t = config.linode.token;
-  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
+  return t.kind === "env"
+    ? staticToken(t.token.reveal())
+    : fileToken(t.path, { clock, minCheckIntervalMs: t.cacheTtlMs });
 }
 
 function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
@@ -138,6 +140,11 @@ function linodeClient(
   });
 }
 
+/** The subnets `--subnet-names`/`--subnet-ids` resolved to (none while the VPCs are not yet resolved). */
+function selectedSubnetIds(vpcs: VpcCache): ReadonlySet<number> {
+  return new Set((vpcs.peek()?.data ?? []).flatMap((vpc) => vpc.subnets.map((s) => s.id)));
+}
+
 /** The Linode caches every loop reads: VPCs, their addresses (only with `--vpc-*`), instances. */
 function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const { clock, metrics } = deps;
@@ -149,10 +156,10 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,
-    region: config.linode.region,
     tagFilter: config.linode.tagFilter ?? undefined,
     ttlMs: config.linode.instanceCacheTtlMs,
     vpcIps: vpcs.configured ? vpcIps : undefined,
+    subnetIds: v.subnetNames.length + v.subnetIds.length > 0 ? () => selectedSubnetIds(vpcs) : undefined,
   });
   return { vpcs, vpcIps, instances };
 }

@@ -123,9 +123,9 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const target = { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) };
+  const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
-  const update = planNodeUpdate(node, target.instance, target.vpcIpv4, options);
+  const update = planNodeUpdate(node, target.instance, target.vpc, options);
   const action = nodeUpdateAction(node, update);
   if (action && plan.hold(action)) return update;
   const applied = await applyPlan(deps, node, target, options);

@@ -93,22 +93,35 @@ export async function lookupNewNode(
   let snap = await instances.view();
   let found = findInstance(node, snap.data);
   if (!found) {
-    if (!pacer.predates(snap.ageMs, firstSeen)) return { index: snap.data };
-    pacer.claim("instances", name);
-    snap = await instances.view({ maxAgeMs: 0 });
+    // With VPCs configured a Linode counts only once it has a VPC address, so old VPC data hides it too.
+    const listOld = pacer.predates(snap.ageMs, firstSeen);
+    const vpcOld = predates(pacer, instances.vpcAgeMs(), firstSeen);
+    if (!listOld && !vpcOld) return { index: snap.data };
+    if (listOld) pacer.claim("instances", name);
+    if (vpcOld) pacer.claim("vpc", name);
+    snap = await instances.view({
+      ...(listOld ? { maxAgeMs: 0 } : {}),
+      ...(vpcOld ? { vpcMaxAgeMs: 0 } : {}),
+    });
     found = findInstance(node, snap.data);
-    if (!found && pacer.predates(snap.ageMs, firstSeen)) {
+    const failed = pacer.predates(snap.ageMs, firstSeen) || predates(pacer, instances.vpcAgeMs(), firstSeen);
+    if (!found && failed) {
       // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
       throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
     }
     if (!found) return { index: snap.data };
   }
   const vpcAgeMs = instances.vpcAgeMs();
-  if (snap.data.vpcIpv4(found.instance.id).length > 0 || vpcAgeMs === undefined) {
+  const vpc = snap.data.vpcAddresses(found.instance.id);
+  if (vpc.ipv4.length + vpc.ipv6.length > 0 || vpcAgeMs === undefined) {
     return { found, index: snap.data };
   }
   if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };
   pacer.claim("vpc", name);
   const fresh = await instances.view({ vpcMaxAgeMs: 0 });
   return { found: findInstance(node, fresh.data) ?? found, index: fresh.data };
+}
+
+function predates(pacer: RefreshPacer, ageMs: number | undefined, firstSeen: number): boolean {
+  return ageMs !== undefined && pacer.predates(ageMs, firstSeen);
 }

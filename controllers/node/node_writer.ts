@@ -3,6 +3,7 @@
  * what `planNodeUpdate` asks for and re-plans on a 409.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
+import type { VpcAddresses } from "../../cache/instance_index.ts";
 import type { LinodeInstance } from "../../cache/types.ts";
 import type { Logger } from "../../common/log.ts";
 import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
@@ -40,7 +41,7 @@ export interface Applied {
 export async function applyPlan(
   deps: { writer: NodeWriter; log: Logger },
   node: V1Node,
-  target: { instance: LinodeInstance; vpcIpv4: readonly string[] },
+  target: { instance: LinodeInstance; vpc: VpcAddresses },
   options: { externalSubnet?: Ipv4Cidr },
 ): Promise<Applied> {
   const name = node.metadata?.name ?? "";
@@ -51,11 +52,11 @@ export async function applyPlan(
   };
   for (let attempt = 0;; attempt++) {
     try {
-      let plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+      let plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
       if (plan.addresses) {
         advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
         applied.changed = true;
-        plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
+        plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
       }
       if (plan.patch) {
         advance(await deps.writer.patchNode(name, plan.patch));

@@ -1,10 +1,11 @@
 /** Linode instances, their boot config, and their interfaces of either generation. */
-import { type SimVpcIpv6, vpcIpv6Part } from "./vpc_ipv6.ts";
+import { type AddInstanceVpcIpv6, parseSlaacRequest, type SimVpcIpv6, vpcIpv6Part } from "./vpc_ipv6.ts";
 import type { Clock } from "../../common/clock.ts";
 import { apiTime, fieldError, notFound } from "./http.ts";
 import {
   configMember,
   linodeMember,
+  macOf,
   newLinodeInterface,
   publicConfigInterface,
   publicData,
@@ -38,8 +39,11 @@ export interface AddInstanceVpc {
   nat1to1?: boolean;
   /** Routed ranges, validated as the API validates them. */
   ipRanges?: string[];
-  /** A SLAAC `/64` of the subnet's IPv6 range (`ipv6.slaac: [{range: "auto"}]`); the subnet must have one. */
-  ipv6?: boolean;
+  /**
+   * The interface's VPC IPv6: a SLAAC `/64` of the subnet's IPv6 range (`true`: the next free one, as
+   * `ipv6.slaac: [{range: "auto"}]`), in which the Linode takes its SLAAC address; the subnet must have one.
+   */
+  ipv6?: AddInstanceVpcIpv6;
 }
 
 /** Input of `world.addInstance`. */
@@ -107,8 +111,10 @@ export class InstanceStore {
     if (input.vpc && this.#vpcs.vpcOfSubnet(input.vpc.subnetId) !== input.vpc.vpcId) {
       throw fieldError("subnet_id", `Subnet ${input.vpc.subnetId} is not in VPC ${input.vpc.vpcId}`);
     }
-    if (input.vpc?.ipv6 && !this.#vpcs.subnetIpv6(input.vpc.subnetId)) {
-      throw fieldError("vpc.ipv6", `Subnet ${input.vpc.subnetId} has no IPv6 range`);
+    // Checked before anything is allocated, so a refused IPv6 request leaves nothing behind.
+    if (input.vpc?.ipv6) {
+      const v6 = parseSlaacRequest(input.vpc.ipv6, "vpc.ipv6");
+      this.#vpcs.planIpv6(input.vpc.subnetId, "vpc.ipv6", v6.cidr);
     }
     const seq = this.#seq;
     const now = apiTime(this.#clock.now());
@@ -148,7 +154,7 @@ export class InstanceStore {
     const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
     const iface = vpcConfigInterface(this.#ids.next("interface"), active, { ...vpc, address });
     if (vpc.nat1to1 && iface.ipv4) iface.ipv4.nat_1_1 = publicIpv4s(rec.linode)[0] ?? null;
-    if (vpc.ipv6) iface.ipv6 = this.#ipv6Of(vpc, iface.id);
+    if (vpc.ipv6) iface.ipv6 = this.#ipv6Of(vpc.subnetId, vpc.ipv6, iface.id);
     rec.config.interfaces = [publicConfigInterface(this.#ids.next("interface"), active), iface];
     this.#attachSeeded(vpc, configMember(rec.linode, rec.config.id, iface), (ranges) => {
       iface.ip_ranges = ranges;
@@ -172,7 +178,7 @@ export class InstanceStore {
         ipv4: { addresses: [{ address, primary: true, nat_1_1_address: nat }], ranges: [] },
       },
     });
-    if (vpc.ipv6 && iface.vpc) iface.vpc.ipv6 = this.#ipv6Of(vpc, iface.id);
+    if (vpc.ipv6 && iface.vpc) iface.vpc.ipv6 = this.#ipv6Of(vpc.subnetId, vpc.ipv6, iface.id);
     rec.interfaces.push(iface);
     this.#attachSeeded(vpc, linodeMember(rec.linode, iface), (ranges) => {
       if (iface.vpc) iface.vpc.ipv4.ranges = ranges.map((range) => ({ range }));
@@ -180,8 +186,10 @@ export class InstanceStore {
   }
 
   /** The `ipv6` part of a seeded VPC interface: a SLAAC `/64` of its subnet's range. */
-  #ipv6Of(vpc: AddInstanceVpc, interfaceId: number): SimVpcIpv6 {
-    return vpcIpv6Part(this.#vpcs.allocateIpv6(vpc.subnetId, interfaceId, "vpc.ipv6"), interfaceId);
+  #ipv6Of(subnetId: number, request: Exclude<AddInstanceVpcIpv6, false>, interfaceId: number): SimVpcIpv6 {
+    const v6 = parseSlaacRequest(request, "vpc.ipv6");
+    const range = this.#vpcs.allocateIpv6(subnetId, interfaceId, "vpc.ipv6", v6.cidr);
+    return vpcIpv6Part(range, macOf(interfaceId), v6.isPublic);
   }
 
   /** Attaches a seeded interface, then applies its ranges with the API's rules (undone on a refusal). */

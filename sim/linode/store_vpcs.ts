@@ -15,16 +15,9 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { type Cidr6, formatCidr6, parseCidr6 } from "../../common/ipv6.ts";
-import {
-  carveInterfaceRange,
-  carveSubnetRange,
-  carveVpcPrefix,
-  type Ipv6Request,
-  parseSubnetIpv6,
-  parseVpcIpv6,
-} from "./vpc_ipv6.ts";
-import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
+import { type Cidr6, formatCidr6 } from "../../common/ipv6.ts";
+import { pickInterfaceRange, planVpcIpv6 } from "./vpc_ipv6.ts";
+import { memberEntries, memberIpv6Entries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** A subnet as the range rules see it. */
 export interface SubnetInfo {
@@ -91,7 +84,8 @@ export class VpcStore {
         throw fieldError(`subnets[${i}].ipv4`, "Subnet ranges must not overlap");
       }
     });
-    const v6 = this.#ipv6Plan(input);
+    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
+    const v6 = planVpcIpv6(input, taken);
     const id = this.#ids.next("vpc");
     const vpc: VPC = {
       id,
@@ -107,24 +101,6 @@ export class VpcStore {
     specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now, v6.subnets[i])));
     this.#vpcs.set(id, vpc);
     return this.get(id) as VPC;
-  }
-
-  /** The VPC's IPv6 prefix and its subnets' ranges, checked and carved before anything is created. */
-  #ipv6Plan(input: CreateVpcInput): { vpc?: Cidr6; subnets: (Cidr6 | undefined)[] } {
-    const request = parseVpcIpv6(input.ipv6);
-    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
-    const requests = (input.subnets ?? []).map((s, i) => parseSubnetIpv6(s.ipv6, `subnets[${i}].ipv6`));
-    const vpc = request && carveVpcPrefix(request, taken.map(parseIpv6Range));
-    const subnets: Cidr6[] = [];
-    return {
-      vpc,
-      subnets: requests.map((r: Ipv6Request | undefined, i) => {
-        if (!r) return undefined;
-        const range = carveSubnetRange(vpc, r, subnets, `subnets[${i}].ipv6`);
-        subnets.push(range);
-        return range;
-      }),
-    };
   }
 
   #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string, ipv6?: Cidr6): Subnet {
@@ -152,15 +128,20 @@ export class VpcStore {
   }
 
   /**
-   * Gives an interface a SLAAC `/64` of its subnet's IPv6 range (freed by `detach`); a 400 on `field` when
-   * the subnet has no IPv6 or none is left.
+   * The SLAAC `/64` an interface would get in its subnet: `wanted` when it lies in the subnet's IPv6 range
+   * and is free, else the next free one. A 400 on `field` when the subnet has no IPv6 or none is left.
+   * Reserves nothing, so a caller checks before allocating anything else.
    */
-  allocateIpv6(subnetId: number, interfaceId: number, field: string): Cidr6 {
+  planIpv6(subnetId: number, field: string, wanted?: Cidr6): Cidr6 {
     const state = this.#subnets.get(subnetId);
     if (!state?.ipv6) throw fieldError(field, `Subnet ${subnetId} has no IPv6 range`);
-    const range = carveInterfaceRange(state.ipv6, [...state.ipv6Used.values()]);
-    if (!range) throw new ApiError(400, [{ field, reason: "No IPv6 ranges are available in this subnet" }]);
-    state.ipv6Used.set(interfaceId, range);
+    return pickInterfaceRange(state.ipv6, [...state.ipv6Used.values()], field, wanted);
+  }
+
+  /** Gives an interface the SLAAC `/64` `planIpv6` chose (freed by `detach`); 400s as `planIpv6`. */
+  allocateIpv6(subnetId: number, interfaceId: number, field: string, wanted?: Cidr6): Cidr6 {
+    const range = this.planIpv6(subnetId, field, wanted);
+    this.#subnets.get(subnetId)?.ipv6Used.set(interfaceId, range);
     return range;
   }
 
@@ -338,6 +319,15 @@ export class VpcStore {
     return out;
   }
 
+  /** `GET /vpcs/{id}/ipv6s` entries: one per interface with a VPC IPv6 (SLAAC) address. */
+  ipv6s(vpcId: number): VpcIpEntry[] {
+    const out: VpcIpEntry[] = [];
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId === vpcId) { for (const m of this.#sorted(s)) out.push(...memberIpv6Entries(s, m)); }
+    }
+    return out;
+  }
+
   /** VPC IP entries of one interface (for `GET /linode/instances/{id}/ips`). */
   ipsOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
     const state = this.#subnets.get(subnetId);
@@ -345,13 +335,16 @@ export class VpcStore {
     return state && member ? memberEntries(state, member) : [];
   }
 
+  /** VPC IPv6 entries of one interface (`ipv6.vpc` of `GET /linode/instances/{id}/ips`). */
+  ipv6sOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
+    const state = this.#subnets.get(subnetId);
+    const member = state?.members.get(interfaceId);
+    return state && member ? memberIpv6Entries(state, member) : [];
+  }
+
   /** Forgets every VPC. */
   reset(): void {
     this.#vpcs.clear();
     this.#subnets.clear();
   }
-}
-
-function parseIpv6Range(text: string): Cidr6 {
-  return parseCidr6(text) ?? { base: 0n, prefix: 128 };
 }

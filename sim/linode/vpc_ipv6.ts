@@ -1,7 +1,8 @@
 /**
  * IPv6 in VPCs (limited availability at Linode): a VPC's `ipv6` (one prefix: `/52` by default, or `/48`,
  * `/44`), a subnet's `ipv6` (a `/52`–`/62` of the VPC's prefix: `auto`, a prefix length, or an explicit range
- * in it) and a VPC interface's `ipv6.slaac` (a `/64` of its subnet's range). Rules from the API reference's
+ * in it) and a VPC interface's `ipv6` (`slaac`: a `/64` of its subnet's range with the Linode's SLAAC address
+ * in it, `is_public`), which `GET /vpcs/{id}/ipv6s` and `ipv6.vpc` of a Linode's `/ips` list. Rules from the API reference's
  * VPC and interface schemas and the `@linode/validation` schemas that Cloud Manager applies before sending.
  * The docs leave open whether a subnet may hold IPv6 in a VPC without it, and how many ranges a subnet may
  * list: here a subnet needs its VPC's IPv6 and holds at most one range. An explicit VPC prefix must be one
@@ -12,10 +13,12 @@ import {
   cidr6Within,
   cidrs6Overlap,
   formatCidr6,
+  formatIpv6,
   nthBlock6,
   parseCidr6,
 } from "../../common/ipv6.ts";
-import { fieldError, isRecord } from "./http.ts";
+import { ApiError, fieldError, isRecord } from "./http.ts";
+import type { CreateVpcInput } from "./vpc_input.ts";
 
 /** Where VPC prefixes are carved from (a documentation-like range of the emulated region). */
 const POOL = parseCidr6("2600:3c05::/32") as Cidr6;
@@ -113,9 +116,53 @@ export function carveSubnetRange(
   return block;
 }
 
-/** An interface's SLAAC `/64` in its subnet's range; undefined when the subnet has none left. */
-export function carveInterfaceRange(subnet: Cidr6, taken: readonly Cidr6[]): Cidr6 | undefined {
-  return carve(subnet, INTERFACE_PREFIX, taken);
+/**
+ * The SLAAC `/64` an interface gets in its subnet's range `subnet`: `wanted` when it lies in it and is not
+ * `taken`, else the next free one; a 400 on `field` when none is left. The docs leave open whether a named
+ * SLAAC range may be asked for; the emulator takes one inside the subnet's range.
+ */
+export function pickInterfaceRange(
+  subnet: Cidr6,
+  taken: readonly Cidr6[],
+  field: string,
+  wanted?: Cidr6,
+): Cidr6 {
+  if (wanted) {
+    if (!cidr6Within(wanted, subnet) || taken.some((t) => cidrs6Overlap(t, wanted))) {
+      throw fieldError(
+        `${field}.slaac[0].range`,
+        `Range ${formatCidr6(wanted)} is not available in the subnet's IPv6 range ${formatCidr6(subnet)}`,
+      );
+    }
+    return wanted;
+  }
+  const range = carve(subnet, INTERFACE_PREFIX, taken);
+  if (!range) throw new ApiError(400, [{ field, reason: "No IPv6 ranges are available in this subnet" }]);
+  return range;
+}
+
+/**
+ * A new VPC's IPv6 prefix and its subnets' ranges, checked and carved before anything is created; `taken`
+ * holds the other VPCs' prefixes.
+ */
+export function planVpcIpv6(
+  input: CreateVpcInput,
+  taken: readonly string[],
+): { vpc?: Cidr6; subnets: (Cidr6 | undefined)[] } {
+  const request = parseVpcIpv6(input.ipv6);
+  const requests = (input.subnets ?? []).map((s, i) => parseSubnetIpv6(s.ipv6, `subnets[${i}].ipv6`));
+  const vpc = request &&
+    carveVpcPrefix(request, taken.map((t) => parseCidr6(t) ?? { base: 0n, prefix: 128 }));
+  const subnets: Cidr6[] = [];
+  return {
+    vpc,
+    subnets: requests.map((r, i) => {
+      if (!r) return undefined;
+      const range = carveSubnetRange(vpc, r, subnets, `subnets[${i}].ipv6`);
+      subnets.push(range);
+      return range;
+    }),
+  };
 }
 
 /** The `ipv6` part of a VPC interface (either generation), as the API shows it. */
@@ -125,8 +172,49 @@ export interface SimVpcIpv6 {
   ranges: { range: string }[];
 }
 
-/** The `ipv6` of an interface with SLAAC range `range` (its address: the interface id as host part). */
-export function vpcIpv6Part(range: Cidr6, interfaceId: number): SimVpcIpv6 {
-  const address = formatCidr6({ base: range.base | BigInt(interfaceId), prefix: 128 }).replace(/\/128$/, "");
-  return { is_public: false, slaac: [{ range: formatCidr6(range), address }], ranges: [] };
+/**
+ * What `world.addInstance` takes for a VPC interface's IPv6 (the `ipv6` of the interface request): `false`
+ * for none, `true` for the next free SLAAC `/64` of the subnet's range (`slaac: [{range: "auto"}]`), or that `/64` named
+ * (`range`) and whether it is publicly routed (`is_public`, default false).
+ */
+export type AddInstanceVpcIpv6 = boolean | { range?: string; isPublic?: boolean };
+
+/** An interface's IPv6 request, parsed: the `/64` it names (none: the next free one) and `is_public`. */
+export interface SlaacRequest {
+  cidr?: Cidr6;
+  isPublic: boolean;
+}
+
+/**
+ * Parses an `AddInstanceVpcIpv6`. A named SLAAC range must be a `/64` (the interface schema's SLAAC range
+ * size); whether it lies in the subnet's range and is free is the subnet store's check.
+ */
+export function parseSlaacRequest(input: Exclude<AddInstanceVpcIpv6, false>, field: string): SlaacRequest {
+  if (input === true) return { isPublic: false };
+  const isPublic = input.isPublic ?? false;
+  if (input.range === undefined || input.range === "auto") return { isPublic };
+  const cidr = parseCidr6(input.range);
+  if (!cidr || cidr.prefix !== INTERFACE_PREFIX) {
+    throw fieldError(`${field}.slaac[0].range`, "Must be an IPv6 /64 range, or auto");
+  }
+  return { cidr, isPublic };
+}
+
+/**
+ * The SLAAC address a Linode takes in `range`: the `/64` prefix plus the modified EUI-64 identifier of the
+ * interface's MAC address (the universal/local bit flipped, `ff:fe` in the middle), as SLAAC derives it.
+ */
+export function slaacAddress(range: Cidr6, mac: string): string {
+  const [m0 = 0, m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0] = mac.split(":").map((b) => parseInt(b, 16));
+  const eui64 = [m0 ^ 0x02, m1, m2, 0xff, 0xfe, m3, m4, m5].reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+  return formatIpv6(range.base | eui64);
+}
+
+/** The `ipv6` of an interface with MAC `mac` holding SLAAC range `range`. */
+export function vpcIpv6Part(range: Cidr6, mac: string, isPublic: boolean): SimVpcIpv6 {
+  return {
+    is_public: isPublic,
+    slaac: [{ range: formatCidr6(range), address: slaacAddress(range, mac) }],
+    ranges: [],
+  };
 }

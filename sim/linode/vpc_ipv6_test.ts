@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
-import { getLinodeConfigs, getLinodeInterfaces, getVPC, type VPC } from "@linode/api-v4";
+import { getLinodeConfigs, getLinodeInterfaces, getLinodeIPs, getVPC, type VPC } from "@linode/api-v4";
+import { clientFor } from "../../linode/testdata/test_support.ts";
+import { parseCidr6 } from "../../common/ipv6.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./testdata/test_client.ts";
+import { failure, oneSubnetVpc, rawCall, withSim } from "./testdata/test_client.ts";
+import { macOf } from "./iface_members.ts";
+import { parseSlaacRequest, slaacAddress } from "./vpc_ipv6.ts";
 
 const BASE = { label: "v6", region: "us-east" };
 
@@ -147,3 +151,90 @@ Deno.test("PUT of an interface's ipv6 is refused with a field error: the emulato
   ];
   assert.deepEqual(refused.map((f) => [f.status, f.errors[0]?.field]), [[400, "ipv6"], [400, "vpc.ipv6"]]);
 });
+
+Deno.test("slaacAddress() is the /64 prefix plus the EUI-64 identifier of the interface's MAC", () => {
+  // MAC 22:00:00:00:01:02 → flip the universal/local bit, insert ff:fe.
+  const range = parseCidr6("2600:3c11:e5b9:1::/64");
+  assert.ok(range);
+  assert.equal(slaacAddress(range, macOf(0x0102)), "2600:3c11:e5b9:1:2000:ff:fe00:102");
+});
+
+Deno.test("parseSlaacRequest() takes true, auto or a named IPv6 /64, and refuses anything else", () => {
+  assert.deepEqual(parseSlaacRequest(true, "vpc.ipv6"), { isPublic: false });
+  assert.deepEqual(parseSlaacRequest({ range: "auto", isPublic: true }, "vpc.ipv6"), { isPublic: true });
+  assert.deepEqual(parseSlaacRequest({ range: "2600:3c11:e5b9:1::/64" }, "vpc.ipv6"), {
+    cidr: parseCidr6("2600:3c11:e5b9:1::/64"),
+    isPublic: false,
+  });
+  assert.throws(() => parseSlaacRequest({ range: "2600:3c11::/56" }, "vpc.ipv6"), /IPv6 \/64/);
+  assert.throws(() => parseSlaacRequest({ range: "10.0.0.0/64" }, "vpc.ipv6"), /IPv6 \/64/);
+});
+
+Deno.test("GET /vpcs/{id}/ipv6s lists one entry per interface with VPC IPv6, as the API reference shows", async () => {
+  await using sim = await startLinodeSim();
+  const at = oneSubnetVpc(sim, { ipv6: true });
+  const legacy = sim.world.addInstance({ label: "a", vpc: { ...at, ipv6: true } });
+  const modern = sim.world.addInstance({
+    label: "b",
+    interfaceGeneration: "linode",
+    vpc: { ...at, ipv6: { range: "2600:3c05:0:1042::/64", isPublic: true } },
+  });
+  sim.world.addInstance({ label: "v4-only", vpc: at });
+  const { client } = clientFor(sim);
+  const entries = await client.vpcs.listIpv6s(at.vpcId);
+  assert.deepEqual(
+    entries.map((e) => [e.linode_id, e.address, e.address_range, e.ipv6_range, e.ipv6_is_public]),
+    [
+      [legacy.id, null, null, "2600:3c05:0:1000::/64", false],
+      [modern.id, null, null, "2600:3c05:0:1042::/64", true],
+    ],
+  );
+  const slaac = entries.map((e) => e.ipv6_addresses[0]?.slaac_address ?? "");
+  assert.match(slaac[0] ?? "", /^2600:3c05:0:1000:2000:ff:fe/);
+  assert.match(slaac[1] ?? "", /^2600:3c05:0:1042:2000:ff:fe/);
+  // The IPv4 listing keeps its shape: no IPv6 entries mixed in.
+  const v4 = await client.vpcs.listIps(at.vpcId);
+  assert.ok(v4.every((e) => e.address !== null && e.ipv6_addresses.length === 0));
+  // The same addresses on the interfaces and in /ips.
+  await withSim(sim, async () => {
+    const config = (await getLinodeConfigs(legacy.id)).data[0];
+    const iface = config?.interfaces?.find((i) => i.purpose === "vpc");
+    assert.deepEqual(iface?.ipv6, {
+      is_public: false,
+      ranges: [],
+      slaac: [{ range: "2600:3c05:0:1000::/64", address: slaac[0] }],
+    });
+    const linodeIfaces = await getLinodeInterfaces(modern.id);
+    const vpcPart = linodeIfaces.interfaces.find((i) => i.vpc)?.vpc;
+    assert.equal(vpcPart?.ipv6?.slaac[0]?.address, slaac[1]);
+    assert.equal(vpcPart?.ipv6?.is_public, true);
+    const ips = await getLinodeIPs(legacy.id);
+    assert.deepEqual(ips.ipv6?.vpc.map((e) => e.ipv6_addresses[0]?.slaac_address), [slaac[0]]);
+  });
+  assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ipv6s"), 1);
+});
+
+const REFUSED_SLAAC: { name: string; range: string; reason: RegExp }[] = [
+  { name: "not an IPv6 /64", range: "2600:3c05:0:1000::/48", reason: /IPv6 \/64/ },
+  { name: "outside the subnet's range", range: "2600:3c05:0:2000::/64", reason: /not available/ },
+  { name: "another interface's", range: "2600:3c05:0:1000::/64", reason: /not available/ },
+];
+
+for (const c of REFUSED_SLAAC) {
+  Deno.test(`addInstance() refuses a VPC IPv6 range ${c.name} and allocates nothing`, async () => {
+    await using sim = await startLinodeSim();
+    const at = oneSubnetVpc(sim, { ipv6: true });
+    sim.world.addInstance({ label: "first", vpc: { ...at, ipv6: true } });
+    assert.throws(
+      () =>
+        sim.world.addInstance({ label: "bad", vpc: { ...at, ipv4: "10.0.0.9", ipv6: { range: c.range } } }),
+      c.reason,
+    );
+    // The address and the next SLAAC range it would have taken are still free.
+    const good = sim.world.addInstance({ label: "good", vpc: { ...at, ipv4: "10.0.0.9", ipv6: true } });
+    const config = sim.world.instances.get(good.id)?.config;
+    const iface = config?.interfaces.find((i) => i.purpose === "vpc");
+    assert.equal(iface?.ipv6?.slaac[0]?.range, "2600:3c05:0:1001::/64");
+    assert.equal(sim.world.instances.list().length, 2);
+  });
+}

@@ -9,11 +9,20 @@ export interface VpcAddress {
   nat_1_1: string | null;
 }
 
+/** What the IPv6 listing needs of an interface: its SLAAC range and address, and `is_public`. */
+export interface VpcMemberIpv6 {
+  range: string;
+  address: string;
+  isPublic: boolean;
+}
+
 /** What the VPC listings need of an interface, read live from the interface object that owns it. */
 export interface VpcMemberState {
   active: boolean;
   addresses: readonly VpcAddress[];
   ranges: readonly string[];
+  /** The interface's VPC IPv6 (SLAAC), when it has one. */
+  ipv6?: VpcMemberIpv6;
 }
 
 /** An interface attached to a subnet: a config profile interface or a Linode interface. */

@@ -21,12 +21,18 @@ export function withSim<T>(
 /** Creates a VPC with one subnet (default 10.0.0.0/24) and returns what `addInstance({ vpc })` takes. */
 export function oneSubnetVpc(
   sim: LinodeSim,
-  options: { label?: string; ipv4?: string } = {},
+  options: { label?: string; ipv4?: string; ipv6?: boolean } = {},
 ): { vpcId: number; subnetId: number } {
+  // With `ipv6`: a /52 for the VPC (the first, 2600:3c05:0:1000::/52) and a /56 of it for the subnet.
   const vpc = sim.world.createVpc({
     label: options.label ?? "vpc-1",
     region: "us-east",
-    subnets: [{ label: "sn", ipv4: options.ipv4 ?? "10.0.0.0/24" }],
+    ...(options.ipv6 ? { ipv6: [{ range: "/52" }] } : {}),
+    subnets: [{
+      label: "sn",
+      ipv4: options.ipv4 ?? "10.0.0.0/24",
+      ...(options.ipv6 ? { ipv6: [{ range: "auto" }] } : {}),
+    }],
   });
   const subnet = vpc.subnets[0];
   if (!subnet) throw new Error("createVpc returned no subnet");
