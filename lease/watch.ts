@@ -1,7 +1,8 @@
 /**
- * A list+watch of the one leader Lease, so a standby sees a release the moment it happens instead of at its
- * next poll (client-go polls every retry period plus up to 120 % jitter: 2 to 4.4 s by default). Polling stays
- * the fallback: while the watch is down, the standby simply polls as before.
+ * A list+watch of the one leader Lease, so a standby sees every change the moment it happens instead of at its
+ * next poll (client-go polls every retry period plus up to 120 % jitter: 2 to 4.4 s by default): a release,
+ * and each renewal, which tells it to the millisecond when an unrenewed Lease expires. Polling stays the
+ * fallback: while the watch is down, the standby simply polls as before.
  */
 import type { CoordinationV1Api, KubeConfig, V1Lease } from "@kubernetes/client-node";
 import type { Clock } from "../common/clock.ts";
