@@ -17,6 +17,7 @@ import { IMPLEMENTED, runControllers } from "./wiring/controllers.ts";
 import {
   buildParts,
   type CcmParts,
+  expireLinodeCaches,
   informersOf,
   type PartsDeps,
   runInformers,
@@ -165,6 +166,7 @@ export async function runCcm(config: Config, deps: CcmDeps, stopSignal: AbortSig
   const stopInformers = new AbortController();
   const informerRun = runInformers(parts, stopInformers.signal);
   const onStartedLeading = async (term: AbortSignal) => {
+    expireLinodeCaches(parts);
     await waitForInformers(parts, term).catch(() => {});
     if (!term.aborted) await runControllers(parts, term);
   };

@@ -163,7 +163,8 @@ export function eventRows(r: CcmResults): ReportRow[] {
 /** The takeover rows. */
 export function takeoverRows(r: CcmResults): ReportRow[] {
   const t = r.takeover.timing;
-  const killLimit = t.leaseDurationMs + t.retryPeriodMs;
+  // A standby watches the Lease, so it knows when the last renew it saw expires: it takes over then.
+  const killLimit = t.leaseDurationMs + 1000;
   const bound = go.goTakeoverMs(t);
   const goCell = `${ms(bound.min)} - ${ms(bound.max)} ${ref("takeover")}`;
   const timing = `lease ${t.leaseDurationMs / 1000} s, retry ${t.retryPeriodMs / 1000} s`;

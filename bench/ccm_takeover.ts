@@ -31,6 +31,8 @@ export interface TakeoverOptions {
   samples: number;
   /** Lease timings; `DEFAULT_LEASE` passes no flag at all. */
   timing: LeaseTiming;
+  /** Also measure SIGTERM hand-overs (default true). */
+  sigterm?: boolean;
 }
 
 /** Takeover times in ms, per signal. */
@@ -126,7 +128,8 @@ export async function benchTakeover(o: TakeoverOptions): Promise<TakeoverResult>
     const sigkillMs: number[] = [];
     const sigtermMs: number[] = [];
     for (let i = 0; i < o.samples; i++) sigkillMs.push(await round(r, "SIGKILL"));
-    for (let i = 0; i < o.samples; i++) sigtermMs.push(await round(r, "SIGTERM"));
+    const sigtermRounds = o.sigterm === false ? 0 : o.samples;
+    for (let i = 0; i < sigtermRounds; i++) sigtermMs.push(await round(r, "SIGTERM"));
     await assertControllersRun(world, (await r.leader()).proc);
     return { timing: o.timing, sigkillMs, sigtermMs };
   } finally {
@@ -136,3 +139,46 @@ export async function benchTakeover(o: TakeoverOptions): Promise<TakeoverResult>
 
 /** The short timings the quick run uses (tests/process.ts `FAST_LEASE`). */
 export const QUICK_LEASE: LeaseTiming = FAST_LEASE;
+
+/** Formats takeover times as a Markdown table row set, with the SIGKILL bound of lease duration + 1 s. */
+export function takeoverTable(r: TakeoverResult): string {
+  const boundMs = r.timing.leaseDurationMs + 1000;
+  const line = (name: string, values: number[], bound: string) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const ok = bound === "" || (sorted.at(-1) ?? Infinity) <= boundMs;
+    const cells = [
+      name,
+      String(values.length),
+      `${((sorted[0] ?? NaN) / 1000).toFixed(2)} s`,
+      `${((sorted[Math.floor(sorted.length / 2)] ?? NaN) / 1000).toFixed(2)} s`,
+      `${((sorted.at(-1) ?? NaN) / 1000).toFixed(2)} s`,
+      bound,
+      bound === "" ? "" : ok ? "met" : "MISSED",
+    ];
+    return `| ${cells.join(" | ")} |`;
+  };
+  const t = r.timing;
+  const lines = [
+    `Leader takeover (lease ${t.leaseDurationMs / 1000} s, renew deadline ${t.renewDeadlineMs / 1000} s, ` +
+    `retry ${t.retryPeriodMs / 1000} s)`,
+    "",
+    "| signal | takeovers | min | median | max | bound | result |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    line("SIGKILL", r.sigkillMs, `max <= ${boundMs / 1000} s`),
+  ];
+  if (r.sigtermMs.length > 0) lines.push(line("SIGTERM", r.sigtermMs, ""));
+  return lines.join("\n");
+}
+
+/**
+ * The takeover row alone: `deno run -P=dev bench/ccm_takeover.ts [--kills=10] [--quick] [--sigterm]`. Default
+ * timings unless `--quick` (tests/process.ts `FAST_LEASE`); SIGTERM rounds only with `--sigterm`.
+ */
+if (import.meta.main) {
+  const arg = (name: string) => Deno.args.find((a) => a.startsWith(`--${name}`));
+  const kills = Number(arg("kills=")?.split("=")[1] ?? 10);
+  const timing = arg("quick") ? QUICK_LEASE : DEFAULT_LEASE;
+  const result = await benchTakeover({ samples: kills, timing, sigterm: arg("sigterm") !== undefined });
+  console.log(takeoverTable(result));
+  console.log(`\nSIGKILL takeovers (ms): ${result.sigkillMs.map((v) => Math.round(v)).join(", ")}`);
+}

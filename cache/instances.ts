@@ -132,6 +132,11 @@ export class InstanceCache {
     return this.#vpcIps?.peek()?.ageMs;
   }
 
+  /** Marks the data stale at the start of a leadership term: the next read loads it again. */
+  expire(): void {
+    this.#cell.expire();
+  }
+
   /** Forces a refresh now (single-flight). */
   refresh(): Promise<void> {
     return this.#cell.refresh();

@@ -78,6 +78,11 @@ class DetailMap<T> {
   forget(id: number): void {
     this.#entries.delete(id);
   }
+
+  /** Forgets everything (loads in flight are not kept when they finish). */
+  clear(): void {
+    this.#entries.clear();
+  }
 }
 
 /** Per-NodeBalancer configs (with nodes) and attached firewalls. */
@@ -128,6 +133,12 @@ export class NodeBalancerDetailCache {
   /** Write-through of the attached firewalls after this CCM attached, detached or changed one. */
   setFirewalls(nodeBalancerId: number, firewalls: readonly FirewallState[]): void {
     this.#firewalls.set(nodeBalancerId, firewalls);
+  }
+
+  /** Drops everything: a new leadership term reads each NodeBalancer's details again. */
+  clear(): void {
+    this.#configs.clear();
+    this.#firewalls.clear();
   }
 
   /** Drops what is known of a NodeBalancer (deleted, or its state in doubt); the next read lists again. */

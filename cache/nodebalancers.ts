@@ -93,6 +93,15 @@ export class NodeBalancerCache {
     this.details.forget(id);
   }
 
+  /**
+   * At the start of a leadership term: the listing turns stale and every NodeBalancer's details are dropped, so
+   * nothing is decided from what this process saw in an earlier term (another leader wrote in between).
+   */
+  expire(): void {
+    this.#cell.expire();
+    this.details.clear();
+  }
+
   /** The NodeBalancer as last listed or written, without any refresh. */
   peek(id: number): NodeBalancerSummary | undefined {
     return this.#cell.peek()?.data.find((nb) => nb.id === id);

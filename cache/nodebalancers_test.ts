@@ -123,3 +123,27 @@ Deno.test("NodeBalancerCache reads again the details of a NodeBalancer someone e
     `/v4/nodebalancers/${a.id}/configs`,
   );
 });
+
+Deno.test("NodeBalancerCache.expire() at a term's start: the listing and every NodeBalancer's details are read again", async () => {
+  const { sim, client, cache } = await world();
+  await using _ = sim;
+  const a = await cache.byLabel("ccm-a");
+  assert.ok(a);
+  assert.deepEqual(await cache.details.configs(a.id), []);
+  // Another leader adds a config while this process stands by; the details cache never expires on its own.
+  await client.nodeBalancers.createConfig(a.id, {
+    port: 80,
+    protocol: "tcp",
+    nodes: [{ label: "node-1", address: "192.168.200.10:30080" }],
+  });
+  assert.deepEqual(await cache.details.configs(a.id), [], "written through only: still the old view");
+  const configsRoute = "GET /v4/nodebalancers/{id}/configs";
+  const listsBefore = sim.calls.count(configsRoute);
+
+  cache.expire();
+  assert.equal(cache.isFreshEnough(60_000), false);
+  assert.deepEqual((await cache.details.configs(a.id)).map((c) => c.port), [80]);
+  assert.equal(sim.calls.count(configsRoute), listsBefore + 1);
+  assert.equal((await cache.list()).stale, false);
+  assert.equal(sim.calls.count(LIST), 2, "the listing was read again too");
+});

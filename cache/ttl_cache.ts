@@ -48,6 +48,8 @@ export class TtlCell<T> {
   #suspicious = false;
   #emptyStreak = 0;
   #generation = 0;
+  /** Moves on with each `expire()`: a load started before it is not trusted. */
+  #epoch = 0;
   #nextAttemptAt = 0;
   #lastError: unknown;
   #inflight: Promise<void> | undefined;
@@ -87,8 +89,26 @@ export class TtlCell<T> {
 
   /** Refreshes now (joining a refresh already in flight). Never throws: failures mark the data stale. */
   refresh(): Promise<void> {
-    this.#inflight ??= this.#load().finally(() => this.#inflight = undefined);
+    if (!this.#inflight) {
+      const loading: Promise<void> = this.#load().finally(() => {
+        if (this.#inflight === loading) this.#inflight = undefined;
+      });
+      this.#inflight = loading;
+    }
     return this.#inflight;
+  }
+
+  /**
+   * Marks the data stale (a new leadership term must not act on the previous term's view): the next read loads
+   * again, and a load already in flight is discarded. Until a load succeeds, reads get the old data flagged
+   * `stale`, on which nothing destructive is done.
+   */
+  expire(): void {
+    this.#epoch++;
+    this.#inflight = undefined;
+    this.#pendingWrites = [];
+    this.#stale = true;
+    this.#nextAttemptAt = 0;
   }
 
   /** The current data without any refresh, or undefined before the first load. */
@@ -117,15 +137,18 @@ export class TtlCell<T> {
     const labels = { cache: this.#o.name };
     // Data is as old as the request that fetched it: anything that changed after it was sent may be missing.
     const requestedAt = this.#o.clock.monotonic();
+    const epoch = this.#epoch;
     this.#pendingWrites = [];
     let next: T;
     try {
       next = await this.#o.load();
     } catch (e) {
+      if (epoch !== this.#epoch) return;
       this.#fail(e);
       this.#refreshes.inc({ ...labels, result: "error" });
       return;
     }
+    if (epoch !== this.#epoch) return;
     for (const w of this.#pendingWrites) next = w(next);
     this.#pendingWrites = [];
     if (this.#isSuspicious(next)) {

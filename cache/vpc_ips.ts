@@ -105,6 +105,11 @@ export class VpcIpCache {
     return this.#cell.get(options);
   }
 
+  /** Marks the data stale at the start of a leadership term: the next read loads it again. */
+  expire(): void {
+    this.#cell.expire();
+  }
+
   /** The addresses as cached (undefined before the first load). */
   peek(): Snapshot<readonly VpcIp[]> | undefined {
     return this.#cell.peek();

@@ -81,6 +81,11 @@ export class VpcCache {
     return this.#cell.get(options);
   }
 
+  /** Marks the data stale at the start of a leadership term: the next read loads it again. */
+  expire(): void {
+    this.#cell.expire();
+  }
+
   /** The selected VPCs as cached (undefined before the first load). */
   peek(): Snapshot<readonly Vpc[]> | undefined {
     return this.#cell.peek();

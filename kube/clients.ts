@@ -18,7 +18,7 @@ import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Registry } from "../server/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
-import { isNotFound, makeHttpLibrary, toKubeApiError } from "./requests.ts";
+import { isNotFound, makeHttpLibrary, signalOptions, toKubeApiError } from "./requests.ts";
 
 /** The API clients plus the KubeConfig they came from (informers need it for watches). */
 export interface KubeClients {
@@ -132,7 +132,7 @@ export function nodeSource(core: CoreV1Api): ResourceSource<V1Node> {
     path: "/api/v1/nodes",
     apiVersion: "v1",
     kind: "Node",
-    list: (selectors) => core.listNode(selectors),
+    list: (selectors, signal) => core.listNode(selectors, signalOptions(signal)),
   };
 }
 
@@ -143,7 +143,7 @@ export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
     path: "/api/v1/services",
     apiVersion: "v1",
     kind: "Service",
-    list: (selectors) => core.listServiceForAllNamespaces(selectors),
+    list: (selectors, signal) => core.listServiceForAllNamespaces(selectors, signalOptions(signal)),
   };
 }
 

@@ -46,7 +46,8 @@ export interface ResourceSource<T> {
   /** apiVersion and kind, so watched objects are deserialised into the same models as listed ones. */
   apiVersion: string;
   kind: string;
-  list(selectors: Selectors): Promise<ListResult<T>>;
+  /** Lists with `selectors`; `signal` aborts the request (a stop must not wait for a slow list). */
+  list(selectors: Selectors, signal?: AbortSignal): Promise<ListResult<T>>;
 }
 
 /** Options of an `Informer`. */
@@ -147,7 +148,7 @@ export class Informer<T extends KubeObject> {
   async start(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        if (!this.#resourceVersion) await this.#relist();
+        if (!this.#resourceVersion) await this.#relist(signal);
         const end = await this.#watch.run(this.#resourceVersion, signal);
         if (end.kind === "error") throw end.error;
         if (end.kind === "gone") this.#resourceVersion = "";
@@ -162,9 +163,9 @@ export class Informer<T extends KubeObject> {
     this.#setHealthy(false);
   }
 
-  async #relist(): Promise<void> {
+  async #relist(signal: AbortSignal): Promise<void> {
     const { labelSelector, fieldSelector } = this.#options;
-    const result = await this.#source.list({ labelSelector, fieldSelector });
+    const result = await this.#source.list({ labelSelector, fieldSelector }, signal);
     const fresh = new Map<string, T>();
     for (const item of result.items) fresh.set(objectKey(item), item);
     const changes: [ChangeKind, T, T?][] = [];

@@ -2,14 +2,18 @@
  * How every Kubernetes API request leaves the process: counted, timed out, fenced (writes only) and, when it
  * fails, turned into a `KubeApiError` that carries no credentials.
  */
+import { Buffer } from "node:buffer";
 import {
   ApiException,
+  type ConfigurationOptions,
   type HttpLibrary,
   IsomorphicFetchHttpLibrary,
+  Observable,
   type RequestContext,
-  type ResponseContext,
+  ResponseContext,
   wrapHttpLibrary,
 } from "@kubernetes/client-node";
+import { linkSignals } from "../common/abort.ts";
 import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
@@ -124,7 +128,7 @@ export interface HttpLibraryOptions {
   fence?: Fence;
   /** `--dry-run`: asked before every write of every client, the Lease's included, and refuses it. */
   writeGuard?: WriteGuard;
-  /** Abandons a request that has not answered in this time (default 30 s). */
+  /** Abandons a request that has not answered, its whole body included, in this time (default 30 s). */
   requestTimeoutMs?: number;
 }
 
@@ -135,6 +139,67 @@ function networkError(e: unknown, timedOut: boolean, timeoutMs: number): KubeApi
   const cause = e instanceof Error ? e.cause : undefined;
   const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : "";
   return new KubeApiError(0, "Unreachable", `Cannot reach the Kubernetes API${code ? `: ${code}` : ""}`);
+}
+
+/**
+ * Reads a whole body, giving up when `signal` aborts: the body stream does not always end with the request's
+ * signal. (client-node's own `binary()` calls a method undici's Response lacks.)
+ */
+async function readBody(body: ResponseContext["body"], signal: AbortSignal | undefined): Promise<Uint8Array> {
+  const stream = body.stream();
+  if (!stream) return new TextEncoder().encode(await body.text());
+  const reader = stream.getReader();
+  const onAbort = () => reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const chunks: Uint8Array[] = [];
+    for (;;) {
+      signal?.throwIfAborted();
+      const { done, value } = await reader.read();
+      signal?.throwIfAborted();
+      if (done) break;
+      chunks.push(value);
+    }
+    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const chunk of chunks) {
+      out.set(chunk, at);
+      at += chunk.length;
+    }
+    return out;
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** A response body read in full. */
+function bufferedBody(bytes: Uint8Array): ResponseContext["body"] {
+  return {
+    text: () => Promise.resolve(new TextDecoder().decode(bytes)),
+    binary: () => Promise.resolve(Buffer.from(bytes)),
+    stream: () =>
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(bytes.slice());
+          controller.close();
+        },
+      }),
+  };
+}
+
+/** Per-call options of a generated client that make the request abort with `signal` (none without one). */
+export function signalOptions(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
+  if (!signal) return undefined;
+  return {
+    middlewareMergeStrategy: "append",
+    middleware: [{
+      pre(context) {
+        context.setSignal(signal);
+        return new Observable(Promise.resolve(context));
+      },
+      post: (response) => new Observable(Promise.resolve(response)),
+    }],
+  };
 }
 
 /** The transport for generated API clients: undici fetch plus counting, a timeout and the write fence. */
@@ -154,17 +219,22 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
       const outer = request.getSignal();
-      request.setSignal(outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal);
+      // Not AbortSignal.any: an informer's stop signal lives as long as the process (see common/abort.ts).
+      const linked = linkSignals(outer, timeout.signal);
+      request.setSignal(linked.signal);
       const started = performance.now();
       try {
         const response = await inner.send(request).toPromise();
+        // Read under the same timeout: a body that stalls after the headers must not hold a relist or a stop.
+        const body = await readBody(response.body, request.getSignal());
         counter.inc({ ...labels, code: String(response.httpStatusCode) });
-        return response;
+        return new ResponseContext(response.httpStatusCode, response.headers, bufferedBody(body));
       } catch (e) {
         counter.inc({ ...labels, code: "error" });
         if (outer?.aborted) throw e;
         throw networkError(e, timeout.signal.aborted, timeoutMs);
       } finally {
+        linked[Symbol.dispose]();
         clearTimeout(timer);
         seconds.observe(labels, (performance.now() - started) / 1000);
       }

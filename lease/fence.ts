@@ -15,6 +15,17 @@ export interface Fence {
   readonly leading: boolean;
   /** Throws `LeaseLostError` unless leading. Call immediately before sending a write. */
   assertLeading(): void;
+  /**
+   * Aborted (with a `LeaseLostError`) the moment leadership ends, so writes in flight are cut off with it
+   * (a passed deadline counts once the fence is next asked; the elector switches it off at the deadline);
+   * a new signal per leadership period. Absent when leadership never ends (`--leader-elect=false`).
+   */
+  readonly termSignal?: AbortSignal;
+  /**
+   * A writer calls it as a write is sent (`atMs` on the monotonic clock) and calls the function it returns
+   * once the write settled, so a leader that hands over knows whether a write may still be landing.
+   */
+  writeStarted?(atMs: number): () => void;
 }
 
 /** The fence used with `--leader-elect=false`: always leading. */
@@ -25,33 +36,72 @@ export const ALWAYS_LEADING: Fence = {
 
 /** A fence that a leader elector (or a test) switches on and off, optionally with a deadline. */
 export class SwitchFence implements Fence {
-  #leading: boolean;
+  #leading = false;
   #untilMs = Infinity;
   #clock: Pick<Clock, "monotonic"> | undefined;
+  #term = new AbortController();
+  #writesInFlight = 0;
+  #lastWriteStartMs = -Infinity;
 
   constructor(leading = false) {
-    this.#leading = leading;
+    this.#switch(leading);
   }
 
   /** False once switched off or once the monotonic deadline of `leadUntil` has passed. */
   get leading(): boolean {
-    // Checked on every read, so a renew loop stuck in a hung request cannot keep writes open.
-    if (this.#leading && this.#clock && this.#clock.monotonic() >= this.#untilMs) this.#leading = false;
+    this.#expire();
     return this.#leading;
+  }
+
+  get termSignal(): AbortSignal {
+    this.#expire();
+    return this.#term.signal;
+  }
+
+  /** Checked on every read, so a renew loop stuck in a hung request cannot keep writes open. */
+  #expire(): void {
+    if (this.#leading && this.#clock && this.#clock.monotonic() >= this.#untilMs) this.#switch(false);
+  }
+
+  writeStarted(atMs: number): () => void {
+    this.#writesInFlight++;
+    this.#lastWriteStartMs = Math.max(this.#lastWriteStartMs, atMs);
+    let settled = false;
+    return () => {
+      if (!settled) this.#writesInFlight--;
+      settled = true;
+    };
+  }
+
+  /** Writes sent and not yet settled. */
+  get writesInFlight(): number {
+    return this.#writesInFlight;
+  }
+
+  /** When the latest write was sent (monotonic ms; -Infinity before any). */
+  get lastWriteStartMs(): number {
+    return this.#lastWriteStartMs;
   }
 
   /** Sets whether writes are allowed (no deadline). */
   set(leading: boolean): void {
-    this.#leading = leading;
+    this.#switch(leading);
     this.#untilMs = Infinity;
     this.#clock = undefined;
   }
 
   /** Allows writes until `clock.monotonic()` reaches `deadlineMs`; each successful renew moves it on. */
   leadUntil(deadlineMs: number, clock: Pick<Clock, "monotonic">): void {
-    this.#leading = true;
+    this.#switch(true);
     this.#untilMs = deadlineMs;
     this.#clock = clock;
+  }
+
+  /** Starts a new term signal when leadership begins, aborts it when leadership ends. */
+  #switch(leading: boolean): void {
+    this.#leading = leading;
+    if (leading && this.#term.signal.aborted) this.#term = new AbortController();
+    if (!leading && !this.#term.signal.aborted) this.#term.abort(new LeaseLostError());
   }
 
   assertLeading(): void {

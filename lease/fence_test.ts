@@ -28,3 +28,37 @@ Deno.test("SwitchFence.set() switches without a deadline", async () => {
   await clock.advance(1000);
   assert.equal(fence.leading, true);
 });
+
+Deno.test("SwitchFence.termSignal aborts when leadership ends, at its deadline too, and is new for each term", async () => {
+  const clock = new FakeClock();
+  const fence = new SwitchFence();
+  assert.equal(fence.termSignal.aborted, true, "no term before leading");
+  fence.leadUntil(100, clock);
+  const first = fence.termSignal;
+  assert.equal(first.aborted, false);
+  fence.leadUntil(200, clock);
+  assert.equal(fence.termSignal, first, "a renewal keeps the term");
+  await clock.advance(200);
+  // A passed deadline is noticed when the fence is next asked (the elector switches it off at the deadline).
+  assert.equal(fence.leading, false);
+  assert.equal(first.aborted, true, "the deadline passed");
+  assert.ok(first.reason instanceof LeaseLostError);
+  fence.set(true);
+  const second = fence.termSignal;
+  assert.notEqual(second, first);
+  fence.set(false);
+  assert.equal(second.aborted, true);
+});
+
+Deno.test("SwitchFence.writeStarted() counts writes in flight and remembers the latest start", () => {
+  const fence = new SwitchFence(true);
+  const a = fence.writeStarted(10);
+  const b = fence.writeStarted(30);
+  assert.equal(fence.writesInFlight, 2);
+  assert.equal(fence.lastWriteStartMs, 30);
+  a();
+  a();
+  assert.equal(fence.writesInFlight, 1, "settling twice counts once");
+  b();
+  assert.equal(fence.writesInFlight, 0);
+});

@@ -30,7 +30,7 @@ export interface LeadershipConfig {
 export interface LeadershipDeps {
   /** The Lease; unused with `--leader-elect=false`. */
   api: LeaseApi;
-  /** A watch of the Lease (`LeaseWatch`), run while campaigning so a release is seen at once (optional). */
+  /** A watch of the Lease (`LeaseWatch`), run while campaigning: a release is taken at once, an expiry on time. */
   watch?: LeaseChanges & { run(signal: AbortSignal): Promise<void> };
   /** A `SwitchFence` under election; `ALWAYS_LEADING` with `--leader-elect=false`. */
   fence: Fence;

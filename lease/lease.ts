@@ -2,8 +2,8 @@
  * The Lease on the wire (coordination.k8s.io/v1) and optimistic reads and writes of it, with the
  * semantics of client-go's LeaseLock: every update carries the resourceVersion of the last read.
  */
-import { type CoordinationV1Api, Observable, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
-import { isConflict, isNotFound, KubeApiError, toKubeApiError } from "../kube/requests.ts";
+import { type CoordinationV1Api, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
+import { isConflict, isNotFound, KubeApiError, signalOptions, toKubeApiError } from "../kube/requests.ts";
 
 /** The leader-election fields of a Lease, parsed from the wire. */
 export interface LeaseRecord {
@@ -160,23 +160,6 @@ export class KubeLeaseApi implements LeaseApi {
       throw toLeaseError(e, "update", key);
     }
   }
-}
-
-type RequestOptions = Parameters<CoordinationV1Api["readNamespacedLease"]>[1];
-
-/** client-node takes an abort signal only through a middleware that sets it on each request. */
-function signalOptions(signal: AbortSignal | undefined): RequestOptions {
-  if (!signal) return undefined;
-  return {
-    middlewareMergeStrategy: "append",
-    middleware: [{
-      pre(context) {
-        context.setSignal(signal);
-        return new Observable(Promise.resolve(context));
-      },
-      post: (response) => new Observable(Promise.resolve(response)),
-    }],
-  };
 }
 
 /** Works with a plain client-node client (`ApiException`) and with `kube/clients.ts` (`KubeApiError`). */

@@ -1,21 +1,25 @@
 /**
- * A list+watch of the one leader Lease, so a standby sees a release the moment it happens instead of at its
- * next poll (client-go polls every retry period plus up to 120 % jitter: 2 to 4.4 s by default). Polling stays
- * the fallback: while the watch is down, the standby simply polls as before.
+ * A list+watch of the one leader Lease, so a standby sees every change the moment it happens instead of at its
+ * next poll (client-go polls every retry period plus up to 120 % jitter: 2 to 4.4 s by default): a release,
+ * and each renewal, which tells it to the millisecond when an unrenewed Lease expires. Polling stays the
+ * fallback: while the watch is down, the standby simply polls as before.
  */
 import type { CoordinationV1Api, KubeConfig, V1Lease } from "@kubernetes/client-node";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import { Informer, type ResourceSource } from "../kube/informer.ts";
+import { signalOptions } from "../kube/requests.ts";
 import type { Registry } from "../server/metrics.ts";
-import type { LeaseKey } from "./lease.ts";
+import { type LeaseKey, type LeaseSnapshot, toSnapshot } from "./lease.ts";
 
-/** What a candidate learns from the watch: that the Lease became free (released or deleted). */
+/**
+ * What a candidate learns from the watch: every change of the Lease, the moment it happens. A release (holder
+ * cleared) means "take it now"; a renewal restarts the candidate's expiry clock, so it knows to the
+ * millisecond when an unrenewed Lease expires; a deletion frees nothing early (see `LeaderElector`).
+ */
 export interface LeaseChanges {
-  /** How many times the Lease was seen free so far; a change during an attempt means "try again now". */
-  readonly freedCount: number;
-  /** Calls `listener` each time the Lease is seen free; returns a function that removes it. */
-  onFreed(listener: () => void): () => void;
+  /** Calls `listener` with the Lease after each change seen, or `undefined` once it is deleted; returns a remover. */
+  onChange(listener: (lease: LeaseSnapshot | undefined) => void): () => void;
 }
 
 /** Options of a `LeaseWatch`. */
@@ -32,15 +36,15 @@ function leaseSource(api: CoordinationV1Api, key: LeaseKey): ResourceSource<V1Le
     path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(key.namespace)}/leases`,
     apiVersion: "coordination.k8s.io/v1",
     kind: "Lease",
-    list: (selectors) => api.listNamespacedLease({ namespace: key.namespace, ...selectors }),
+    list: (selectors, signal) =>
+      api.listNamespacedLease({ namespace: key.namespace, ...selectors }, signalOptions(signal)),
   };
 }
 
 /** Watches one Lease and reports when it is freed; `run` it for as long as a candidate campaigns. */
 export class LeaseWatch implements LeaseChanges {
   readonly #informer: Informer<V1Lease>;
-  readonly #listeners = new Set<() => void>();
-  #freedCount = 0;
+  readonly #listeners = new Set<(lease: LeaseSnapshot | undefined) => void>();
 
   constructor(kc: KubeConfig, api: CoordinationV1Api, key: LeaseKey, options: LeaseWatchOptions) {
     this.#informer = new Informer(kc, leaseSource(api, key), {
@@ -48,12 +52,9 @@ export class LeaseWatch implements LeaseChanges {
       fieldSelector: `metadata.name=${key.name}`,
     });
     this.#informer.onChange((kind, lease) => {
-      if (kind === "delete" || (lease.spec?.holderIdentity ?? "") === "") this.#freed();
+      const seen = kind === "delete" ? undefined : toSnapshot(lease);
+      for (const listener of this.#listeners) listener(seen);
     });
-  }
-
-  get freedCount(): number {
-    return this.#freedCount;
   }
 
   /** True while the watch is established (otherwise candidates only poll). */
@@ -61,7 +62,7 @@ export class LeaseWatch implements LeaseChanges {
     return this.#informer.healthy;
   }
 
-  onFreed(listener: () => void): () => void {
+  onChange(listener: (lease: LeaseSnapshot | undefined) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -69,10 +70,5 @@ export class LeaseWatch implements LeaseChanges {
   /** Lists and watches until `signal` aborts, restarting itself after failures. */
   run(signal: AbortSignal): Promise<void> {
     return this.#informer.start(signal);
-  }
-
-  #freed(): void {
-    this.#freedCount++;
-    for (const listener of this.#listeners) listener();
   }
 }

@@ -7,18 +7,28 @@
  * may have acted and the POST is not repeated; only 429 and 503 (refused before acting) are retried.
  * A POST marked `idempotent` (NodeBalancer config rebuild sets the whole node list) retries like a PUT.
  * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
+ *
+ * Transient answers are retried quietly as linodego retries them, POSTs included (the API refused before
+ * acting): 400 "Linode busy.", 408, 503, a proxy's HTML page with a 4xx. A 503 with `X-Maintenance-Mode` is
+ * not retried here (as in linodego: a maintenance window outlasts any in-process backoff); the caller's
+ * per-key back-off takes it. A 200 whose body has the wrong shape (`shapes.ts`) is an error, retried on GET.
+ *
+ * Writes are bounded by leadership: each attempt asks the fence first, runs at most `writeTimeoutMs`, and is
+ * aborted in flight the moment the fence's term ends.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
 import { GO_CLIENT_METRIC, goClientMethod } from "./go_methods.ts";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
+import { linkSignals } from "../common/abort.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../server/metrics.ts";
 import type { WriteGuard } from "../common/dry_run.ts";
-import { ALWAYS_LEADING, type Fence } from "../lease/fence.ts";
+import { ALWAYS_LEADING, type Fence, LeaseLostError } from "../lease/fence.ts";
 import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
 import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
 import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
+import { shapeProblem } from "./shapes.ts";
 import type { TokenSource } from "./token.ts";
 import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
 
@@ -29,6 +39,11 @@ export interface CallerOptions {
   token: TokenSource;
   /** Per-attempt timeout (`LINODE_REQUEST_TIMEOUT_SECONDS` in ms). */
   timeoutMs: number;
+  /**
+   * Per-attempt timeout of writes, when shorter than `timeoutMs`: under leader election, lease duration minus
+   * renew deadline, so a write sent just before the fence closed ends before a standby can take over.
+   */
+  writeTimeoutMs?: number;
   /** Retries after the first attempt (default 3). */
   maxRetries?: number;
   /** Requests in flight at once (default 8). */
@@ -63,6 +78,8 @@ export interface CallSpec {
   action: string;
   /** A POST that may be repeated safely. */
   idempotent?: boolean;
+  /** One page of a paged list: each item of its `data` is checked. */
+  paged?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -131,15 +148,20 @@ export class ApiCaller {
   readonly #retries: Counter;
   readonly #goCalls: Counter;
   readonly #duration: Histogram;
-  readonly #counts = new Map<string, number>();
+  readonly #counts: Map<string, number>;
   readonly #limiter: RateLimiter;
+  /** Aborts every call of this caller (see `bind`). */
+  readonly #bound: AbortSignal | undefined;
 
-  constructor(options: CallerOptions) {
+  constructor(options: CallerOptions, shared?: { from: ApiCaller; signal: AbortSignal }) {
     this.#o = { ...options, baseUrl: options.baseUrl.replace(/\/+$/, "") };
-    this.#slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.#bound = shared?.signal;
+    this.#counts = shared ? shared.from.#counts : new Map();
+    this.#slots = shared ? shared.from.#slots : new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     const m = options.metrics;
-    this.#limiter = options.rateLimiter ??
-      new RateLimiter({ clock: options.clock, metrics: m, log: options.log });
+    this.#limiter = shared
+      ? shared.from.#limiter
+      : options.rateLimiter ?? new RateLimiter({ clock: options.clock, metrics: m, log: options.log });
     this.#requests = m.counter(
       "ccm_linode_requests_total",
       "Linode API requests sent, by method, route template and status",
@@ -157,6 +179,15 @@ export class ApiCaller {
     );
   }
 
+  /**
+   * This caller with `signal` added to every call (requests in flight and retry sleeps abort with it); slots,
+   * rate limits and call counts stay shared. A leadership term's controllers call through one bound to it.
+   */
+  bind(signal: AbortSignal): ApiCaller {
+    const bound = this.#bound ? AbortSignal.any([this.#bound, signal]) : signal;
+    return new ApiCaller(this.#o, { from: this, signal: bound });
+  }
+
   /** The rate-limit state every request of this caller shares. */
   get rateLimiter(): RateLimiter {
     return this.#limiter;
@@ -170,13 +201,14 @@ export class ApiCaller {
   /** Every item of a paged list, each page fetched (with retries) at `PAGE_SIZE`. */
   list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
     // One count for the whole listing, as linodego's List* call walks every page.
-    return this.#counted(spec, () => this.#listPages(spec, fetchPage));
+    return this.#withBound(spec, (s) => this.#counted(s, () => this.#listPages(s, fetchPage)));
   }
 
   async #listPages<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
     try {
+      const paged = { ...spec, paged: true };
       return await collectPages((page) =>
-        this.#retrying(spec, () => fetchPage({ page, page_size: PAGE_SIZE }))
+        this.#retrying(paged, () => fetchPage({ page, page_size: PAGE_SIZE }))
       );
     } catch (e) {
       if (!(e instanceof PagingError)) throw e;
@@ -201,7 +233,14 @@ export class ApiCaller {
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
   run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
-    return this.#counted(spec, () => this.#retrying(spec, send, onGone));
+    return this.#withBound(spec, (s) => this.#counted(s, () => this.#retrying(s, send, onGone)));
+  }
+
+  /** Runs `call` with this caller's bound signal (see `bind`) linked into the spec's. */
+  async #withBound<T>(spec: CallSpec, call: (spec: CallSpec) => Promise<T>): Promise<T> {
+    if (!this.#bound) return await call(spec);
+    using linked = linkSignals(spec.signal, this.#bound);
+    return await call({ ...spec, signal: linked.signal });
   }
 
   /** Counts one client call in the Go CCM's metric once it is done (a write refused in dry run is not a call). */
@@ -223,7 +262,7 @@ export class ApiCaller {
     let ambiguous = false;
     for (let attempt = 0;; attempt++) {
       try {
-        return await this.#attempt(spec, send);
+        return this.#checked(spec, await this.#attempt(spec, send));
       } catch (e) {
         if (!(e instanceof LinodeApiError)) throw e;
         if (onGone && ambiguous && isNotFound(e)) return onGone();
@@ -234,11 +273,13 @@ export class ApiCaller {
         if (delayMs === undefined) throw e;
         ambiguous ||= e.kind !== "rate_limited";
         this.#retries.inc({ method: spec.method, route: spec.route });
-        this.#o.log.warning("retrying {method} {route} in {delayMs} ms after {kind} (status {status})", {
+        // Quiet for the answers the API gives in passing (busy, 408, a proxy's page): counted, logged at info.
+        const level = e.transient && e.transient !== "unavailable" ? "info" : "warning";
+        this.#o.log[level]("retrying {method} {route} in {delayMs} ms after {kind} (status {status})", {
           method: spec.method,
           route: spec.route,
           delayMs,
-          kind: e.kind,
+          kind: e.transient ?? e.kind,
           status: e.status,
           attempt: attempt + 1,
         });
@@ -247,10 +288,28 @@ export class ApiCaller {
     }
   }
 
+  /** The body as sent back, or a retryable `LinodeApiError` when its shape is wrong (never cached). */
+  #checked<T>(spec: CallSpec, body: T): T {
+    if (spec.method === "DELETE") return body;
+    const problem = shapeProblem(spec.method, spec.route, body, spec.paged === true);
+    if (problem === undefined) return body;
+    throw new LinodeApiError(spec.action, {
+      status: 0,
+      kind: "server",
+      method: spec.method,
+      route: spec.route,
+      reasons: [{ reason: problem }],
+      transient: "bad_body",
+    });
+  }
+
   #retryDelayMs(spec: CallSpec, e: LinodeApiError, attempt: number, maxRetries: number): number | undefined {
     if (attempt >= maxRetries || !isRetryable(e) || spec.signal?.aborted) return undefined;
-    const repeatable = spec.method !== "POST" || spec.idempotent === true || e.status === 429 ||
-      e.status === 503;
+    if (e.transient === "maintenance") return undefined;
+    // Refused before the API acted: safe to repeat, POSTs included.
+    const refused = e.status === 429 || e.status === 503 || e.transient === "busy" ||
+      e.transient === "request_timeout" || (e.transient === "proxy_page" && e.status < 500);
+    const repeatable = spec.method !== "POST" || spec.idempotent === true || refused;
     if (!repeatable) return undefined;
     if (e.retryAfterMs !== undefined) {
       const cap = this.#o.maxRetrySleepMs ?? DEFAULT_MAX_RETRY_SLEEP_MS;
@@ -289,9 +348,17 @@ export class ApiCaller {
   }
 
   async #send<T>(spec: CallSpec, token: string, send: () => Promise<T>): Promise<T> {
+    const write = spec.method !== "GET";
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.#o.timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    const timeoutMs = write
+      ? Math.min(this.#o.timeoutMs, this.#o.writeTimeoutMs ?? Infinity)
+      : this.#o.timeoutMs;
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    // A write in flight ends with the leadership term that sent it.
+    const term = write ? this.#o.fence?.termSignal : undefined;
+    // Not AbortSignal.any: the term's signal lives for the whole term (see common/abort.ts).
+    using linked = linkSignals(timeout.signal, spec.signal, term);
+    const signal = linked.signal;
     const ctx: RequestContext = {
       baseUrl: this.#o.baseUrl,
       token,
@@ -300,6 +367,7 @@ export class ApiCaller {
       sent: false,
     };
     const started = this.#o.clock.monotonic();
+    const settled = write ? this.#o.fence?.writeStarted?.(started) : undefined;
     let status = "200";
     try {
       return await withRequestContext(ctx, send);
@@ -307,6 +375,10 @@ export class ApiCaller {
       if (spec.signal?.aborted) {
         status = "aborted";
         throw spec.signal.reason;
+      }
+      if (term?.aborted) {
+        status = "aborted";
+        throw term.reason instanceof LeaseLostError ? term.reason : new LeaseLostError();
       }
       const err = toLinodeApiError(e, {
         action: spec.action,
@@ -319,6 +391,7 @@ export class ApiCaller {
       status = err.status > 0 ? String(err.status) : err.kind;
       throw err;
     } finally {
+      settled?.();
       clearTimeout(timer);
       if (ctx.sent) this.#record(spec, status, started);
       const read = ctx.responseHeader;

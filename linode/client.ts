@@ -26,6 +26,7 @@ export type LinodeClientOptions = CallerOptions;
  */
 export class LinodeClient {
   readonly #caller: ApiCaller;
+  readonly #options: LinodeClientOptions;
   /** `/linode/instances`. */
   readonly instances: InstanceApi;
   /** `/linode/instances/{id}/interfaces`: Linode interfaces (`interface_generation: "linode"`). */
@@ -39,14 +40,24 @@ export class LinodeClient {
   /** `/networking/reserved/ips`. */
   readonly reservedIps: ReservedIpApi;
 
-  constructor(options: LinodeClientOptions) {
-    this.#caller = new ApiCaller(options);
+  /** A client over `options`; `caller` is for `withSignal` (a view sharing another client's caller). */
+  constructor(options: LinodeClientOptions, caller?: ApiCaller) {
+    this.#options = options;
+    this.#caller = caller ?? new ApiCaller(options);
     this.instances = new InstanceApi(this.#caller);
     this.interfaces = new LinodeInterfaceApi(this.#caller);
     this.vpcs = new VpcApi(this.#caller);
     this.nodeBalancers = new NodeBalancerApi(this.#caller);
     this.firewalls = new FirewallApi(this.#caller);
     this.reservedIps = new ReservedIpApi(this.#caller);
+  }
+
+  /**
+   * This client with `signal` on every call: a leadership term's controllers call through one bound to the
+   * term, so a hand-over aborts their requests in flight and their retry sleeps. Counts and limits are shared.
+   */
+  withSignal(signal: AbortSignal): LinodeClient {
+    return new LinodeClient(this.#options, this.#caller.bind(signal));
   }
 
   /** Requests sent by this client, keyed `"GET /linode/instances"`; every attempt counts. */

@@ -13,6 +13,19 @@ export type LinodeErrorKind =
   | "client"
   | "auth";
 
+/**
+ * A transient answer the API (or a proxy in front of it) gives, as linodego's retry conditions name them: the
+ * Linode is busy (400 "Linode busy."), 408, 503 (in a maintenance window when `X-Maintenance-Mode` is set), an
+ * HTML page instead of the API's JSON (`proxy_page`), a 200 whose body has the wrong shape (`bad_body`).
+ */
+export type TransientCause =
+  | "busy"
+  | "request_timeout"
+  | "unavailable"
+  | "maintenance"
+  | "proxy_page"
+  | "bad_body";
+
 /** One reason from a Linode error body (`{"errors":[{"reason","field"}]}`). */
 export interface LinodeReason {
   readonly reason: string;
@@ -30,6 +43,8 @@ export interface LinodeErrorInit {
   reasons?: readonly LinodeReason[];
   /** The server's `Retry-After`, in ms, when it sent one. */
   retryAfterMs?: number;
+  /** Set for the transient answers that linodego retries (and for maintenance, which it does not). */
+  transient?: TransientCause;
   cause?: unknown;
 }
 
@@ -63,6 +78,7 @@ export class LinodeApiError extends Error {
   readonly route: string;
   readonly reasons: readonly LinodeReason[];
   readonly retryAfterMs: number | undefined;
+  readonly transient: TransientCause | undefined;
 
   constructor(action: string, init: LinodeErrorInit) {
     super(
@@ -75,6 +91,7 @@ export class LinodeApiError extends Error {
     this.route = init.route;
     this.reasons = init.reasons ?? [];
     this.retryAfterMs = init.retryAfterMs;
+    this.transient = init.transient;
   }
 
   /** Safe fields only (no headers, token or body), so `JSON.stringify(error)` is useful. */
@@ -88,6 +105,7 @@ export class LinodeApiError extends Error {
       route: this.route,
       reasons: this.reasons,
       retryAfterMs: this.retryAfterMs,
+      transient: this.transient,
     };
   }
 }
@@ -110,6 +128,28 @@ export function kindForStatus(status: number): LinodeErrorKind {
   if (status === 401 || status === 403) return "auth";
   if (status >= 500) return "server";
   return "client";
+}
+
+/** The reason linodego looks for in a 400 it retries. */
+export const LINODE_BUSY = "Linode busy.";
+
+/**
+ * The transient cause of an HTTP failure, if any. `headerOf` reads a response header; `body` is the parsed
+ * body (a string when it was not JSON, as an HTML page).
+ */
+export function transientCause(
+  status: number,
+  body: unknown,
+  headerOf: (name: string) => unknown,
+): TransientCause | undefined {
+  const contentType = String(headerOf("content-type") ?? "");
+  const page = typeof body === "string" && (contentType.includes("text/html") || /^\s*</.test(body));
+  if (status === 503 && headerOf("x-maintenance-mode") != null) return "maintenance";
+  if (status === 400 && parseReasons(body).some((r) => r.reason === LINODE_BUSY)) return "busy";
+  if (status === 408) return "request_timeout";
+  if (page) return "proxy_page";
+  if (status === 503) return "unavailable";
+  return undefined;
 }
 
 /**

@@ -6,7 +6,14 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { baseRequest } from "@linode/api-v4";
-import { isRecord, kindForResponse, LinodeApiError, parseReasons, parseRetryAfterMs } from "./errors.ts";
+import {
+  isRecord,
+  kindForResponse,
+  LinodeApiError,
+  parseReasons,
+  parseRetryAfterMs,
+  transientCause,
+} from "./errors.ts";
 
 /** The prefix api-v4 writes into every URL (`/v4` or `/v4beta` follows). */
 export const API_ROOT = "https://api.linode.com/v4";
@@ -179,12 +186,16 @@ export function toLinodeApiError(e: unknown, ctx: FailureContext): LinodeApiErro
         ctx.nowMs,
         ctx.maxRetryAfterMs,
       );
+      const transient = transientCause(status, response.data, (name) => header(response.headers, name));
+      // A busy Linode, a 408 and a proxy's page are not the caller's own error: retryable, like a 5xx.
+      const kind = transient && status < 500 ? "server" : kindForResponse(status, response.data);
       return new LinodeApiError(ctx.action, {
         ...base,
         status,
-        kind: kindForResponse(status, response.data),
+        kind,
         reasons: parseReasons(response.data),
         retryAfterMs,
+        transient,
       });
     }
     return new LinodeApiError(ctx.action, { ...base, status: 0, kind: "network", cause: networkCause(e) });

@@ -111,6 +111,16 @@ export function userAgentOf(identity: string): string {
   return `linode-cloud-controller-manager/${VERSION} (${identity})`;
 }
 
+/**
+ * Under leader election, a write attempt lasts at most lease duration minus renew deadline: the fence closes
+ * at the renew deadline at the latest, so a write sent just before ends before a standby can take the Lease.
+ */
+export function writeTimeoutMs(config: Config): number | undefined {
+  const le = config.leaderElection;
+  if (!le.enabled || config.dryRun) return undefined;
+  return le.leaseDurationMs - le.renewDeadlineMs;
+}
+
 function linodeClient(
   config: Config,
   deps: PartsDeps,
@@ -121,6 +131,7 @@ function linodeClient(
     baseUrl: config.linode.url,
     token: tokens,
     timeoutMs: config.linode.requestTimeoutMs,
+    writeTimeoutMs: writeTimeoutMs(config),
     ...guards,
     metrics: deps.metrics,
     log: componentLogger("linode"),
@@ -223,6 +234,18 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     secrets,
     auth,
   };
+}
+
+/**
+ * Called as a leadership term starts: every Linode cache turns stale (and the NodeBalancer details, which never
+ * expire, are dropped), so the term decides from what the API says now, not from what this process saw in an
+ * earlier term while another leader wrote.
+ */
+export function expireLinodeCaches(parts: CcmParts): void {
+  parts.vpcs.expire();
+  parts.vpcIps.expire();
+  parts.instances.expire();
+  parts.service?.nodeBalancers.expire();
 }
 
 /**

@@ -61,6 +61,11 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
    * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
    */
   orphans?: { check(plan: PlanScope): Promise<void> };
+  /**
+   * The Linode writers bound to a term's signal (`LinodeClient.withSignal`), so a hand-over aborts the term's
+   * requests in flight; without it the deps' own are used.
+   */
+  forTerm?: (term: AbortSignal) => Pick<ServiceControllerDeps, "nodeBalancers" | "firewalls" | "reservedIps">;
 }
 
 /** Options of the service controller. */
@@ -234,7 +239,7 @@ export function startServiceController(
       // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
-      const syncDeps = { ...deps, tls, notices: new Notices() };
+      const syncDeps = { ...deps, ...deps.forTerm?.(signal), tls, notices: new Notices() };
       const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
       const queue = new WorkQueue<string>({
         name: "service",

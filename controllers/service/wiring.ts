@@ -93,6 +93,14 @@ export function wireServiceController(config: Config, deps: ServiceWiringDeps): 
     events: deps.events,
     plan: deps.plan,
     orphans: { check: (plan) => orphanCheck.check(orphanDeps, plan) },
+    forTerm: (term) => {
+      const linode = deps.linode.withSignal(term);
+      return {
+        nodeBalancers: linode.nodeBalancers,
+        firewalls: linode.firewalls,
+        reservedIps: linode.reservedIps,
+      };
+    },
     log: deps.logFor("service"),
     metrics,
     clock,

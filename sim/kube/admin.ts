@@ -24,6 +24,7 @@ function ruleFrom(body: unknown): FaultRule {
     status: num(body.status),
     retryAfterSec: num(body.retryAfterSec),
     latencyMs: num(body.latencyMs),
+    stallBody: body.stallBody === true ? true : undefined,
     times: num(body.times),
     message: typeof body.message === "string" ? body.message : undefined,
   };

@@ -14,6 +14,11 @@ export interface FaultRule {
   retryAfterSec?: number;
   /** Delay before answering. */
   latencyMs?: number;
+  /**
+   * Serve normally, but stall the body: the headers and the first half of the body go out, the rest is held
+   * until the emulator closes (a proxy or an overloaded apiserver that stops mid-response).
+   */
+  stallBody?: boolean;
   /** How many requests the rule applies to; omitted: until removed. */
   times?: number;
   message?: string;

@@ -147,12 +147,44 @@ export class KubeSim {
     verb: string,
     route: ReturnType<typeof parseRoute>,
   ): Promise<Response> {
+    const fault = this.faults.match(verb, route.template, url.pathname);
+    if (fault) {
+      const injected = await this.#applyFault(fault);
+      if (injected) return injected;
+    }
+    const response = await this.#answer(req, url, verb, route);
+    return fault?.stallBody ? await this.#stalled(response) : response;
+  }
+
+  /** `response` with its headers and the first half of its body; the rest never comes before `close()`. */
+  async #stalled(response: Response): Promise<Response> {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const shutdown = this.#shutdown.signal;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, Math.floor(bytes.length / 2)));
+      },
+      // Asked for more once the first half is sent: answers only when the emulator closes.
+      async pull(controller) {
+        await new Promise((resolve) => {
+          if (shutdown.aborted) resolve(undefined);
+          else shutdown.addEventListener("abort", resolve, { once: true });
+        });
+        controller.close();
+      },
+    });
+    const headers = new Headers(response.headers);
+    headers.delete("content-length"); // sent chunked: a length would let the server cut the stream short
+    return new Response(body, { status: response.status, headers });
+  }
+
+  async #answer(
+    req: Request,
+    url: URL,
+    verb: string,
+    route: ReturnType<typeof parseRoute>,
+  ): Promise<Response> {
     try {
-      const fault = this.faults.match(verb, route.template, url.pathname);
-      if (fault) {
-        const injected = await this.#applyFault(fault);
-        if (injected) return injected;
-      }
       if (req.headers.get("authorization") !== `Bearer ${this.token}`) {
         return json(failureStatus(401, "Unauthorized", "Unauthorized"), 401);
       }

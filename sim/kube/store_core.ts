@@ -158,8 +158,16 @@ export class StoreCore {
     const obj = normalizeInput(def, input, options);
     const old = this.lookup(def, obj.metadata.name ?? "", obj.metadata.namespace);
     if (!old) {
-      if (def.createOnUpdate && !options.subresource) return this.createRaw(def, obj, options);
-      throw notFound(def, obj.metadata.name ?? "");
+      if (!def.createOnUpdate || options.subresource) throw notFound(def, obj.metadata.name ?? "");
+      // A PUT carrying a UID is an update of that object: the apiserver checks the UID as a precondition
+      // against the missing object (registry Store.Update, defaultUpdatedObjectInfo.Preconditions), so a
+      // replace of a deleted Lease is a 409, never a re-creation.
+      const uid = obj.metadata.uid;
+      if (uid !== undefined && uid !== "") {
+        const name = obj.metadata.name ?? "";
+        throw conflict(def, name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: `);
+      }
+      return this.createRaw(def, obj, options);
     }
     const name = old.metadata.name ?? "";
     const rv = obj.metadata.resourceVersion;

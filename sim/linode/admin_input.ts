@@ -1,5 +1,6 @@
 /** Narrowing of `/__admin/` JSON bodies into world and fault inputs. */
 import type { FaultRule } from "./faults.ts";
+import { TRANSIENT_KINDS } from "./fault_answers.ts";
 import { type Body, fieldError, isRecord, optBool, optEnum, optInt, optString, optStrings } from "./http.ts";
 import { LINODE_STATUSES } from "./instance_shape.ts";
 import type { RateLimitRule } from "./rate_limit.ts";
@@ -45,7 +46,16 @@ function isErrorStatus(n: number): n is 500 | 502 | 503 | 504 {
   return n === 500 || n === 502 || n === 503 || n === 504;
 }
 
-const KINDS = ["latency", "error", "rateLimit", "hang", "outage", "truncatePage", "slowPages"] as const;
+const KINDS = [
+  "latency",
+  "error",
+  "rateLimit",
+  "hang",
+  "outage",
+  "truncatePage",
+  "slowPages",
+  ...TRANSIENT_KINDS,
+] as const;
 
 /** `POST /__admin/faults` body → a fault rule (further checked by `Faults.add`). */
 export function parseFaultRule(body: Body): FaultRule {
@@ -77,6 +87,20 @@ export function parseFaultRule(body: Body): FaultRule {
       return { kind, keep: num("keep"), ...match };
     case "slowPages":
       return { kind, msPerPage: num("msPerPage") ?? 0, ...match };
+    case "busy":
+    case "requestTimeout":
+    case "maintenance":
+    case "htmlOk":
+      return { kind, ...match };
+    case "htmlError": {
+      const status = num("status") ?? 400;
+      if (!(status === 400 || isErrorStatus(status)) || status === 500) {
+        throw fieldError("status", "Must be 400, 502, 503 or 504");
+      }
+      return { kind, status, ...match };
+    }
+    case "wrongBody":
+      return { kind, body: body.body, ...match };
     default:
       throw fieldError("kind", `kind must be one of ${KINDS.join(", ")}`);
   }

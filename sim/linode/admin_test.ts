@@ -115,7 +115,9 @@ Deno.test("/__admin/faults programs and clears faults over HTTP", async () => {
   assert.equal((await admin(sim.origin, "DELETE", `faults/${added.body.id}`)).status, 200);
   assert.equal((await admin(sim.origin, "DELETE", `faults/${added.body.id}`)).status, 404);
   assert.equal((await withSim(sim, () => getLinodes())).results, 0);
-  for (const kind of ["latency", "error", "hang", "outage", "truncatePage", "slowPages"]) {
+  const kinds = ["latency", "error", "hang", "outage", "truncatePage", "slowPages"];
+  const transient = ["busy", "requestTimeout", "maintenance", "htmlError", "htmlOk", "wrongBody"];
+  for (const kind of [...kinds, ...transient]) {
     assert.equal(
       (await admin(sim.origin, "POST", "faults", {
         kind,
@@ -128,7 +130,7 @@ Deno.test("/__admin/faults programs and clears faults over HTTP", async () => {
       kind,
     );
   }
-  assert.equal((await admin(sim.origin, "GET", "faults")).body.data.length, 6);
+  assert.equal((await admin(sim.origin, "GET", "faults")).body.data.length, 12);
   assert.equal((await admin(sim.origin, "DELETE", "faults")).status, 200);
   assert.deepEqual(sim.faults.list(), []);
   const bad = await admin(sim.origin, "POST", "faults", { kind: "error", status: 418 });
@@ -137,6 +139,8 @@ Deno.test("/__admin/faults programs and clears faults over HTTP", async () => {
     body: { errors: [{ field: "status", reason: "Must be 500, 502, 503 or 504" }] },
   });
   assert.equal((await admin(sim.origin, "POST", "faults", { kind: "boom" })).body.errors[0].field, "kind");
+  const html = await admin(sim.origin, "POST", "faults", { kind: "htmlError", status: 500 });
+  assert.equal(html.body.errors[0].field, "status");
   assert.equal((await admin(sim.origin, "POST", "faults", { kind: "hang", probability: 3 })).status, 400);
 });
 

@@ -1,6 +1,7 @@
 /** Applies triggered fault rules to one request: before handling (delay, fail, hang) and after (pages). */
 import type { Clock } from "../../common/clock.ts";
 import type { Faults, Triggered } from "./faults.ts";
+import { TRANSIENT_KINDS, transientAnswer, type TransientFault } from "./fault_answers.ts";
 import { errorResponse, isRecord, json } from "./http.ts";
 
 const REASONS: Record<number, string> = {
@@ -60,6 +61,7 @@ export async function applyBefore(
       const status = spec.status ?? 500;
       return { response: errorResponse(status, [{ reason: REASONS[status] ?? "Error" }]), kind: "error" };
     }
+    if (isTransient(spec)) return { response: transientAnswer(spec), kind: spec.kind };
     if (spec.kind === "rateLimit") {
       const retryAfter = String(spec.retryAfterSec ?? 1);
       const response = errorResponse(429, [{ reason: "Too Many Requests" }], { "retry-after": retryAfter });
@@ -67,6 +69,10 @@ export async function applyBefore(
     }
   }
   return undefined;
+}
+
+function isTransient(spec: { kind: string }): spec is TransientFault {
+  return (TRANSIENT_KINDS as readonly string[]).includes(spec.kind);
 }
 
 /** Runs truncatePage and slowPages rules on a successful list response. */

@@ -1,6 +1,7 @@
 /** Fault injection rules, programmable per route pattern and method. */
 import type { Clock } from "../../common/clock.ts";
 import { globToRegExp } from "../glob.ts";
+import type { TransientFault } from "./fault_answers.ts";
 
 /** Which requests a rule applies to, and how often. */
 export interface FaultMatch {
@@ -26,7 +27,8 @@ export type FaultSpec =
   | { kind: "hang" }
   | { kind: "outage"; durationMs: number; status?: number }
   | { kind: "truncatePage"; keep?: number }
-  | { kind: "slowPages"; msPerPage: number };
+  | { kind: "slowPages"; msPerPage: number }
+  | TransientFault;
 
 /** A fault rule: a spec plus its match. */
 export type FaultRule = FaultSpec & FaultMatch;
@@ -61,6 +63,9 @@ function checkRule(rule: FaultRule): void {
   }
   if (rule.kind === "error" && rule.status !== undefined && ![500, 502, 503, 504].includes(rule.status)) {
     throw new RangeError("error status must be 500, 502, 503 or 504");
+  }
+  if (rule.kind === "htmlError" && rule.status !== undefined && ![400, 502, 503, 504].includes(rule.status)) {
+    throw new RangeError("htmlError status must be 400, 502, 503 or 504");
   }
   const ms = rule.kind === "latency" ? rule.ms : rule.kind === "outage" ? rule.durationMs : 0;
   if (!(ms >= 0)) throw new RangeError("durations must be non-negative numbers");
@@ -123,6 +128,11 @@ export class Faults {
   /** Delays list pages by `msPerPage` times the page number. */
   slowPages(msPerPage: number, match: FaultMatch = {}): string {
     return this.add({ kind: "slowPages", msPerPage, ...match });
+  }
+
+  /** Answers matching requests with a transient fault (busy, 408, maintenance, HTML pages, wrong bodies). */
+  transient(fault: TransientFault, match: FaultMatch = {}): string {
+    return this.add({ ...fault, ...match });
   }
 
   /** Removes one rule and releases requests it holds. */
