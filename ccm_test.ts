@@ -55,7 +55,8 @@ Deno.test("runCcm() hands main the secrets to redact: a token read from LINODE_A
     // one); the old token may still sit in an error or a buffer, so both stay redacted.
     const rotated = "tok-rotated-7c2e5a9f1b3d6e48";
     await Deno.writeTextFile(`${dir}/token`, rotated);
-    await clock.advance(10_000);
+    // The file is read again once LINODE_API_TOKEN_CACHE_TTL_SECONDS (default 60, as the Go CCM) has passed.
+    await clock.advance(60_000);
     await checkToken(ccm.linode, stop.signal).catch(() => {});
     assert.deepEqual([...ccm.secrets()].sort(), [token, rotated, world.kube.token].sort());
     stop.abort();

@@ -2,6 +2,7 @@
 import type { Env } from "./env.ts";
 import { type NetCheck, netDeniedReason, urlHostPort } from "./net_allowed.ts";
 import { Secret } from "./secret.ts";
+import type { SentryConfig } from "./types.ts";
 
 function value(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
@@ -9,11 +10,7 @@ function value(env: Env, name: string): string | undefined {
 }
 
 /** Sentry reporting (`SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`); the DSN prints as `***`. */
-export interface SentryConfig {
-  readonly dsn: Secret;
-  readonly environment: string;
-  readonly release: string;
-}
+export type { SentryConfig };
 
 /**
  * The Sentry settings, read as the Go CCM reads them: nothing without `SENTRY_DSN`; a DSN without

@@ -5,7 +5,7 @@
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
 import type { Env, KubeSource, LinodeEnv } from "./env.ts";
-import type { SentryConfig } from "./sentry_env.ts";
+import type { Secret } from "./secret.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
@@ -171,3 +171,10 @@ export type ParseResult =
     /** Builds the config once the emulators run, from their `LINODE_URL`, token, region and `KUBECONFIG`. */
     resolve(emulatorEnv: Env): Config;
   };
+
+/** `SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`, read as the Go CCM reads them (`sentry_env.ts`). */
+export interface SentryConfig {
+  readonly dsn: Secret;
+  readonly environment: string;
+  readonly release: string;
+}

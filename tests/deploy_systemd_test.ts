@@ -120,7 +120,11 @@ Deno.test("linode-ccm.service hands the token and kubeconfig over as credentials
   const parsed = parseConfig(args, { ...example, ...env });
   assert.equal(parsed.kind, "run");
   if (parsed.kind !== "run") return;
-  assert.deepEqual(parsed.config.linode.token, { kind: "file", path: `${CREDENTIALS_DIR}/linode-token` });
+  assert.deepEqual(parsed.config.linode.token, {
+    kind: "file",
+    path: `${CREDENTIALS_DIR}/linode-token`,
+    cacheTtlMs: 60_000,
+  });
   assert.equal(parsed.config.leaderElection.enabled, true);
 });
 

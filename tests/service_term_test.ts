@@ -8,7 +8,7 @@ import { startServiceWorld } from "./service_fixture.ts";
 
 Deno.test("service: a NodeBalancer create in flight is aborted when the term stops", async () => {
   await using world = await startServiceWorld();
-  world.addNode("node-1", "192.168.0.11");
+  world.addNode("node-1", "192.168.140.11");
   world.linode.faults.hang({ method: "POST", route: "/nodebalancers" });
   await world.start();
   world.addService("web");
