@@ -5,17 +5,25 @@ import type { Registry } from "../server/metrics.ts";
 import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
+import { isNotFound } from "../linode/errors.ts";
 
 /** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient.instances` implements it. */
 export interface InstanceSource {
   list(filter?: Record<string, unknown>): Promise<readonly LinodeInstance[]>;
+  /** One Linode; rejects with a `not_found` `LinodeApiError` when it does not exist. */
+  get?(linodeId: number): Promise<LinodeInstance>;
 }
+
+/** What a targeted read looks for: one Linode by id, or the Linodes labelled so. */
+export type InstanceKey = { readonly id: number } | { readonly label: string };
 
 /** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
 export interface VpcIpReader {
   get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
   peek(): Snapshot<readonly VpcIp[]> | undefined;
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
+  /** Reads one Linode's interfaces and records its VPC entries (see `VpcIpCache.learnLinode`). */
+  learnLinode?(linodeId: number): Promise<readonly VpcIp[]>;
 }
 
 /** Options of `InstanceCache`. */
@@ -75,6 +83,10 @@ export class InstanceCache {
   readonly #cell: TtlCell<readonly LinodeInstance[]>;
   readonly #vpcIps: VpcIpReader | undefined;
   readonly #listeners = new Set<InstanceChangeListener>();
+  readonly #source: InstanceSource;
+  readonly #filter: Record<string, unknown>;
+  readonly #region: string | undefined;
+  readonly #tag: string | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
 
@@ -82,6 +94,10 @@ export class InstanceCache {
     const filter: Record<string, unknown> = {};
     if (options.region) filter.region = options.region;
     if (options.tagFilter) filter.tags = options.tagFilter;
+    this.#source = source;
+    this.#filter = filter;
+    this.#region = options.region;
+    this.#tag = options.tagFilter;
     this.#cell = new TtlCell({
       name: "instances",
       ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
@@ -124,6 +140,36 @@ export class InstanceCache {
   /** Forces a refresh now (single-flight). */
   refresh(): Promise<void> {
     return this.#cell.refresh();
+  }
+
+  /**
+   * A targeted read of one Linode (by id: `GET /linode/instances/{id}`; by label: a listing filtered to that
+   * label, one page) for a Node newer than the cached listing, instead of a listing of every Linode. What
+   * it finds (in our region and tag) is recorded in the cache; a 404 is a confirmed absence. Rejects when
+   * the read fails.
+   */
+  async fetch(key: InstanceKey): Promise<readonly LinodeInstance[]> {
+    let found: readonly LinodeInstance[];
+    if ("id" in key) {
+      if (!this.#source.get) return [];
+      try {
+        found = [await this.#source.get(key.id)];
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        this.forgetInstance(key.id);
+        return [];
+      }
+    } else found = await this.#source.list({ ...this.#filter, label: key.label });
+    const mine = found.filter((i) =>
+      (!this.#region || i.region === this.#region) && (!this.#tag || i.tags.includes(this.#tag))
+    );
+    for (const i of mine) this.recordInstance(i);
+    return mine;
+  }
+
+  /** Reads one Linode's VPC interfaces into the merged VPC addresses (nothing without configured VPCs). */
+  async learnVpcIps(linodeId: number): Promise<void> {
+    await this.#vpcIps?.learnLinode?.(linodeId);
   }
 
   /** Write-through after this CCM changed or read a Linode, so the next read does not go to the API. */

@@ -125,7 +125,15 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const selection = { vpcNames: v.names, vpcIds: v.ids, subnetNames: v.subnetNames, subnetIds: v.subnetIds };
   const vpcTtlMs = config.linode.routesCacheTtlMs;
   const vpcs = new VpcCache(linode.vpcs, selection, { clock, metrics, ttlMs: vpcTtlMs });
-  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, { clock, metrics, ttlMs: vpcTtlMs });
+  // The listing is re-read to find changes made by others once per status period (the drift period), not
+  // per LINODE_ROUTES_CACHE_TTL_SECONDS: this CCM records its own writes, and reads a new Linode's interfaces
+  // directly. The TTL is how soon the route controller re-reads it while a write failed (docs/routes.md).
+  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, {
+    clock,
+    metrics,
+    ttlMs: config.nodes.statusUpdateFrequencyMs,
+    interfaces: linode,
+  });
   const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,

@@ -1,16 +1,18 @@
 /**
- * Finding the Linode of an uninitialised Node in the shared cache, and when that may force a refresh.
+ * Finding the Linode of an uninitialised Node in the shared cache, and what to read when the cache predates it.
  *
- * Cached data loaded before a Node was first seen may predate its Linode. Then, instead of a backoff and a
- * Warning, the Node forces one refresh (shared by every Node that needs it), at most one forced refresh per
- * interval and per collection, so a Node whose Linode does not exist costs ≤ 1 listing per interval. Data
- * loaded after the Node was first seen is believed: a miss in it is a real miss.
+ * Cached data loaded before a Node was first seen may predate its Linode. Then the Node reads its own Linode
+ * (by providerID, else by label: one call) and that Linode's interfaces (one call), instead of a listing of
+ * every Linode and every VPC address. Only a Node found neither way (e.g. matched by IP alone) forces a
+ * listing, at most one per interval, so a Node whose Linode does not exist costs ≤ 1 listing per interval.
+ * Data loaded after the Node was first seen is believed: a miss in it is a real miss.
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { InstanceIndex } from "../../cache/instance_index.ts";
 import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
 import type { Clock } from "../../common/clock.ts";
 import { findInstance, type LookupVia } from "./addresses.ts";
+import { parseProviderId } from "../provider_id.ts";
 import { RetryAfterError } from "../loop/run_queue.ts";
 
 /** The cached Linodes. `InstanceCache` implements it. */
@@ -20,6 +22,10 @@ export interface NodeInstances {
   /** Age of the VPC addresses in the index; undefined when no VPC is configured. */
   vpcAgeMs(): number | undefined;
   onChange(listener: (linodeIds: ReadonlySet<number>) => void): () => void;
+  /** A targeted read of one Linode (by id or label), recorded in the cache. */
+  fetch(key: { id: number } | { label: string }): Promise<readonly LinodeInstance[]>;
+  /** A targeted read of one Linode's VPC interfaces, recorded in the cache. */
+  learnVpcIps(linodeId: number): Promise<void>;
 }
 
 /** Default minimum interval between refreshes forced by uninitialised Nodes. */
@@ -94,13 +100,12 @@ export async function lookupNewNode(
   let found = findInstance(node, snap.data);
   if (!found) {
     if (!pacer.predates(snap.ageMs, firstSeen)) return { index: snap.data };
-    pacer.claim("instances", name);
-    snap = await instances.view({ maxAgeMs: 0 });
+    // Newer than the listing: its own Linode first (one call), a listing only when that finds nothing.
+    const id = parseProviderId(node.spec?.providerID);
+    await instances.fetch(id === undefined ? { label: name } : { id });
+    snap = await instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
     found = findInstance(node, snap.data);
-    if (!found && pacer.predates(snap.ageMs, firstSeen)) {
-      // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
-      throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
-    }
+    if (!found && id === undefined) found = await forcedListing(instances, pacer, node, firstSeen);
     if (!found) return { index: snap.data };
   }
   const vpcAgeMs = instances.vpcAgeMs();
@@ -108,7 +113,21 @@ export async function lookupNewNode(
     return { found, index: snap.data };
   }
   if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };
-  pacer.claim("vpc", name);
-  const fresh = await instances.view({ vpcMaxAgeMs: 0 });
+  // Its Linode may be newer than the VPC listing: read that Linode's interfaces, not the whole VPC.
+  await instances.learnVpcIps(found.instance.id);
+  const fresh = await instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
   return { found: findInstance(node, fresh.data) ?? found, index: fresh.data };
+}
+
+/** The last resort for a Node matched by IP only: a listing of every Linode, paced. */
+async function forcedListing(instances: NodeInstances, pacer: RefreshPacer, node: V1Node, firstSeen: number) {
+  const name = node.metadata?.name ?? "";
+  pacer.claim("instances", name);
+  const snap = await instances.view({ maxAgeMs: 0 });
+  const found = findInstance(node, snap.data);
+  if (!found && pacer.predates(snap.ageMs, firstSeen)) {
+    // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
+    throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
+  }
+  return found;
 }

@@ -19,6 +19,8 @@ export interface CallRecord {
   answeredAt?: number;
   /** The `Retry-After` of a 429, in seconds. */
   retryAfterSec?: number;
+  /** The request's `X-Filter` header as sent, when it had one: tells a targeted read from a listing. */
+  filter?: string;
 }
 
 /** Called once per request, synchronously, when its answer is ready. */

@@ -145,6 +145,8 @@ async function handle(req: Request, state: SimState): Promise<Response> {
   }
   const userAgent = req.headers.get("user-agent") ?? "";
   const call = state.calls.record(req.method, url.pathname, state.clock.now(), userAgent);
+  const filter = req.headers.get("x-filter");
+  if (filter !== null) call.filter = filter;
   const response = await answerApi(req, url, state, call).catch(toErrorResponse);
   state.calls.answered(call, response.status, response.headers.get("retry-after"));
   return response;
