@@ -4,9 +4,9 @@
  * controller would log, and (`--from-go-ccm`) the defaults this CCM applies differently from the Go CCM. Pure.
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
-import { DEFAULT_THROTTLE, parseServiceAnnotations } from "../controllers/service/annotations.ts";
-import type { ServiceDefaults } from "../controllers/service/defaults.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
+import { DEFAULT_THROTTLE, parseServiceAnnotations } from "../controllers/service/annotations/parse.ts";
+import type { ServiceDefaults } from "../controllers/service/annotations/defaults.ts";
 import type { FoundService } from "./manifests.ts";
 
 /** How much a finding matters: only errors fail the lint. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { defaults } from "../controllers/service/fixtures.ts";
+import { defaults } from "../controllers/service/testdata/fixtures.ts";
 import { formatReport, lintServices } from "./check.ts";
 
 const A = "service.beta.kubernetes.io/linode-loadbalancer-";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
 import { LB_FINALIZER } from "../controllers/service/sync.ts";
 import { goCcmCreateBody } from "../sim/mod.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { PUBLIC_IPV6_ANNOTATION } from "../controllers/node/addresses.ts";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";
 import { REGION } from "./ccm_fixture.ts";
 import { type ServiceInput, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";

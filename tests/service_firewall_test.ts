@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { UpdateFirewallRules } from "@linode/api-v4";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
 import { type ServiceWorld, startServiceWorld, until, userFirewall } from "./service_fixture.ts";
 

@@ -4,7 +4,7 @@
  * Secrets; only HTTPS Services need them, and they wait with a Warning).
  */
 import assert from "node:assert/strict";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import type { CcmWorld } from "./ccm_fixture.ts";
 import { freePort } from "./process.ts";
 import { type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { annotationKey } from "../controllers/service/annotation_table.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
 const WRITE = /^(POST|PUT|DELETE) /;

@@ -6,8 +6,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { isNotFound } from "../../linode/errors.ts";
 import { objectKey } from "../../kube/keys.ts";
-import { AnnotatedNodeBalancerMissingError, findNodeBalancer } from "./find.ts";
-import { releaseManaged } from "./firewall.ts";
+import { AnnotatedNodeBalancerMissingError, findNodeBalancer } from "./nodebalancer/find.ts";
+import { releaseManaged } from "./firewall/reconcile.ts";
 import { lifecycleOf } from "./planner.ts";
 import { LB_FINALIZER, note, ownershipTagOf, scopeOf, type SyncContext, type SyncDeps } from "./sync.ts";
 import { finalizerAction, nodeBalancerTarget, releaseAction, statusAction } from "./plan_actions.ts";

@@ -8,11 +8,11 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer } from "./apply.ts";
-import { diffNodeBalancer, formatChanges } from "./diff.ts";
-import type { CurrentNodeBalancer, NodeBalancerAction } from "./diff_types.ts";
-import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./find.ts";
-import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall.ts";
+import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
+import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
+import type { CurrentNodeBalancer, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
+import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
+import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
-import { service } from "./fixtures.ts";
+import { service } from "./testdata/fixtures.ts";
 import { findOrphans } from "./orphans.ts";
 import { ownershipTag } from "./ownership.ts";
 

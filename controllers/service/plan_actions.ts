@@ -8,9 +8,9 @@ import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { FirewallState } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import type { ActionSpec, PlanChange } from "../loop/plan.ts";
-import type { DesiredFirewall, DesiredNodeBalancer } from "./desired.ts";
-import type { FieldChange } from "./diff_types.ts";
-import { sameFirewallRules } from "./firewall_compare.ts";
+import type { DesiredFirewall, DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import type { FieldChange } from "./nodebalancer/diff_types.ts";
+import { sameFirewallRules } from "./firewall/compare.ts";
 
 /** The plan's name for a NodeBalancer written for a Service. */
 export function nodeBalancerTarget(id: number): string {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
-import type { DesiredFirewall } from "./desired.ts";
+import type { DesiredFirewall } from "./nodebalancer/desired.ts";
 import { firewallChanges } from "./plan_actions.ts";
 
 const TAG = "ccm-owner:kubernetes/0f1e2d3c4b5a4697";

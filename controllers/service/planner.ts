@@ -6,15 +6,15 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/run_queue.ts";
-import { AnnotationReader, type AnnotationWarning } from "./annotation_values.ts";
-import { parseServiceAnnotations } from "./annotations.ts";
-import type { SkippedNode } from "./backends.ts";
-import type { ServiceDefaults } from "./defaults.ts";
-import type { DesiredNodeBalancer } from "./desired.ts";
-import { planNodeBalancer } from "./plan.ts";
-import type { ServiceSpec } from "./spec.ts";
-import type { SubnetResolver } from "./subnets.ts";
-import type { TlsSecrets } from "./tls.ts";
+import { AnnotationReader, type AnnotationWarning } from "./annotations/values.ts";
+import { parseServiceAnnotations } from "./annotations/parse.ts";
+import type { SkippedNode } from "./nodebalancer/backends.ts";
+import type { ServiceDefaults } from "./annotations/defaults.ts";
+import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import { planNodeBalancer } from "./nodebalancer/plan.ts";
+import type { ServiceSpec } from "./annotations/spec.ts";
+import type { SubnetResolver } from "./nodebalancer/subnets.ts";
+import type { TlsSecrets } from "./tls/secrets.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {

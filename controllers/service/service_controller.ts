@@ -26,7 +26,7 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
-import { type SecretLister, TlsSecrets } from "./tls.ts";
+import { type SecretLister, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -240,7 +240,7 @@ export function startServiceController(
 ): { run(signal: AbortSignal): Promise<void> } {
   return {
     async run(signal: AbortSignal): Promise<void> {
-      // Listings from before this term may miss NodeBalancers the other replica created (see find.ts).
+      // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
       const syncDeps = { ...deps, tls, notices: new Notices() };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { node } from "./fixtures.ts";
+import { node } from "./testdata/fixtures.ts";
 import { nodeBackendFields } from "./service_controller.ts";
 
 function changed(change: (n: V1Node) => void): boolean {

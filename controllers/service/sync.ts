@@ -7,8 +7,8 @@ import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
-import type { ApplyDeps } from "./apply.ts";
-import type { FirewallDeps } from "./firewall.ts";
+import type { ApplyDeps } from "./nodebalancer/apply.ts";
+import type { FirewallDeps } from "./firewall/reconcile.ts";
 import { ownershipTag } from "./ownership.ts";
 import type { PlannerDeps } from "./planner.ts";
 import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
@@ -39,7 +39,7 @@ export interface SyncDeps extends PlannerDeps {
 
 /** Per-sync settings. */
 export interface SyncContext {
-  /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `find.ts`). */
+  /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `nodebalancer/find.ts`). */
   maxAgeMs(): number;
   /** This sync's part of the plan: every write names its action first (`--dry-run` holds them). */
   scope?: PlanScope;

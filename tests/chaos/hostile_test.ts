@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import type { CoreV1Event, V1Service } from "@kubernetes/client-node";
-import { annotationKey } from "../../controllers/service/annotation_table.ts";
-import { certificateFingerprint } from "../../controllers/service/tls.ts";
+import { annotationKey } from "../../controllers/service/annotations/table.ts";
+import { certificateFingerprint } from "../../controllers/service/tls/secrets.ts";
 import { generateSelfSignedCert } from "../../server/tls.ts";
 import { kubeletNode, registerNode, setNodeReady } from "../../sim/kubelet.ts";
 import { hostileAnnotations, hugeLabels, malformedTlsData, ODD_PROVIDER_IDS } from "./hostile_values.ts";

@@ -2,7 +2,7 @@
  * Hostile input, drawn from a seeded generator: annotation values of every shape a user (or a broken tool)
  * can write, malformed TLS Secrets, odd providerIDs and label sets at the apiserver's limits.
  */
-import { annotationKey, ANNOTATIONS } from "../../controllers/service/annotation_table.ts";
+import { annotationKey, ANNOTATIONS } from "../../controllers/service/annotations/table.ts";
 
 type Random = () => number;
 

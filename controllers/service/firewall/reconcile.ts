@@ -1,0 +1,161 @@
+/**
+ * Cloud Firewalls of a Service's NodeBalancer: `firewall-id` attaches the named firewall (detaching the one
+ * it replaces, as the Go CCM does); `firewall-acl` keeps a CCM-managed firewall's rules in line with the
+ * annotation and the Service's ports. A managed firewall carries the Service's ownership tag; only such a
+ * firewall is ever deleted (when the ACL goes, or with the Service). Attached firewalls come from the
+ * NodeBalancer detail cache and every change is written back to it, so an unchanged Service costs no call.
+ */
+import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
+import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
+import type { FirewallState } from "../../../cache/types.ts";
+import type { FirewallApi } from "../../../linode/firewalls.ts";
+import type { DesiredFirewall } from "../nodebalancer/desired.ts";
+import { sameFirewallRules } from "./compare.ts";
+
+/** The firewall calls the service controller makes. `LinodeClient.firewalls` implements it. */
+export type FirewallWrites = Pick<
+  FirewallApi,
+  "get" | "create" | "update" | "updateRules" | "delete" | "createDevice" | "deleteDevice" | "listDevices"
+>;
+
+/** What firewall handling reads and writes. */
+export interface FirewallDeps {
+  firewalls: FirewallWrites;
+  cache: Pick<NodeBalancerCache, "details">;
+}
+
+/**
+ * Before a NodeBalancer is created: the firewall to create it with, made now for an ACL so the NodeBalancer
+ * is never reachable without it.
+ */
+export async function firewallForCreate(
+  deps: FirewallDeps,
+  firewall: DesiredFirewall,
+): Promise<{ firewallId?: number; created?: Firewall }> {
+  if (firewall.kind === "id") return { firewallId: firewall.firewallId };
+  if (firewall.kind === "none") return {};
+  const body = { label: firewall.label, tags: [...firewall.tags], rules: firewall.rules };
+  const created = await deps.firewalls.create(body);
+  return { firewallId: created.id, created };
+}
+
+/** Detaches `nbId` from a firewall (the device id needs one listing). */
+async function detach(deps: FirewallDeps, firewallId: number, nbId: number): Promise<void> {
+  const devices = await deps.firewalls.listDevices(firewallId);
+  const device = devices.find((d) => d.entity.type === "nodebalancer" && d.entity.id === nbId);
+  if (device) await deps.firewalls.deleteDevice(firewallId, device.id);
+}
+
+/** True when the firewall is ours and protects nothing but this NodeBalancer. */
+function isOursAlone(fw: FirewallState, nbId: number, ownershipTag: string): boolean {
+  const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
+  return fw.tags.includes(ownershipTag) && others.length === 0;
+}
+
+/** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
+async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
+  if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
+  else await detach(deps, fw.id, nbId);
+}
+
+/**
+ * Moves the NodeBalancer onto `firewallId`. The API takes one enabled firewall per NodeBalancer, so the old
+ * one is detached first; should the attach fail, the old one goes back on, so the NodeBalancer is not left
+ * open. A replaced firewall of ours is deleted only once the new one is on.
+ */
+async function attachById(
+  deps: FirewallDeps,
+  nbId: number,
+  attached: readonly FirewallState[],
+  firewallId: number,
+  ownershipTag: string,
+): Promise<string[]> {
+  if (attached.length === 1 && attached[0]?.id === firewallId) return [];
+  const replaced = attached.filter((f) => f.id !== firewallId);
+  for (const fw of replaced) await detach(deps, fw.id, nbId);
+  if (!attached.some((f) => f.id === firewallId)) {
+    try {
+      await deps.firewalls.createDevice(firewallId, { id: nbId, type: "nodebalancer" });
+    } catch (e) {
+      for (const fw of replaced) {
+        await deps.firewalls.createDevice(fw.id, { id: nbId, type: "nodebalancer" }).catch(() => {});
+      }
+      throw e;
+    }
+  }
+  for (const fw of replaced) if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
+  deps.cache.details.setFirewalls(nbId, [await deps.firewalls.get(firewallId)]);
+  return [`attached firewall ${firewallId}`];
+}
+
+async function syncAcl(
+  deps: FirewallDeps,
+  nbId: number,
+  attached: readonly FirewallState[],
+  acl: { label: string; tags: readonly string[]; rules: UpdateFirewallRules },
+  ownershipTag: string,
+): Promise<string[]> {
+  if (attached.length > 1) {
+    throw new Error(
+      `Cannot apply firewall-acl: NodeBalancer ${nbId} has ${attached.length} firewalls attached`,
+    );
+  }
+  const [fw] = attached;
+  if (!fw) {
+    const body = {
+      label: acl.label,
+      tags: [...acl.tags],
+      rules: acl.rules,
+      devices: { nodebalancers: [nbId] },
+    };
+    const created = await deps.firewalls.create(body);
+    deps.cache.details.setFirewalls(nbId, [created]);
+    return [`created firewall ${created.id}`];
+  }
+  const done: string[] = [];
+  let next: FirewallState = fw;
+  if (!sameFirewallRules(fw.rules, acl.rules)) {
+    next = { ...next, rules: await deps.firewalls.updateRules(fw.id, acl.rules) };
+    done.push(`updated the rules of firewall ${fw.id}`);
+  }
+  // As the Go CCM, an ACL takes over the one firewall attached; the tag makes it ours to delete later.
+  if (!fw.tags.includes(ownershipTag)) {
+    next = { ...next, tags: (await deps.firewalls.update(fw.id, { tags: [...fw.tags, ownershipTag] })).tags };
+    done.push(`took over firewall ${fw.id}`);
+  }
+  if (done.length) deps.cache.details.setFirewalls(nbId, [next]);
+  return done;
+}
+
+/** Brings the NodeBalancer's firewalls in line with the plan; returns what changed (empty: no call made). */
+export async function reconcileFirewall(
+  deps: FirewallDeps,
+  nbId: number,
+  firewall: DesiredFirewall,
+  ownershipTag: string,
+): Promise<string[]> {
+  const attached = await deps.cache.details.firewalls(nbId);
+  try {
+    if (firewall.kind === "id") {
+      return await attachById(deps, nbId, attached, firewall.firewallId, ownershipTag);
+    }
+    if (firewall.kind === "acl") return await syncAcl(deps, nbId, attached, firewall, ownershipTag);
+    return await releaseManaged(deps, nbId, ownershipTag);
+  } catch (e) {
+    deps.cache.details.forget(nbId);
+    throw e;
+  }
+}
+
+/** Detaches (and deletes, when nothing else uses it) every firewall of ours on the NodeBalancer. */
+export async function releaseManaged(
+  deps: FirewallDeps,
+  nbId: number,
+  ownershipTag: string,
+): Promise<string[]> {
+  const attached = await deps.cache.details.firewalls(nbId);
+  const managed = attached.filter((f) => f.tags.includes(ownershipTag));
+  for (const fw of managed) await release(deps, fw, nbId, ownershipTag);
+  if (managed.length) deps.cache.details.setFirewalls(nbId, attached.filter((f) => !managed.includes(f)));
+  return managed.map((f) => `removed firewall ${f.id}`);
+}

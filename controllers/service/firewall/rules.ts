@@ -1,0 +1,71 @@
+/**
+ * The inbound rules of the CCM-managed Cloud Firewall of a `firewall-acl` Service, shaped as the Go CCM
+ * shapes them (an allowList's addresses ACCEPTed under an inbound DROP policy, a denyList's DROPped under
+ * ACCEPT; 255 addresses per rule; label `<ACTION>-<service>` and a description naming the NodeBalancer),
+ * with one difference: UDP ports get UDP rules, where the Go CCM writes TCP rules only. Pure.
+ */
+import type { FirewallRuleType, UpdateFirewallRules } from "@linode/api-v4";
+import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/firewall_acl.ts";
+import type { AclAddresses, PortSpec } from "../annotations/spec.ts";
+
+const RULE_LABEL_MAX = 32;
+const RULE_DESCRIPTION_MAX = 100;
+
+function chunks(items: readonly string[]): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < items.length; i += MAX_ADDRESSES_PER_RULE) {
+    out.push(items.slice(i, i + MAX_ADDRESSES_PER_RULE));
+  }
+  return out;
+}
+
+function describe(text: string): string {
+  return text.length > RULE_DESCRIPTION_MAX ? `${text.slice(0, RULE_DESCRIPTION_MAX - 3)}...` : text;
+}
+
+/** Address groups of the rules: all in one, or per IP family in chunks of 255. */
+function addressGroups(addresses: AclAddresses): { ipv4?: string[]; ipv6?: string[] }[] {
+  if (aclRuleCount(addresses) === 1) {
+    const group: { ipv4?: string[]; ipv6?: string[] } = {};
+    if (addresses.ipv4.length) group.ipv4 = [...addresses.ipv4];
+    if (addresses.ipv6.length) group.ipv6 = [...addresses.ipv6];
+    return [group];
+  }
+  return [
+    ...chunks(addresses.ipv4).map((ipv4) => ({ ipv4 })),
+    ...chunks(addresses.ipv6).map((ipv6) => ({ ipv6 })),
+  ];
+}
+
+/** The firewall rules for an ACL over the Service's ports. */
+export function planFirewallRules(
+  acl: { list: "allowList" | "denyList"; addresses: AclAddresses },
+  ports: readonly PortSpec[],
+  names: { serviceName: string; nodeBalancerLabel: string },
+): UpdateFirewallRules {
+  const action = acl.list === "allowList" ? "ACCEPT" : "DROP";
+  const label = `${action}-${names.serviceName}`.slice(0, RULE_LABEL_MAX);
+  const groups = addressGroups(acl.addresses);
+  const inbound: FirewallRuleType[] = [];
+  for (const family of ["tcp", "udp"] as const) {
+    const familyPorts = [...new Set(ports.filter((p) => p.family === family).map((p) => p.port))];
+    if (familyPorts.length === 0) continue;
+    groups.forEach((addresses, i) => {
+      const what = `Created by linode-ccm: ${names.nodeBalancerLabel}, for ${names.serviceName}`;
+      inbound.push({
+        action,
+        label,
+        description: describe(groups.length > 1 ? `Rule ${i}, ${what}` : what),
+        protocol: family === "tcp" ? "TCP" : "UDP",
+        ports: familyPorts.join(","),
+        addresses,
+      });
+    });
+  }
+  return {
+    inbound,
+    inbound_policy: action === "ACCEPT" ? "DROP" : "ACCEPT",
+    outbound: [],
+    outbound_policy: "ACCEPT",
+  };
+}

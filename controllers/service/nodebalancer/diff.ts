@@ -1,0 +1,198 @@
+/**
+ * `diffNodeBalancer`: the fewest API writes that turn a NodeBalancer as read (api-v4 shapes) into the
+ * planned one, updating in place wherever the API allows (throttle, tags, config fields, node address,
+ * label, weight and mode) so ids, the IP and node ids survive; an empty list when nothing differs. Configs
+ * match by port and protocol family (tcp 53 and udp 53 are two configs). Also lists each field that
+ * differs, old and new, for one Normal Event, and what differs but cannot change in place. Pure.
+ */
+import { type ConfigBody, configBody, nodeBody } from "./bodies.ts";
+import type { DesiredConfig, DesiredNodeBalancer } from "./desired.ts";
+import { diffNodes } from "./diff_nodes.ts";
+import type {
+  ChangeValue,
+  CurrentConfig,
+  CurrentNodeBalancer,
+  FieldChange,
+  NodeBalancerAction,
+  NodeBalancerDiff,
+} from "./diff_types.ts";
+import type { PortFamily } from "../annotations/spec.ts";
+
+/** The config fields compared one to one (TLS is compared by fingerprint). */
+const CONFIG_FIELDS = [
+  "protocol",
+  "proxy_protocol",
+  "algorithm",
+  "stickiness",
+  "check",
+  "check_interval",
+  "check_timeout",
+  "check_attempts",
+  "check_passive",
+  "check_path",
+  "check_body",
+  "udp_check_port",
+] as const;
+
+function familyOf(protocol: string): PortFamily {
+  return protocol === "udp" ? "udp" : "tcp";
+}
+
+function keyOf(port: number, family: PortFamily): string {
+  return `configs[${port}/${family}]`;
+}
+
+/** Hex digits only, upper case: the API prints `AA:BB:…`; a caller may hand in `aabb…`. */
+function normalFingerprint(fp: string): string {
+  return fp.replace(/[^0-9a-fA-F]/g, "").toUpperCase();
+}
+
+/** True when an https config needs its certificate and key sent (new to https, or another certificate). */
+function needsTls(desired: DesiredConfig, current: CurrentConfig): boolean {
+  if (desired.tls === null) return false;
+  if (current.protocol !== "https") return true;
+  // Without a fingerprint the certificate cannot be compared (the API redacts it): leave it.
+  return desired.tls.fingerprint !== null &&
+    normalFingerprint(desired.tls.fingerprint) !== normalFingerprint(current.ssl_fingerprint ?? "");
+}
+
+/** The update body of a matched config (changed fields only) and the changes it makes. */
+function configUpdate(desired: DesiredConfig, current: CurrentConfig, field: string) {
+  const full = configBody(desired);
+  const body: ConfigBody = {};
+  const changes: FieldChange[] = [];
+  for (const name of CONFIG_FIELDS) {
+    const want = full[name];
+    const have = current[name];
+    if (want === undefined || want === have) continue;
+    Object.assign(body, { [name]: want });
+    changes.push({ field: `${field}.${name}`, old: have ?? null, new: want });
+  }
+  if (needsTls(desired, current)) {
+    body.ssl_cert = full.ssl_cert;
+    body.ssl_key = full.ssl_key;
+    const old = current.ssl_fingerprint || null;
+    changes.push({
+      field: `${field}.ssl_fingerprint`,
+      old,
+      new: desired.tls?.fingerprint ?? "(new certificate)",
+    });
+  }
+  return { body, changes };
+}
+
+function sameTags(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((t) => set.has(t));
+}
+
+function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBalancer) {
+  const nb = current.nodeBalancer;
+  const body: { client_conn_throttle?: number; tags?: string[] } = {};
+  const changes: FieldChange[] = [];
+  if (nb.client_conn_throttle !== desired.client_conn_throttle) {
+    body.client_conn_throttle = desired.client_conn_throttle;
+    changes.push({
+      field: "client_conn_throttle",
+      old: nb.client_conn_throttle,
+      new: desired.client_conn_throttle,
+    });
+  }
+  if (!sameTags(nb.tags, desired.tags)) {
+    body.tags = [...desired.tags];
+    changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...desired.tags].sort() });
+  }
+  return { body, changes };
+}
+
+/** What differs but the API keeps as created: type, reserved IPv4, frontend subnet. */
+function immutableFields(current: CurrentNodeBalancer, desired: DesiredNodeBalancer): FieldChange[] {
+  const nb = current.nodeBalancer;
+  const out: FieldChange[] = [];
+  const add = (field: string, old: ChangeValue, value: ChangeValue) => out.push({ field, old, new: value });
+  if (nb.type !== undefined && nb.type !== desired.type) add("type", nb.type, desired.type);
+  if (desired.ipv4 !== null && nb.ipv4 !== desired.ipv4) add("ipv4", nb.ipv4, desired.ipv4);
+  const frontend = desired.frontendVpc?.subnet_id ?? null;
+  if (
+    nb.frontend_vpc_subnet_id !== undefined && frontend !== null && nb.frontend_vpc_subnet_id !== frontend
+  ) {
+    add("frontend_vpc_subnet_id", nb.frontend_vpc_subnet_id, frontend);
+  }
+  return out;
+}
+
+/** The actions and changes turning `current` into `desired`; see the module comment. */
+export function diffNodeBalancer(
+  current: CurrentNodeBalancer,
+  desired: DesiredNodeBalancer,
+): NodeBalancerDiff {
+  const nodeBalancerId = current.nodeBalancer.id;
+  const actions: NodeBalancerAction[] = [];
+  const changes: FieldChange[] = [];
+  const nb = nodeBalancerUpdate(current, desired);
+  if (nb.changes.length > 0) actions.push({ kind: "updateNodeBalancer", nodeBalancerId, body: nb.body });
+  changes.push(...nb.changes);
+  const unmatched = [...current.configs];
+  const later: NodeBalancerAction[] = [];
+  for (const want of desired.configs) {
+    const field = keyOf(want.port, want.family);
+    const i = unmatched.findIndex((c) => c.port === want.port && familyOf(c.protocol) === want.family);
+    const target = { nodeBalancerId, port: want.port, family: want.family };
+    if (i < 0) {
+      actions.push({
+        kind: "createConfig",
+        ...target,
+        body: { ...configBody(want), nodes: want.nodes.map(nodeBody) },
+      });
+      changes.push({ field, old: null, new: want.protocol });
+      continue;
+    }
+    const [have] = unmatched.splice(i, 1);
+    if (have === undefined) continue;
+    const update = configUpdate(want, have, field);
+    if (update.changes.length > 0) {
+      later.push({ kind: "updateConfig", ...target, configId: have.id, body: update.body });
+    }
+    const nodes = diffNodes(
+      { ...target, configId: have.id, field },
+      want.nodes,
+      current.nodes.get(have.id) ?? [],
+    );
+    later.push(...nodes.actions);
+    changes.push(...update.changes, ...nodes.changes);
+  }
+  actions.push(...later);
+  for (const stale of unmatched) {
+    const family = familyOf(stale.protocol);
+    actions.push({ kind: "deleteConfig", nodeBalancerId, port: stale.port, family, configId: stale.id });
+    changes.push({ field: keyOf(stale.port, family), old: stale.protocol, new: null });
+  }
+  return { actions, changes, immutable: immutableFields(current, desired) };
+}
+
+/** One line for logs and Events: `check_passive: true → false; tags: [a] → [a, b]`. */
+export function formatChanges(changes: readonly FieldChange[]): string {
+  const show = (v: ChangeValue) => v === null ? "(none)" : Array.isArray(v) ? `[${v.join(", ")}]` : String(v);
+  return changes.map((c) => `${c.field}: ${show(c.old)} → ${show(c.new)}`).join("; ");
+}
+
+/** An action in a few words, for logs (never a body). */
+export function describeAction(action: NodeBalancerAction): string {
+  const nb = `nodebalancer ${action.nodeBalancerId}`;
+  if (action.kind === "updateNodeBalancer") return `update ${nb} (${Object.keys(action.body).join(", ")})`;
+  const port = `port ${action.port}/${action.family}`;
+  switch (action.kind) {
+    case "createConfig":
+      return `create config for ${port} on ${nb} with ${action.body.nodes.length} nodes`;
+    case "updateConfig":
+      return `update config ${action.configId} (${port}) of ${nb}: ${Object.keys(action.body).join(", ")}`;
+    case "deleteConfig":
+      return `delete config ${action.configId} (${port}) of ${nb}`;
+    case "createNode":
+      return `add node ${action.body.label} to config ${action.configId} (${port}) of ${nb}`;
+    case "updateNode":
+      return `update node ${action.nodeId} of config ${action.configId} (${port}) of ${nb}`;
+    case "deleteNode":
+      return `remove node ${action.nodeId} from config ${action.configId} (${port}) of ${nb}`;
+  }
+}
