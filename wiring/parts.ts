@@ -127,7 +127,7 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const vpcs = new VpcCache(linode.vpcs, selection, { clock, metrics, ttlMs: vpcTtlMs });
   // The listing is re-read to find changes made by others once per status period (the drift period), not
   // per LINODE_ROUTES_CACHE_TTL_SECONDS: this CCM records its own writes, and reads a new Linode's interfaces
-  // directly. The TTL is how soon the route controller re-reads it while a write failed (docs/routes.md).
+  // directly. The TTL is how soon the route controller re-reads it while a write failed (docs/freshness.md).
   const vpcIps = new VpcIpCache(linode.vpcs, vpcs, {
     clock,
     metrics,

@@ -6,7 +6,7 @@
  * The listing is not re-read for freshness: this controller records each of its writes in the cache. A Node
  * whose Linode is missing from it (a Linode newer than the listing) gets a targeted read of that Linode's
  * interfaces in the same pass. The listing is re-read only to find changes made by others, once per drift
- * period (the cache's age limit, see `docs/routes.md`), and sooner (`retryListingAfterMs`) while a write
+ * period (the cache's age limit, see `docs/freshness.md`), and sooner (`retryListingAfterMs`) while a write
  * failed, since a failure may come from a change the cache does not show.
  */
 import type { V1Node } from "@kubernetes/client-node";
