@@ -174,7 +174,13 @@ async function costRow(nodes: number, o: RouteBenchOptions): Promise<Cell[]> {
   ];
   const env = { LINODE_INSTANCE_CACHE_TTL: String(p), LINODE_ROUTES_CACHE_TTL_SECONDS: String(p) };
   await using _h = await startCcm(world, { flags: [...flags, "--concurrent-node-syncs=8"], env });
-  await waitUntil(() => ids.every((id) => world.linode.world.ipRanges(id).length === 1), "every route");
+  // Start-up grows with the cluster (about 50 ms per Node on 2 shared cores): wait in proportion.
+  const setupMs = 120_000 + nodes * 100;
+  await waitUntil(
+    () => ids.every((id) => world.linode.world.ipRanges(id).length === 1),
+    "every route",
+    setupMs,
+  );
   await systemClock.sleep(2 * p * 1000 + 200);
   world.linode.calls.reset();
   await systemClock.sleep(o.windowSec * 1000);

@@ -16,6 +16,7 @@ import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.t
 import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
+import { trimNode } from "../kube/trim.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
@@ -164,7 +165,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const secrets = secretsOf(tokens, kc);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
-  const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
+  const nodes = new Informer(kc, nodeSource(kube.core), {
+    log: componentLogger("informer"),
+    metrics,
+    clock,
+    transform: trimNode,
+  });
   const events = new EventRecorder(kube.core, {
     log: componentLogger("events"),
     clock,
