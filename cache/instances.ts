@@ -89,6 +89,8 @@ export class InstanceCache {
   readonly #tag: string | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
+  /** Counts changes of the VPC addresses (not of routed ranges): the index is rebuilt only when they change. */
+  #vpcAddressGeneration = 0;
 
   constructor(source: InstanceSource, options: InstanceCacheOptions) {
     const filter: Record<string, unknown> = {};
@@ -109,7 +111,11 @@ export class InstanceCache {
     });
     this.#vpcIps = options.vpcIps;
     this.#cell.onChange((a, b) => this.#emit(diffInstances(a, b)));
-    this.#vpcIps?.onChange((a, b) => this.#emit(diffVpcIps(a, b)));
+    this.#vpcIps?.onChange((a, b) => {
+      const changed = diffVpcIps(a, b);
+      if (changed.size > 0 || a === undefined) this.#vpcAddressGeneration++;
+      this.#emit(changed);
+    });
   }
 
   /**
@@ -199,7 +205,7 @@ export class InstanceCache {
   ): Snapshot<InstanceIndex> {
     const vpc = v ?? this.#lastVpc;
     if (v) this.#lastVpc = v;
-    const key = `${i.generation}/${vpc?.generation ?? -1}`;
+    const key = `${i.generation}/${vpc ? this.#vpcAddressGeneration : -1}`;
     if (this.#index?.key !== key) {
       this.#index = { key, index: new InstanceIndex(i.data, vpcIpv4ByLinode(vpc?.data ?? [])) };
     }
