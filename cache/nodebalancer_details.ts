@@ -125,9 +125,13 @@ export interface NodeBalancerDetailOptions {
 export class NodeBalancerDetailCache {
   readonly #configs: DetailMap<readonly NodeBalancerConfigState[]>;
   readonly #firewalls: DetailMap<readonly FirewallState[]>;
+  readonly #expiry: Expiry;
+  /** NodeBalancers this CCM created and has not read since: what they were created from, and when. */
+  readonly #created = new Map<number, { fingerprint: string; atMs: number }>();
 
   constructor(source: NodeBalancerDetailSource, metrics: Registry, options: NodeBalancerDetailOptions = {}) {
     const expiry = { clock: options.clock, maxAgeMs: options.maxAgeMs ?? DEFAULT_NB_DRIFT_MS };
+    this.#expiry = expiry;
     this.#configs = new DetailMap("nodebalancer_configs", metrics, async (id) => {
       const configs = await source.listConfigs(id);
       return await Promise.all(
@@ -177,9 +181,35 @@ export class NodeBalancerDetailCache {
     this.#firewalls.set(nodeBalancerId, firewalls);
   }
 
+  /**
+   * Records a NodeBalancer this CCM just created in one call from a plan whose `fingerprint` is given: the
+   * create answers without config or node ids, so nothing is read back; while the plan stays the same the
+   * NodeBalancer is as created and needs no read (`isAsCreated`), and the first different plan reads it.
+   */
+  recordCreated(nodeBalancerId: number, fingerprint: string): void {
+    this.#configs.forget(nodeBalancerId);
+    this.#firewalls.forget(nodeBalancerId);
+    this.#created.set(nodeBalancerId, { fingerprint, atMs: this.#expiry.clock?.monotonic() ?? 0 });
+  }
+
+  /**
+   * True while the NodeBalancer is as this CCM created it from a plan with this `fingerprint`, within the
+   * drift period (after it, it is read to find changes made by others). A different plan ends it.
+   */
+  isAsCreated(nodeBalancerId: number, fingerprint: string): boolean {
+    const c = this.#created.get(nodeBalancerId);
+    if (!c) return false;
+    const clock = this.#expiry.clock;
+    const fresh = !clock || clock.monotonic() - c.atMs <= this.#expiry.maxAgeMs;
+    if (fresh && c.fingerprint === fingerprint) return true;
+    this.#created.delete(nodeBalancerId);
+    return false;
+  }
+
   /** Drops what is known of a NodeBalancer (deleted, or its state in doubt); the next read lists again. */
   forget(nodeBalancerId: number): void {
     this.#configs.forget(nodeBalancerId);
     this.#firewalls.forget(nodeBalancerId);
+    this.#created.delete(nodeBalancerId);
   }
 }

@@ -37,3 +37,35 @@ Deno.test("service: a NodeBalancer node removed by hand is put back within the d
   // Until the details expire, an unchanged Service costs nothing: only the re-read and the repair.
   assert.ok(world.linode.calls.total() <= 6, JSON.stringify(world.linode.calls.log.map((c) => c.key)));
 });
+
+Deno.test("service: a new LoadBalancer Service costs one Linode call, the create; a later Node change reads it once, then writes", async () => {
+  await using world = await startServiceWorld({ flags: ["--node-status-update-frequency=24h"] });
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("first");
+  await until(world, () => (world.service("first")?.status?.loadBalancer?.ingress?.length ?? 0) > 0, "first");
+  world.linode.calls.reset();
+  world.addService("web", { ports: [{ port: 80 }, { port: 443 }] });
+  await until(world, () => (world.service("web")?.status?.loadBalancer?.ingress?.length ?? 0) > 0, "web");
+  await world.tick(3 * SERVICE_RESYNC_MS, 10_000);
+  const keys = world.linode.calls.log.map((c) => c.key);
+  assert.deepEqual(
+    keys.filter((k) => k !== "GET /v4/nodebalancers"),
+    ["POST /v4/nodebalancers"],
+    keys.join(),
+  );
+  const web = world.nodeBalancers().find((nb) => nb.configs.length === 2);
+  assert.equal(web?.configs.every((c) => c.nodes.length === 1), true, "configs and nodes made by the create");
+  // A new Node changes the plan: the NodeBalancer is read once (configs, their nodes, firewalls), then written.
+  world.linode.calls.reset();
+  world.addNode("node-2", "192.168.0.12");
+  const webNodes = () =>
+    world.nodeBalancers().find((nb) => nb.id === web?.id)?.configs.map((c) => c.nodes.length);
+  await until(world, () => webNodes()?.join() === "2,2", "node-2 in web");
+  assert.equal(
+    world.linode.calls.count("GET /v4/nodebalancers/{id}/configs"),
+    2,
+    "one read per NodeBalancer",
+  );
+  assert.equal(world.linode.calls.count("POST /v4/nodebalancers/{id}/configs/{id}/nodes"), 3);
+});
