@@ -59,3 +59,43 @@ export function isClusterRange(range: string, cluster: readonly Cidr4[]): boolea
   const c = parseCidr4(range);
   return c !== undefined && cluster.some((outer) => cidrWithin(c, outer));
 }
+
+/** Most texts a `CidrMemo` keeps before it starts over (a cluster has about two per Node). */
+const MEMO_LIMIT = 100_000;
+
+/**
+ * The parses of `cidr.ts`, remembered by text. Every route pass plans every Node: at 5,000 Nodes a cold
+ * start's passes parsed the same pod CIDRs and ranges millions of times (bench/startup_scaling.ts). One memo
+ * lives as long as the controller; it forgets everything when it grows past `MEMO_LIMIT` texts.
+ */
+export class CidrMemo {
+  readonly #parsed = new Map<string, { cidr: Cidr4 | undefined; canonical: string | undefined }>();
+
+  /** `parseCidr4` and `canonicalCidr4` of `text` in one. */
+  #get(text: string) {
+    let hit = this.#parsed.get(text);
+    if (!hit) {
+      if (this.#parsed.size >= MEMO_LIMIT) this.#parsed.clear();
+      const cidr = parseCidr4(text);
+      hit = { cidr, canonical: cidr && formatCidr4(cidr) };
+      this.#parsed.set(text, hit);
+    }
+    return hit;
+  }
+
+  /** `canonicalCidr4(text)`. */
+  canonical(text: string): string | undefined {
+    return this.#get(text).canonical;
+  }
+
+  /** `isClusterRange(text, cluster)`. */
+  inCluster(text: string, cluster: readonly Cidr4[]): boolean {
+    const c = this.#get(text).cidr;
+    return c !== undefined && cluster.some((outer) => cidrWithin(c, outer));
+  }
+
+  /** `cidrFamily(text)`. */
+  family(text: string): CidrFamily {
+    return this.#get(text).cidr ? "ipv4" : cidrFamily(text);
+  }
+}

@@ -269,6 +269,7 @@ export async function reconcileRoutes(
     nodes: routeNodes(deps.nodes.list()),
     released: new Set(state.released.keys()),
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
+    memo: state.cidrs,
   };
   let planned = planRoutes({ ...input, ips: ips.data });
   const toLearn = linodesToLearn(deps, state, planned.nodes);

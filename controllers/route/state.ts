@@ -3,6 +3,7 @@
  * backoff, the controller-wide pause after a 429, and which one-time reports were made.
  */
 import { backoffDelayMs, type BackoffOptions } from "../../common/backoff.ts";
+import { CidrMemo } from "./cidr.ts";
 
 /** Default per-interface backoff after a failed write: 1 s doubling to 5 min. */
 export const DEFAULT_WRITE_RETRY: BackoffOptions = { baseMs: 1_000, maxMs: 300_000 };
@@ -39,6 +40,8 @@ export interface RouteStateOptions {
 export class RouteState {
   /** Linode id → name of the deleted Node it belonged to. */
   readonly released = new Map<number, string>();
+  /** Pod CIDR and range parses, kept across passes. */
+  readonly cidrs = new CidrMemo();
   readonly #failures = new Map<string, Failure>();
   readonly #reported = new Set<string>();
   readonly #conditions = new Map<string, string>();
