@@ -128,13 +128,14 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
     // In dry run the fence is open for decisions, but this process leads nothing.
     leading: () => parts.fence.leading && !parts.config.dryRun,
     plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
+    auth: parts.auth,
     log: componentLogger("serve"),
   });
 }
 
 function reportConfig(config: Config, log: Logger): void {
   for (const flag of config.ignoredFlags) {
-    log.info("flag {flag} is accepted for compatibility and has no effect", { flag });
+    log.warning("flag {flag} is accepted for compatibility but not implemented: it has no effect", { flag });
   }
   for (const warning of config.warnings) log.warning("{warning}", { warning });
   for (const name of config.controllers) {

@@ -11,6 +11,7 @@ import { type Config, ConfigError, describeConfig, readConfig, readLintConfig } 
 import { KubeConfigError } from "./kube/config.ts";
 import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
 import { Registry } from "./server/metrics.ts";
+import type { ErrorReporter } from "./common/sentry.ts";
 import { VERSION } from "./config/version.ts";
 
 function writeOut(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): void {
@@ -92,8 +93,19 @@ async function main(): Promise<number> {
   const token = config.linode.token;
   // Until runCcm hands over its list (which adds a token read from a file and the kube credentials).
   let secrets = (): readonly string[] => (token.kind === "env" ? [token.token.reveal()] : []);
-  await setupLogging({ format: config.log.format, level: config.log.level, secrets: () => secrets() });
+  const reporter = await startReporter(config, () => secrets());
+  await setupLogging({
+    format: config.log.format,
+    level: config.log.level,
+    secrets: () => secrets(),
+    report: reporter?.sink,
+  });
   const log = componentLogger("main");
+  if (reporter) {
+    log.info("reporting errors to Sentry (environment {environment})", {
+      environment: config.sentry?.environment,
+    });
+  }
   log.info("starting linode-cloud-controller-manager {version}", {
     version: VERSION,
     config: describeConfig(config),
@@ -112,8 +124,29 @@ async function main(): Promise<number> {
     // An unusable kubeconfig is a configuration error like the others.
     return e instanceof KubeConfigError ? 2 : 1;
   } finally {
+    // What is queued for Sentry (e.g. the error that ends the process) leaves before the exit.
+    await reporter?.close(REPORT_FLUSH_MS);
     await cleanup?.();
   }
+}
+
+/** How long the exit waits for queued Sentry reports. */
+const REPORT_FLUSH_MS = 2_000;
+
+/** The Sentry reporter when `SENTRY_DSN` is set; the SDK is loaded only then. */
+async function startReporter(
+  config: Config,
+  secrets: () => readonly string[],
+): Promise<ErrorReporter | undefined> {
+  if (!config.sentry) return undefined;
+  const { startSentry } = await import("./common/sentry.ts");
+  return startSentry({
+    dsn: config.sentry.dsn.reveal(),
+    environment: config.sentry.environment,
+    release: config.sentry.release,
+    tags: { cluster_name: config.clusterName },
+    secrets,
+  });
 }
 
 if (import.meta.main) Deno.exit(await main());

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { BenchResults } from "./main.ts";
 import { goCcmCallsPerHour } from "./api_cost.ts";
-import type { CcmReport, CcmResults } from "./ccm_report.ts";
+import type { CcmReport, CcmResults } from "./ccm_results.ts";
 import { DEFAULT_JSON_PATH, DEFAULT_RESULTS_DIR, parseBenchArgs } from "./options.ts";
 import { quantile, renderTable } from "./table.ts";
 
@@ -54,6 +54,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         "Memory (Deno.memoryUsage()",
         "Route latency",
         "Whole-CCM Linode API cost in steady state with the route controller",
+        "Node IPAM latency",
         "Whole CCM process vs the Go CCM (default settings)",
       ]
     ) assert.ok(text.includes(title), `missing table "${title}"`);
@@ -76,13 +77,13 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         /^6-node steady state, CCM running +\d+/m,
         /^one at a time +5 .* 5 +0 +5$/m,
         /^burst +5 .* 5 +0 +5$/m,
-        /^ +20 +\S+ +\S+ +0 +0 +0\.4 +\S/m,
+        /^ +20 +\S+ +\S+ +0 +0 +0\.6 +\S/m,
         /^new Linode \+ its Node +2 .* 0 full \/ 4 targeted +p95 <= 2000 ms: met$/m,
       ]
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 3, 1, 19]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 3, 1, 3, 19]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
     await assertCcmResults(dir);

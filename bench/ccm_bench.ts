@@ -12,13 +12,8 @@ import type { LeaseTiming } from "../tests/process.ts";
 import { measureChurn } from "./ccm_churn.ts";
 import { benchCcmLatency } from "./ccm_latency.ts";
 import { plotCallsPerMinute } from "./ccm_plot.ts";
-import {
-  buildCcmReport,
-  type CcmReport,
-  type CcmResults,
-  renderReportMarkdown,
-  type SteadyRun,
-} from "./ccm_report.ts";
+import { buildCcmReport, renderReportMarkdown } from "./ccm_report.ts";
+import type { CcmReport, CcmResults, SteadyRun } from "./ccm_results.ts";
 import { type Cluster, measureWindow, startCluster, waitConverged } from "./ccm_steady.ts";
 import { benchTakeover } from "./ccm_takeover.ts";
 
@@ -42,23 +37,24 @@ export interface CcmBenchOptions {
   quick: boolean;
   /** Folder for `ccm.json`, `ccm.md` and `calls_per_minute.svg`; null writes nothing. */
   resultsDir: string | null;
-  /** A README whose block between the `bench:ccm` markers gets the table (a full run's README.md). */
-  readmePath?: string;
+  /** A page whose block between the `bench:ccm` markers gets the table (a full run's docs/measurements.md). */
+  docPath?: string;
 }
 
 /** The project's configuration: its `fmt` settings apply to results written anywhere. */
 const CONFIG_PATH = new URL("../deno.json", import.meta.url).pathname;
 
-/** The README block the table goes into. */
-export const README_START = "<!-- bench:ccm:start (written by deno task bench) -->";
-export const README_END = "<!-- bench:ccm:end -->";
+/** Start of the block of docs/measurements.md the table goes into. */
+export const DOC_START = "<!-- bench:ccm:start (written by deno task bench) -->";
+/** End of that block. */
+export const DOC_END = "<!-- bench:ccm:end -->";
 
-/** Replaces the text between the markers of `readme` with `md`; throws when the markers are missing. */
-export function replaceReadmeBlock(readme: string, md: string): string {
-  const start = readme.indexOf(README_START);
-  const end = readme.indexOf(README_END);
-  if (start < 0 || end < start) throw new RangeError(`README has no ${README_START} ... ${README_END} block`);
-  return readme.slice(0, start + README_START.length) + "\n\n" + md.trimEnd() + "\n\n" + readme.slice(end);
+/** Replaces the text between the markers of `page` with `md`; throws when the markers are missing. */
+export function replaceDocBlock(page: string, md: string): string {
+  const start = page.indexOf(DOC_START);
+  const end = page.indexOf(DOC_END);
+  if (start < 0 || end < start) throw new RangeError(`the page has no ${DOC_START} ... ${DOC_END} block`);
+  return page.slice(0, start + DOC_START.length) + "\n\n" + md.trimEnd() + "\n\n" + page.slice(end);
 }
 
 /** What `benchWholeCcm` produced. */
@@ -90,7 +86,7 @@ async function steadyRun(cluster: Cluster, nodes: number, windowSec: number): Pr
   return { nodes, readyMs, nodesDoneMs, servicesDoneMs, window };
 }
 
-/** `deno fmt` on the written files, so the committed results and README pass `deno fmt --check`. */
+/** `deno fmt` on the written files, so the committed results and docs pass `deno fmt --check`. */
 async function format(paths: readonly string[]): Promise<void> {
   const args = ["fmt", "--quiet", "--config", CONFIG_PATH, ...paths];
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null" }).output();
@@ -99,7 +95,7 @@ async function format(paths: readonly string[]): Promise<void> {
   }
 }
 
-async function writeResults(dir: string, output: CcmBenchOutput, readmePath?: string): Promise<void> {
+async function writeResults(dir: string, output: CcmBenchOutput, docPath?: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
   const json = { ...output.results, report: output.report };
   const md = join(dir, "ccm.md");
@@ -108,24 +104,24 @@ async function writeResults(dir: string, output: CcmBenchOutput, readmePath?: st
   await Deno.writeTextFile(md, renderReportMarkdown(output.report));
   await Deno.writeTextFile(svg, plotCallsPerMinute(output.results));
   await format([md, svg]);
-  if (readmePath) {
-    const readme = await Deno.readTextFile(readmePath);
-    await Deno.writeTextFile(readmePath, replaceReadmeBlock(readme, await Deno.readTextFile(md)));
-    await format([readmePath]);
+  if (docPath) {
+    const page = await Deno.readTextFile(docPath);
+    await Deno.writeTextFile(docPath, replaceDocBlock(page, await Deno.readTextFile(md)));
+    await format([docPath]);
   }
 }
 
 /**
- * Rebuilds the table, Markdown, plot (and README block) from the measurements saved in `dir/ccm.json`, for
+ * Rebuilds the table, Markdown, plot (and docs block) from the measurements saved in `dir/ccm.json`, for
  * when the Go CCM's model or the report changed but the measurements did not (`--from-results`).
  */
-export async function rewriteResults(dir: string, readmePath?: string): Promise<CcmBenchOutput> {
+export async function rewriteResults(dir: string, docPath?: string): Promise<CcmBenchOutput> {
   const saved = JSON.parse(await Deno.readTextFile(join(dir, "ccm.json"))) as CcmResults & {
     report?: unknown;
   };
   const { report: _old, ...results } = saved;
   const output = { results, report: buildCcmReport(results) };
-  await writeResults(dir, output, readmePath);
+  await writeResults(dir, output, docPath);
   return output;
 }
 
@@ -170,7 +166,7 @@ export async function benchWholeCcm(
       takeover,
     };
     const output = { results, report: buildCcmReport(results) };
-    if (o.resultsDir) await writeResults(o.resultsDir, output, o.readmePath);
+    if (o.resultsDir) await writeResults(o.resultsDir, output, o.docPath);
     return output;
   } finally {
     for (const c of clusters) await c[Symbol.asyncDispose]();

@@ -1,5 +1,8 @@
-/** The README's plot: Linode calls per minute against cluster size, ours measured beside the Go CCM's model. */
-import type { CcmResults } from "./ccm_report.ts";
+/**
+ * The plot in docs/measurements.md: Linode calls per minute against cluster size, ours measured beside the Go
+ * CCM's model.
+ */
+import type { CcmResults } from "./ccm_results.ts";
 import { LB_POOL } from "./ccm_world.ts";
 import { goChurnCallsPerMin, goSteadyCallsPerMin } from "./go_model.ts";
 import { renderLogLogSvg } from "./svg_plot.ts";

@@ -120,6 +120,8 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
   const get = async (path: string) => {
     const res = await fetch(`https://127.0.0.1:${port}${path}`, {
       client,
+      // The emulator's admin token: /metrics needs a token the TokenReview accepts (server/auth.ts).
+      headers: { authorization: `Bearer ${world.world.kube.token}` },
       signal: AbortSignal.timeout(5000),
     });
     return { status: res.status, body: await res.text() };

@@ -3,10 +3,6 @@
  * (`go_model.ts`, each with a numbered line saying how it is derived), the target where the issue sets one,
  * and MISSED where it is not met. Rendered as text, Markdown and JSON; the plot is drawn from the same data.
  */
-import type { CcmLatencyResult } from "./ccm_latency.ts";
-import type { ChurnResult } from "./ccm_churn.ts";
-import type { WindowResult } from "./ccm_steady.ts";
-import type { TakeoverResult } from "./ccm_takeover.ts";
 import {
   churnRows,
   eventRows,
@@ -17,52 +13,10 @@ import {
   takeoverRows,
   WHY_ORDER,
 } from "./ccm_rows.ts";
+import type { CcmReport, CcmResults, ReportRow } from "./ccm_results.ts";
 import { LB_POOL } from "./ccm_world.ts";
 import * as go from "./go_model.ts";
 import type { Table } from "./table.ts";
-
-/** Start-up and steady state of one cluster size. */
-export interface SteadyRun {
-  readonly nodes: number;
-  /** Spawn → `/readyz` 200. */
-  readonly readyMs: number;
-  /** Spawn → every Node initialised and routed. */
-  readonly nodesDoneMs: number;
-  /** Services created (after that) → every NodeBalancer complete. */
-  readonly servicesDoneMs: number;
-  readonly window: WindowResult;
-}
-
-/** Everything the CCM-process benchmarks measured. */
-export interface CcmResults {
-  readonly startedAt: string;
-  readonly deno: string;
-  readonly quick: boolean;
-  readonly services: number;
-  readonly churnFraction: number;
-  readonly steady: readonly SteadyRun[];
-  readonly churn: readonly { readonly nodes: number; readonly window: ChurnResult }[];
-  readonly latency: CcmLatencyResult;
-  readonly takeover: TakeoverResult;
-}
-
-/** One row of the table, with the numbers behind its text. */
-export interface ReportRow {
-  readonly what: string;
-  readonly nodes: number | null;
-  readonly ours: string;
-  readonly oursValue: number | null;
-  readonly go: string;
-  readonly goValue: number | null;
-  readonly target: string;
-  readonly result: "met" | "MISSED" | "";
-}
-
-/** The table and its numbered derivation lines. */
-export interface CcmReport {
-  readonly rows: ReportRow[];
-  readonly notes: string[];
-}
 
 /** Builds the table and its notes from the results. */
 export function buildCcmReport(r: CcmResults): CcmReport {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { WindowResult } from "./ccm_steady.ts";
-import { buildCcmReport, type CcmResults, renderReportMarkdown, type ReportRow } from "./ccm_report.ts";
+import { buildCcmReport, renderReportMarkdown } from "./ccm_report.ts";
+import type { CcmResults, ReportRow } from "./ccm_results.ts";
 import { DEFAULT_LEASE } from "./ccm_takeover.ts";
 
 function window(callsPerMin: number, rssMaxMiB = 150, serviceCalls = 0): WindowResult {

@@ -2,7 +2,7 @@
  * The rows of the CCM-process table, one builder per part (steady, churn, latencies, events, takeover,
  * resources): our figure, the Go CCM's (with the number of its derivation line), the target, MISSED.
  */
-import type { CcmResults, ReportRow, SteadyRun } from "./ccm_report.ts";
+import type { CcmResults, ReportRow, SteadyRun } from "./ccm_results.ts";
 import { LB_POOL } from "./ccm_world.ts";
 import * as go from "./go_model.ts";
 import { summarize, type Summary } from "./table.ts";

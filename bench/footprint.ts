@@ -6,7 +6,7 @@
  */
 import { request } from "node:https";
 import { writeAll } from "../demo/terminal.ts";
-import { buildBundle, ccmPermissionFlags } from "../deploy/artifacts.ts";
+import { buildBundle, ccmPermissionFlags, EMULATOR_NET } from "../deploy/artifacts.ts";
 import { join } from "node:path";
 import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
@@ -92,7 +92,7 @@ async function measureOnce(
   const dir = world.kubeconfigPath.replace(/\/[^/]+$/, "");
   const v8 = o.v8Flags.length ? [`--v8-flags=${o.v8Flags.join(",")}`] : [];
   // The binary's own flags (deno compile -P=ccm --ignore-env), plus the world's folder for its kubeconfig.
-  const args = ["run", "--no-config", ...ccmPermissionFlags([dir]), ...flags, ...v8];
+  const args = ["run", "--no-config", ...ccmPermissionFlags([dir], EMULATOR_NET), ...flags, ...v8];
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: [...args, bundle, `--secure-port=${port}`, "--bind-address=127.0.0.1"],

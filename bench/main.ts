@@ -1,8 +1,9 @@
 /**
  * `deno task bench`: what this CCM costs and how fast it is, as plain-text tables (and JSON with `--json`).
  * 1 emulator capacity, 2 Node initialisation latency, 3 Linode API cost vs the Go CCM's model, 4 memory,
- * 5 route latency and the whole CCM's cost with routes (1-5 in-process), 6 the whole CCM as a process
- * against the Go CCM (`ccm`: its table, JSON and plot go to `bench/results/`). With `ccm` selected, 1-5 run
+ * 5 route latency and the whole CCM's cost with routes, node IPAM latency and cost (1-5 and `ipam`
+ * in-process), 6 the whole CCM as a process against the Go CCM (`ccm`: its table, JSON and plot go to
+ * `bench/results/`). With `ccm` selected, the in-process ones run
  * in a child process while its steady-state windows run, which keeps the whole run within about 15 minutes.
  * Sizes are flags (`--help`); `--quick` is the small run the smoke test uses. Exit 1 when a count is wrong.
  */
@@ -17,6 +18,7 @@ import { DEFAULT_LEASE, QUICK_LEASE } from "./ccm_takeover.ts";
 import { benchCapacity } from "./capacity.ts";
 import { benchInitLatency } from "./init_latency.ts";
 import { type BenchOptions, DEFAULT_RESULTS_DIR, parseBenchArgs, USAGE } from "./options.ts";
+import { benchIpam } from "./ipam.ts";
 import { benchRoutes } from "./routes.ts";
 import { renderTable, type Table } from "./table.ts";
 
@@ -31,7 +33,7 @@ export interface BenchResults {
 }
 
 const MIB = 1024 * 1024;
-const README_PATH = new URL("../README.md", import.meta.url).pathname;
+const MEASUREMENTS_PATH = new URL("../docs/measurements.md", import.meta.url).pathname;
 const MAIN_PATH = new URL("./main.ts", import.meta.url).pathname;
 const CONFIG_PATH = new URL("../deno.json", import.meta.url).pathname;
 
@@ -110,6 +112,7 @@ async function runInProcess(o: BenchOptions, done: (table: Table) => void): Prom
     const route = { latencyNodes: o.routeNodes, newLinodes, sizes: o.routeCostNodes, periodSec: o.periodSec };
     for (const t of await benchRoutes({ ...route, windowSec: o.windowSec })) done(t);
   }
+  if (o.only.has("ipam")) done(await benchIpam({ nodes: o.ipamNodes }));
 }
 
 /** Runs the selected benchmarks, handing each table to `emit` as soon as it is ready. */
@@ -123,10 +126,10 @@ async function runBench(
     tables.push(t);
     emit(t);
   };
-  const readmePath = o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? README_PATH : undefined;
+  const docPath = o.resultsDir === DEFAULT_RESULTS_DIR && !o.quick ? MEASUREMENTS_PATH : undefined;
   if (o.fromResults) {
     if (!o.resultsDir) throw new RangeError("--from-results needs --results=DIR (or a full run's default)");
-    done(reportTable((await rewriteResults(o.resultsDir, readmePath)).report));
+    done(reportTable((await rewriteResults(o.resultsDir, docPath)).report));
     return tables;
   }
   if (!o.only.has("ccm")) {
@@ -145,12 +148,12 @@ async function runBench(
     leaseTiming: o.quick ? QUICK_LEASE : DEFAULT_LEASE,
     quick: o.quick,
     resultsDir: o.resultsDir,
-    // A full run into bench/results also refreshes the README's table.
-    readmePath,
+    // A full run into bench/results also refreshes the table of docs/measurements.md.
+    docPath,
   }, () => runInChild(args, o, done));
   done(reportTable(report));
   if (o.resultsDir) {
-    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and README.md"}\n`);
+    print(`CCM process results written to ${o.resultsDir}${o.quick ? "" : " and docs/measurements.md"}\n`);
   }
   return tables;
 }

@@ -1,7 +1,7 @@
 /** Command line of `deno task bench`: sizes, `--quick`, `--json`, scenario selection. */
 
 /** The benchmarks, in the order they run (`ccm` runs the others while its windows run). */
-export type Scenario = "capacity" | "init" | "cost" | "memory" | "routes" | "ccm";
+export type Scenario = "capacity" | "init" | "cost" | "memory" | "routes" | "ipam" | "ccm";
 
 /** Every benchmark setting, defaults filled in. */
 export interface BenchOptions {
@@ -29,6 +29,8 @@ export interface BenchOptions {
   routeNodes: number;
   /** Routes: whole-CCM cost sizes (`--route-cost-nodes=100,1000`). */
   routeCostNodes: readonly number[];
+  /** Node IPAM: Nodes per latency case (`--ipam-nodes`). */
+  ipamNodes: number;
   /** CCM process: steady cluster sizes (`--ccm-nodes=10,100,1000,5000`). */
   ccmNodes: readonly number[];
   /** CCM process: churn cluster sizes (`--churn-nodes=10,100,1000`). */
@@ -47,7 +49,7 @@ export interface BenchOptions {
   resultsDir: string | null;
   /** Small sizes and short timings (`--quick`). */
   quick: boolean;
-  /** Rebuild the CCM table, plot and README block from `<results>/ccm.json` without measuring (`--from-results`). */
+  /** Rebuild the CCM table, plot and docs/measurements.md block from `<results>/ccm.json` without measuring (`--from-results`). */
   fromResults: boolean;
   /** Write the results as JSON to this path (`--json` = `bench/results.json`, or `--json=PATH`). */
   jsonPath: string | null;
@@ -61,7 +63,7 @@ export const DEFAULT_RESULTS_DIR = new URL("./results", import.meta.url).pathnam
 /** Default `--json` path. */
 export const DEFAULT_JSON_PATH = new URL("./results.json", import.meta.url).pathname;
 
-const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes", "ccm"];
+const SCENARIOS: readonly Scenario[] = ["capacity", "init", "cost", "memory", "routes", "ipam", "ccm"];
 
 const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | "quick" | "fromResults"> = {
   nodes: 5000,
@@ -75,6 +77,7 @@ const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | 
   windowSec: 10,
   routeNodes: 50,
   routeCostNodes: [100, 1000],
+  ipamNodes: 50,
   ccmNodes: [10, 100, 1000, 5000],
   churnNodes: [10, 100, 1000],
   lbServices: 50,
@@ -97,6 +100,7 @@ const QUICK: typeof FULL = {
   windowSec: 1,
   routeNodes: 5,
   routeCostNodes: [20],
+  ipamNodes: 5,
   ccmNodes: [10],
   churnNodes: [100],
   lbServices: 5,
@@ -116,6 +120,7 @@ const NUMBER_FLAGS = {
   period: "periodSec",
   window: "windowSec",
   "route-nodes": "routeNodes",
+  "ipam-nodes": "ipamNodes",
   "lb-services": "lbServices",
   "ccm-window": "ccmWindowSec",
   "latency-nodes": "latencyNodes",
@@ -132,9 +137,10 @@ const LIST_FLAGS = {
 
 /** Usage text for `--help`. */
 export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--results=DIR] [--from-results] [--verbose]
-  [--only=capacity,init,cost,memory,routes,ccm]
+  [--only=capacity,init,cost,memory,routes,ipam,ccm]
   [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
   [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]
+  [--ipam-nodes=50]
   [--ccm-nodes=10,100,1000,5000] [--churn-nodes=10,100,1000] [--lb-services=50] [--ccm-window=600]
   [--latency-nodes=100] [--ccm-samples=20] [--takeover-samples=5]`;
 

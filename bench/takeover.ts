@@ -38,7 +38,10 @@ class Replica {
   constructor(world: DemoWorld) {
     const config = JSON.parse(Deno.readTextFileSync(`${REPO_DIR}deno.json`));
     const read = [...config.permissions.ccm.read, world.kubeconfigPath.replace(/\/[^/]+$/, "")];
-    const run = `deno run -P=ccm --ignore-env --allow-read=${read.join(",")} main.ts --secure-port=0`;
+    // The emulators listen on loopback (the ccm set's own net list is the in-cluster one).
+    const run =
+      `deno run -P=ccm --ignore-env --allow-read=${read.join(",")} --allow-net=127.0.0.1,0.0.0.0 main.ts ` +
+      "--secure-port=0";
     const env: Record<string, string> = { ...world.env, NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "" };
     for (const name of ["HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
       const value = Deno.env.get(name);

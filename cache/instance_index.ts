@@ -7,16 +7,66 @@ export function stripPrefix(ip: string): string {
   return slash < 0 ? ip : ip.slice(0, slash);
 }
 
-/** The VPC IPv4 addresses (not ranges) of each Linode, in list order. */
-export function vpcIpv4ByLinode(ips: readonly VpcIp[]): Map<number, string[]> {
-  const out = new Map<number, string[]>();
+/** A VPC IPv6 (SLAAC) address, and whether its interface is publicly routed. */
+export interface VpcIpv6Address {
+  readonly address: string;
+  readonly isPublic: boolean;
+}
+
+/** A Linode's addresses in the configured VPCs (not its routed ranges). */
+export interface VpcAddresses {
+  readonly ipv4: readonly string[];
+  readonly ipv6: readonly VpcIpv6Address[];
+}
+
+/** No VPC address. */
+export const NO_VPC_ADDRESSES: VpcAddresses = Object.freeze({ ipv4: [], ipv6: [] });
+
+/**
+ * The VPC addresses (IPv4, and IPv6 SLAAC) of each Linode, in list order. With `subnetIds` (from
+ * `--subnet-names`/`--subnet-ids`) only addresses in those subnets count, as the Go CCM's subnet filter.
+ */
+export function vpcAddressesByLinode(
+  ips: readonly VpcIp[],
+  subnetIds?: ReadonlySet<number>,
+): Map<number, { ipv4: string[]; ipv6: VpcIpv6Address[] }> {
+  const out = new Map<number, { ipv4: string[]; ipv6: VpcIpv6Address[] }>();
   for (const ip of ips) {
-    if (ip.linode_id === null || !ip.address || ip.address_range) continue;
-    const list = out.get(ip.linode_id) ?? [];
-    if (!list.includes(ip.address)) list.push(ip.address);
-    out.set(ip.linode_id, list);
+    if (ip.linode_id === null || ip.address_range || (subnetIds && !subnetIds.has(ip.subnet_id))) continue;
+    const entry = out.get(ip.linode_id) ?? { ipv4: [], ipv6: [] };
+    if (ip.address && !entry.ipv4.includes(ip.address)) entry.ipv4.push(ip.address);
+    for (const { slaac_address: address } of ip.ipv6_addresses ?? []) {
+      if (address && !entry.ipv6.some((a) => a.address === address)) {
+        entry.ipv6.push({ address, isPublic: ip.ipv6_is_public === true });
+      }
+    }
+    if (entry.ipv4.length + entry.ipv6.length > 0) out.set(ip.linode_id, entry);
   }
   return out;
+}
+
+/** Who counts as a cluster member (the Go CCM's rules); `undefined` parts do not filter. */
+export interface Membership {
+  /** `--linode-tag-filter`: a tag containing this text, as the Go CCM's `+contains` X-Filter. */
+  readonly tagFilter?: string;
+  /** With `--vpc-names`/`--vpc-ids`: the Linodes holding an address in the configured VPCs (and subnets). */
+  readonly vpcMembers?: ReadonlySet<number>;
+}
+
+/** True when `tags` has one containing `filter` (the Linode API's `+contains` on a list field). */
+export function hasTagContaining(tags: readonly string[], filter: string): boolean {
+  return tags.some((t) => t.includes(filter));
+}
+
+/**
+ * The Linodes that count as this cluster's, in any region, as the Go CCM's instance cache: a tag containing
+ * the tag filter and, with VPCs configured, an address in one of them. Pure.
+ */
+export function clusterMembers(instances: readonly LinodeInstance[], rules: Membership): LinodeInstance[] {
+  const { tagFilter, vpcMembers } = rules;
+  return instances.filter((i) =>
+    (!tagFilter || hasTagContaining(i.tags, tagFilter)) && (!vpcMembers || vpcMembers.has(i.id))
+  );
 }
 
 /** Lookups over one generation of cached instances. Build once per change, read many times. */
@@ -24,18 +74,24 @@ export class InstanceIndex {
   readonly #byId = new Map<number, LinodeInstance>();
   readonly #byLabel = new Map<string, LinodeInstance | null>();
   readonly #byIp = new Map<string, LinodeInstance | null>();
-  readonly #vpcIpv4: ReadonlyMap<number, readonly string[]>;
+  readonly #vpc: ReadonlyMap<number, VpcAddresses>;
 
   constructor(
     instances: readonly LinodeInstance[],
-    vpcIpv4: ReadonlyMap<number, readonly string[]> = new Map(),
+    vpc: ReadonlyMap<number, VpcAddresses> = new Map(),
   ) {
-    this.#vpcIpv4 = vpcIpv4;
+    this.#vpc = vpc;
     for (const i of instances) {
       this.#byId.set(i.id, i);
       // A label or IP shared by two Linodes identifies neither: null marks it ambiguous.
       this.#byLabel.set(i.label, this.#byLabel.has(i.label) ? null : i);
-      const ips = [...i.ipv4, ...(i.ipv6 ? [stripPrefix(i.ipv6)] : []), ...(vpcIpv4.get(i.id) ?? [])];
+      const own = vpc.get(i.id) ?? NO_VPC_ADDRESSES;
+      const ips = [
+        ...i.ipv4,
+        ...(i.ipv6 ? [stripPrefix(i.ipv6)] : []),
+        ...own.ipv4,
+        ...own.ipv6.map((a) => a.address),
+      ];
       for (const ip of new Set(ips)) this.#byIp.set(ip, this.#byIp.has(ip) ? null : i);
     }
   }
@@ -62,6 +118,11 @@ export class InstanceIndex {
 
   /** The VPC IPv4 addresses of a Linode in the configured VPCs. */
   vpcIpv4(id: number): readonly string[] {
-    return this.#vpcIpv4.get(id) ?? [];
+    return this.vpcAddresses(id).ipv4;
+  }
+
+  /** The VPC addresses (IPv4 and IPv6) of a Linode in the configured VPCs (and subnets). */
+  vpcAddresses(id: number): VpcAddresses {
+    return this.#vpc.get(id) ?? NO_VPC_ADDRESSES;
   }
 }

@@ -1,8 +1,12 @@
-/** The account's Linodes in our region (and tag), refreshed as one paged listing per TTL. */
+/**
+ * The cluster's Linodes, refreshed as one paged listing per TTL. Membership follows the Go CCM: every region
+ * (a Node's Linode may be anywhere the account has Linodes), a tag containing `--linode-tag-filter`, and with
+ * `--vpc-names`/`--vpc-ids` only Linodes with an address in those VPCs.
+ */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
-import { InstanceIndex, vpcIpv4ByLinode } from "./instance_index.ts";
+import { clusterMembers, hasTagContaining, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
 import { isNotFound } from "../linode/errors.ts";
@@ -32,12 +36,15 @@ export interface InstanceCacheOptions {
   metrics: Registry;
   /** `LINODE_INSTANCE_CACHE_TTL` in ms (default 15 s). */
   ttlMs?: number;
-  /** Only Linodes in this region (`--linode-region` / `LINODE_REGION`). */
-  region?: string;
-  /** Only Linodes carrying this tag (`--linode-tag-filter`). */
+  /** Only Linodes with a tag containing this text (`--linode-tag-filter`). */
   tagFilter?: string;
-  /** VPC addresses of the configured VPCs, indexed as InternalIPs. */
+  /** VPC addresses of the configured VPCs, indexed as InternalIPs; when given, only their Linodes count. */
   vpcIps?: VpcIpReader;
+  /**
+   * With `--subnet-names`/`--subnet-ids`: the ids of those subnets as last resolved (empty while unknown), so
+   * only their addresses count, as the Go CCM's `subnet_id` filter.
+   */
+  subnetIds?: () => ReadonlySet<number>;
   retry?: BackoffOptions;
 }
 
@@ -69,8 +76,8 @@ function diffInstances(a: readonly LinodeInstance[] | undefined, b: readonly Lin
 }
 
 function diffVpcIps(a: readonly VpcIp[] | undefined, b: readonly VpcIp[]): Set<number> {
-  const before = vpcIpv4ByLinode(a ?? []);
-  const after = vpcIpv4ByLinode(b);
+  const before = vpcAddressesByLinode(a ?? []);
+  const after = vpcAddressesByLinode(b);
   const changed = new Set<number>();
   for (const id of new Set([...before.keys(), ...after.keys()])) {
     if (JSON.stringify(before.get(id) ?? []) !== JSON.stringify(after.get(id) ?? [])) changed.add(id);
@@ -84,29 +91,29 @@ export class InstanceCache {
   readonly #vpcIps: VpcIpReader | undefined;
   readonly #listeners = new Set<InstanceChangeListener>();
   readonly #source: InstanceSource;
-  readonly #filter: Record<string, unknown>;
-  readonly #region: string | undefined;
-  readonly #tag: string | undefined;
+  readonly #filter: Record<string, unknown> | undefined;
+  readonly #tagFilter: string | undefined;
+  readonly #subnetIds: (() => ReadonlySet<number>) | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
   /** Counts changes of the VPC addresses (not of routed ranges): the index is rebuilt only when they change. */
   #vpcAddressGeneration = 0;
 
   constructor(source: InstanceSource, options: InstanceCacheOptions) {
-    const filter: Record<string, unknown> = {};
-    if (options.region) filter.region = options.region;
-    if (options.tagFilter) filter.tags = options.tagFilter;
+    // No region filter: the Go CCM lists every region, and a region filter could hide a real member.
+    const tagFilter = options.tagFilter;
+    const filter = tagFilter ? { tags: { "+contains": tagFilter } } : undefined;
     this.#source = source;
     this.#filter = filter;
-    this.#region = options.region;
-    this.#tag = options.tagFilter;
+    this.#tagFilter = tagFilter;
+    this.#subnetIds = options.subnetIds;
     this.#cell = new TtlCell({
       name: "instances",
       ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.list(Object.keys(filter).length ? filter : undefined),
+      load: () => source.list(filter),
       isEmpty: (list) => list.length === 0,
     });
     this.#vpcIps = options.vpcIps;
@@ -150,25 +157,32 @@ export class InstanceCache {
 
   /**
    * A targeted read of one Linode (by id: `GET /linode/instances/{id}`; by label: a listing filtered to that
-   * label, one page) for a Node newer than the cached listing, instead of a listing of every Linode. What
-   * it finds (in our region and tag) is recorded in the cache; a 404 is a confirmed absence. Rejects when
-   * the read fails.
+   * label and the tag filter, one page) for a Node newer than the cached listing, instead of a listing of every
+   * Linode. What it finds with a tag containing the tag filter is recorded in the cache, and with VPCs
+   * configured its interfaces are read too (one call), since VPC membership decides whether it counts; the
+   * index applies the same membership rules as to the listing. A 404 is a confirmed absence. Rejects when a
+   * read fails.
    */
   async fetch(key: InstanceKey): Promise<readonly LinodeInstance[]> {
+    const source = this.#source;
     let found: readonly LinodeInstance[];
     if ("id" in key) {
-      if (!this.#source.get) return [];
-      try {
-        found = [await this.#source.get(key.id)];
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
+      const get = source.get?.bind(source);
+      if (!get) return [];
+      // Under the listing's backoff: while the API fails, a new Node's retries add no calls beyond it.
+      const one = await this.#cell.guard(() =>
+        get(key.id).catch((e) => isNotFound(e) ? undefined : Promise.reject(e))
+      );
+      if (!one) {
         this.forgetInstance(key.id);
         return [];
       }
-    } else found = await this.#source.list({ ...this.#filter, label: key.label });
-    const mine = found.filter((i) =>
-      (!this.#region || i.region === this.#region) && (!this.#tag || i.tags.includes(this.#tag))
-    );
+      found = [one];
+    } else found = await this.#cell.guard(() => source.list({ ...this.#filter, label: key.label }));
+    const tagFilter = this.#tagFilter;
+    const mine = found.filter((i) => !tagFilter || hasTagContaining(i.tags, tagFilter));
+    // Interfaces first: a Linode recorded without its VPC addresses would not count as a member yet.
+    for (const i of mine) await this.learnVpcIps(i.id);
     for (const i of mine) this.recordInstance(i);
     return mine;
   }
@@ -205,14 +219,20 @@ export class InstanceCache {
   ): Snapshot<InstanceIndex> {
     const vpc = v ?? this.#lastVpc;
     if (v) this.#lastVpc = v;
-    const key = `${i.generation}/${vpc ? this.#vpcAddressGeneration : -1}`;
+    const subnetIds = this.#subnetIds?.();
+    const key = `${i.generation}/${vpc ? this.#vpcAddressGeneration : -1}/${[...subnetIds ?? []].join(",")}`;
     if (this.#index?.key !== key) {
-      this.#index = { key, index: new InstanceIndex(i.data, vpcIpv4ByLinode(vpc?.data ?? [])) };
+      const vpcAddresses = vpcAddressesByLinode(vpc?.data ?? [], subnetIds);
+      // Write-through records (a Linode read by id) pass the same rules as the listing. Without VPC data yet
+      // (only `peek` before the first load) membership in the VPC is unknown, so nobody is left out for it.
+      const vpcMembers = this.#vpcIps && vpc ? new Set(vpcAddresses.keys()) : undefined;
+      const members = clusterMembers(i.data, { tagFilter: this.#tagFilter, vpcMembers });
+      this.#index = { key, index: new InstanceIndex(members, vpcAddresses) };
     }
     return {
       data: this.#index.index,
       ageMs: i.ageMs,
-      stale: i.stale || (vpc?.stale ?? false),
+      stale: i.stale || (vpc?.stale ?? false) || (this.#vpcIps !== undefined && vpc === undefined),
       suspicious: i.suspicious,
       generation: i.generation + (vpc?.generation ?? 0),
     };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
 import { InstanceCache, type InstanceSource } from "./instances.ts";
+import { vpcAddressesByLinode } from "./instance_index.ts";
 import { VpcIpCache } from "./vpc_ips.ts";
 import { selectVpcs, VpcCache } from "./vpcs.ts";
 import type { LinodeInstance, Vpc, VpcIp } from "./types.ts";
@@ -41,7 +42,7 @@ function vpcIp(linodeId: number, address: string | null, range: string | null = 
   };
 }
 
-Deno.test("InstanceCache.view() lists with the region and tag X-Filter and indexes every IP", async () => {
+Deno.test("InstanceCache.view() lists every region with the tag +contains X-Filter and indexes every IP", async () => {
   const source = new FakeSource();
   source.instances = [linode(1, { ipv4: ["45.0.0.1", "192.168.0.1"], ipv6: "2600::1/128" })];
   const vpcIps = {
@@ -52,16 +53,37 @@ Deno.test("InstanceCache.view() lists with the region and tag X-Filter and index
   const cache = new InstanceCache(source, {
     clock: new FakeClock(),
     metrics: new Registry(),
-    region: "us-east",
     tagFilter: "k8s",
     vpcIps,
   });
+  source.instances = [{ ...(source.instances[0] as LinodeInstance), tags: ["pool-k8s-a"] }];
   const { data } = await cache.view();
-  assert.deepEqual(source.filters, [{ region: "us-east", tags: "k8s" }]);
+  assert.deepEqual(source.filters, [{ tags: { "+contains": "k8s" } }]);
   for (const ip of ["45.0.0.1", "192.168.0.1", "2600::1", "10.0.0.1"]) assert.equal(data.byIp(ip)?.id, 1, ip);
   assert.equal(data.byLabel("n1")?.id, 1);
   assert.deepEqual(data.vpcIpv4(1), ["10.0.0.1"]);
   assert.equal(cache.vpcAgeMs(), 0);
+});
+
+Deno.test("InstanceCache.view() keeps a written-through Linode out unless it passes the tag and VPC rules", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1, { tags: ["k8s"] })];
+  const vpcIps = {
+    get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
+    peek: () => snap([vpcIp(1, "10.0.0.1")]),
+    onChange: () => () => {},
+  };
+  const cache = new InstanceCache(source, {
+    clock: new FakeClock(),
+    metrics: new Registry(),
+    tagFilter: "k8s",
+    vpcIps,
+  });
+  await cache.view();
+  cache.recordInstance(linode(2, { tags: ["k8s"] })); // tagged, but no VPC address
+  cache.recordInstance(linode(3)); // untagged
+  const { data } = await cache.view();
+  assert.deepEqual([data.byId(1)?.id, data.byId(2), data.byId(3), data.size], [1, undefined, undefined, 1]);
 });
 
 function snap<T>(data: T) {
@@ -145,4 +167,26 @@ Deno.test("VpcIpCache.get() lists each configured VPC and nothing when none is c
   const ips = new VpcIpCache(ipSource, vpcs, opts);
   assert.equal((await ips.get()).data.length, 2);
   assert.deepEqual(listed, [1, 2]);
+});
+
+Deno.test("vpcAddressesByLinode() keeps IPv4 and SLAAC addresses, only from the given subnets", () => {
+  const v6 = (linodeId: number, subnet: number, slaac: string, isPublic: boolean): VpcIp => ({
+    ...vpcIp(linodeId, null),
+    subnet_id: subnet,
+    ipv6_addresses: [{ slaac_address: slaac }],
+    ipv6_is_public: isPublic,
+  });
+  const ips = [
+    vpcIp(1, "10.0.0.1"),
+    vpcIp(1, null, "10.9.0.0/24"),
+    v6(1, 6, "2600::1", false),
+    { ...vpcIp(2, "10.1.0.2"), subnet_id: 7 },
+    v6(2, 7, "2600::2", true),
+  ];
+  assert.deepEqual(Object.fromEntries(vpcAddressesByLinode(ips)), {
+    1: { ipv4: ["10.0.0.1"], ipv6: [{ address: "2600::1", isPublic: false }] },
+    2: { ipv4: ["10.1.0.2"], ipv6: [{ address: "2600::2", isPublic: true }] },
+  });
+  assert.deepEqual([...vpcAddressesByLinode(ips, new Set([6])).keys()], [1]);
+  assert.deepEqual([...vpcAddressesByLinode(ips, new Set()).keys()], []);
 });

@@ -4,7 +4,7 @@
  * newer than the last listing: one read of its own interfaces tells the route and node controllers what
  * they need, instead of a listing of every address in the VPC.
  */
-import type { Config, LinodeInterface } from "@linode/api-v4";
+import type { Config, IPv6Interface, LinodeInterface } from "@linode/api-v4";
 import { LinodeApiError } from "../linode/errors.ts";
 import type { VpcIp } from "./types.ts";
 
@@ -12,6 +12,26 @@ import type { VpcIp } from "./types.ts";
 export interface LinodeInterfaceSource {
   instances: { listConfigs(linodeId: number): Promise<readonly Config[]> };
   interfaces: { list(linodeId: number): Promise<readonly LinodeInterface[]> };
+}
+
+type EntryBase = Pick<VpcIp, "linode_id" | "vpc_id" | "subnet_id" | "config_id" | "interface_id" | "active">;
+
+/**
+ * The interface's VPC IPv6 (SLAAC) addresses as one entry shaped like a `GET /vpcs/{id}/ipv6s` one (IPv4 keys
+ * null, the addresses under `ipv6_addresses`), so a Node read this way gets the same addresses as from the
+ * listing. None without an address.
+ */
+function ipv6Entries(base: EntryBase, ipv6: Partial<IPv6Interface> | null | undefined): VpcIp[] {
+  const addresses = (ipv6?.slaac ?? []).flatMap((s) => s.address ? [{ slaac_address: s.address }] : []);
+  if (addresses.length === 0) return [];
+  return [{
+    ...base,
+    address: null,
+    address_range: null,
+    nat_1_1: null,
+    ipv6_addresses: addresses,
+    ipv6_is_public: ipv6?.is_public ?? null,
+  }];
 }
 
 /** The VPC entries of a Linode's configuration-profile interfaces in `vpcIds`. Pure. */
@@ -38,6 +58,7 @@ export function configVpcIps(linodeId: number, configs: readonly Config[], vpcId
       for (const r of i.ip_ranges ?? []) {
         out.push({ ...base, address: null, address_range: r, nat_1_1: null });
       }
+      out.push(...ipv6Entries(base, i.ipv6));
     }
   }
   return out;
@@ -67,6 +88,7 @@ export function linodeIfaceVpcIps(
     for (const r of vpc.ipv4?.ranges ?? []) {
       out.push({ ...base, address: null, address_range: r.range, nat_1_1: null });
     }
+    out.push(...ipv6Entries(base, vpc.ipv6));
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
-import { clientFor } from "../linode/test_support.ts";
+import { clientFor } from "../linode/testdata/test_support.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { NodeBalancerCache } from "./nodebalancers.ts";

@@ -15,6 +15,8 @@ export interface LinodeInstance {
   readonly ipv6: string | null;
   readonly tags: readonly string[];
   readonly host_uuid?: string;
+  /** `legacy_config` (interfaces on configuration profiles) or `linode` (interfaces on the Linode). */
+  readonly interface_generation?: string;
 }
 
 /** A subnet of a VPC. */
@@ -43,6 +45,10 @@ export interface VpcIp {
   readonly interface_id?: number | null;
   readonly active?: boolean;
   readonly nat_1_1?: string | null;
+  /** VPC IPv6 (SLAAC) addresses: set on `GET /vpcs/{id}/ipv6s` entries. */
+  readonly ipv6_addresses?: readonly { readonly slaac_address: string }[];
+  /** Whether the interface's VPC IPv6 is publicly routed (an ExternalIP, as the Go CCM reports it). */
+  readonly ipv6_is_public?: boolean | null;
 }
 
 /** What a reader gets: the data, how old it is, and whether it may be trusted for destructive decisions. */

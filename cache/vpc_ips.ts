@@ -1,5 +1,5 @@
 /**
- * Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips`, one paged listing per VPC),
+ * Addresses and routed ranges of the configured VPCs (`GET /vpcs/{id}/ips` and `/ipv6s`, paged, per VPC),
  * refreshed once per TTL for every reader (node addresses and routes alike). A listing that fails in any
  * VPC fails the refresh: the last good data stays, marked stale.
  */
@@ -15,6 +15,8 @@ import { type LinodeInterfaceSource, readLinodeVpcIps } from "./linode_vpc_ips.t
 /** Lists one VPC's addresses, all pages. `LinodeClient.vpcs` implements it. */
 export interface VpcIpSource {
   listIps(vpcId: number): Promise<readonly VpcIp[]>;
+  /** The VPC's IPv6 (SLAAC) entries (`GET /vpcs/{id}/ipv6s`), listed beside the IPv4 ones as the Go CCM does. */
+  listIpv6s?(vpcId: number): Promise<readonly VpcIp[]>;
 }
 
 /** The resolved VPCs whose addresses are listed. `VpcCache` implements it. */
@@ -73,7 +75,11 @@ export function withLinodeIps(ips: readonly VpcIp[], linodeId: number, entries: 
 
 async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Promise<VpcIp[]> {
   if (vpcs.stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
-  const lists = await Promise.all(vpcs.data.map((v) => source.listIps(v.id)));
+  const lists = await Promise.all(vpcs.data.flatMap((v) => [
+    source.listIps(v.id),
+    // IPv6 entries carry no IPv4 `address` or `address_range`, so readers of those never see them.
+    ...(source.listIpv6s ? [source.listIpv6s(v.id)] : []),
+  ]));
   return lists.flat();
 }
 

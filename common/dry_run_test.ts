@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { clientFor } from "../linode/test_support.ts";
-import { node, startFixture } from "../kube/fixtures.ts";
+import { clientFor } from "../linode/testdata/test_support.ts";
+import { node, startFixture } from "../kube/testdata/fixtures.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { Registry } from "../server/metrics.ts";
 import { DryRunGuard, DryRunWriteError } from "./dry_run.ts";

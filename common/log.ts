@@ -26,6 +26,8 @@ export interface LoggingOptions {
   secrets?: () => readonly string[];
   /** Where formatted lines go; defaults to a synchronous write to stderr so nothing is lost on exit. */
   write?: (line: string) => void;
+  /** A second sink for every `ccm` record at `level` or above, e.g. the Sentry reporter (it picks its own). */
+  report?: Sink;
 }
 
 const REDACTED = "***";
@@ -68,11 +70,13 @@ export function makeSink(options: LoggingOptions): Sink {
 
 /** Configures LogTape for the whole process. Call once from `main.ts` (tests may call it again). */
 export async function setupLogging(options: LoggingOptions): Promise<void> {
+  // Without a reporter the "report" sink drops every record.
+  const report = options.report ?? (() => {});
   await configure({
     reset: true,
-    sinks: { out: makeSink(options) },
+    sinks: { out: makeSink(options), report },
     loggers: [
-      { category: ["ccm"], lowestLevel: options.level, sinks: ["out"] },
+      { category: ["ccm"], lowestLevel: options.level, sinks: ["out", "report"] },
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["out"] },
     ],
   });

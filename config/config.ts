@@ -8,13 +8,16 @@ import { redactSecrets } from "../common/log.ts";
 import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
 import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
 import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
+import { parseSentryEnv } from "./sentry_env.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
+import { checkNet, configTargets, type NetCheck, refusedServers } from "./net_allowed.ts";
 import type { Config, LinodeConfig, ParseResult } from "./types.ts";
 import { VERSION } from "./version.ts";
 import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
 export type { Env, KubeSource, TokenSource } from "./env.ts";
+export type { SentryConfig } from "./sentry_env.ts";
 export type { LogFormat, LogLevel } from "../common/log.ts";
 export { CONTROLLER_NAMES } from "./types.ts";
 export type {
@@ -51,6 +54,8 @@ export interface ParseOptions {
   checkTokenFile?: TokenFileCheck;
   /** Checks that the kubeconfig and TLS files may be read (`readConfig` asks Deno); skipped when absent. */
   checkRead?: ReadCheck;
+  /** Checks that the servers named may be connected to or listened on (`readConfig` asks Deno). */
+  checkNet?: NetCheck;
 }
 
 /** Variables that the emulators replace in `--dev`, so a real token or cluster is never used there. */
@@ -82,19 +87,30 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const provider = flags.str("cloud-provider");
   if (provider !== "linode") p.push(`--cloud-provider: unsupported provider "${provider}" (only linode)`);
   const sections = parseFlagSections(flags, { problems: p, warnings });
-  const linodeEnv = parseLinodeEnv(env, p, options.checkTokenFile);
+  // `--dev` never looks at the default token file: a real token must not reach the emulators.
+  const tokenFile = dev ? { defaultTokenFile: null } : {};
+  const linodeEnv = parseLinodeEnv(env, p, {
+    checkTokenFile: options.checkTokenFile,
+    warnings,
+    ...tokenFile,
+  });
   const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
   if (options.checkRead) {
     // The token file was checked while reading it (`checkTokenFile`).
     const named = { kube, serve: sections.serve, linode: linodeEnv };
     p.push(...unreadableFiles(named, options.checkRead, ["LINODE_API_TOKEN_FILE"]));
   }
+  if (options.checkNet) {
+    const targets = configTargets({ linodeUrl: linodeEnv.url, kube, serve: sections.serve });
+    p.push(...refusedServers(targets, options.checkNet));
+  }
   if (p.length > 0) {
     const token = env["LINODE_API_TOKEN"]?.trim() ?? "";
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
   }
   const linode: LinodeConfig = { ...linodeEnv, ...linodeFlags(flags) };
-  return deepFreeze({ ...sections, dev, kube, linode, ignoredFlags: ignoredFlags(flags), warnings });
+  const sentry = parseSentryEnv(env, warnings, options.checkNet);
+  return deepFreeze({ ...sections, dev, kube, linode, sentry, ignoredFlags: ignoredFlags(flags), warnings });
 }
 
 /**
@@ -148,7 +164,7 @@ function readEnv(): Env {
 
 /** Reads `Deno.args` and the variables in `ENV_VARS`, and parses them; throws `ConfigError`. */
 export function readConfig(): ParseResult {
-  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead });
+  return parseConfig(Deno.args, readEnv(), { checkTokenFile, checkRead, checkNet });
 }
 
 /** Parses the arguments after `lint`; throws `ConfigError` (exit 2) listing every usage problem. */

@@ -77,11 +77,22 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       disableVpcBackends: false,
       enableIpv6ForLoadBalancers: false,
       enableIpv6ForNodeBalancerBackends: false,
-      bgpNodeSelector: null,
-      ipHolderSuffix: null,
       cleanupOrphanedNodeBalancers: false,
     },
-    serve: { bindAddress: "0.0.0.0", securePort: 10258, tlsCertFile: null, tlsPrivateKeyFile: null },
+    serve: {
+      auth: {
+        authenticationKubeconfig: null,
+        authorizationKubeconfig: null,
+        alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+        tokenCacheTtlMs: 10_000,
+        allowCacheTtlMs: 10_000,
+        denyCacheTtlMs: 10_000,
+      },
+      bindAddress: "0.0.0.0",
+      securePort: 10258,
+      tlsCertFile: null,
+      tlsPrivateKeyFile: null,
+    },
     log: { format: "json", verbosity: 0, level: "info" },
     kube: { kind: "kubeconfig", kubeconfig: "/etc/kubernetes/ccm.conf", from: "env" },
     linode: {
@@ -97,6 +108,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       tokenHealthCheck: false,
       tagFilter: null,
     },
+    sentry: null,
     ignoredFlags: [],
     warnings: [],
   });
@@ -174,7 +186,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     ["--enable-route-controller", "--vpc-names=vpc1,vpc2", "--cluster-cidr=10.192.0.0/10"],
     (c) => [[...c.controllers], c.vpc.names, c.routes.enableRouteController],
     [
-      [...CONTROLLER_NAMES],
+      CONTROLLER_NAMES.filter((n) => n !== "nodeipam"),
       ["vpc1", "vpc2"],
       true,
     ],
@@ -191,7 +203,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--subnet-names=a,b"], (c) => c.vpc.subnetNames, ["a", "b"]],
   [["--cluster-cidr=10.192.0.0/10,fd00::/56"], (c) => c.routes.clusterCidrs, ["10.192.0.0/10", "fd00::/56"]],
   [
-    ["--allocate-node-cidrs", "--cluster-cidr=10.0.0.0/8", "--node-cidr-mask-size-ipv4=25"],
+    ["--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/10", "--node-cidr-mask-size-ipv4=25"],
     (c) => [c.routes.allocateNodeCidrs, c.routes.nodeCidrMaskSizeIpv4],
     [true, 25],
   ],
@@ -200,15 +212,22 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--nodebalancer-tags=a,b"], (c) => c.services.nodeBalancerTags, ["a", "b"]],
   [["--nodebalancer-tags=a b"], (c) => c.services.nodeBalancerTags, ["a b"]],
   [
-    ["--load-balancer-type=cilium-bgp", "--bgp-node-selector=bgp=true", "--ip-holder-suffix=c1"],
-    (c) => [c.services.loadBalancerType, c.services.bgpNodeSelector, c.services.ipHolderSuffix],
     [
-      "cilium-bgp",
-      "bgp=true",
-      "c1",
+      "--load-balancer-type=cilium-bgp",
+      "--bgp-node-selector=bgp=true",
+      `--ip-holder-suffix=${"x".repeat(30)}`,
+    ],
+    (c) => [c.services.loadBalancerType, ...c.warnings],
+    [
+      "nodebalancer",
+      "--load-balancer-type=cilium-bgp is not implemented (deprecated in the Go CCM); using nodebalancer",
+      "--bgp-node-selector is not implemented (deprecated in the Go CCM) and has no effect",
+      "--ip-holder-suffix is not implemented (deprecated in the Go CCM) and has no effect",
     ],
   ],
   [["--default-nodebalancer-type=premium"], (c) => c.services.defaultNodeBalancerType, "premium"],
+  [["--default-nodebalancer-type=premium_40gb"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
+  [["--default-nodebalancer-type=premium_40GB"], (c) => c.services.defaultNodeBalancerType, "premium_40gb"],
   [["--nodebalancer-prefix=my_cluster-1"], (c) => c.services.nodeBalancerPrefix, "my_cluster-1"],
   [
     ["--nodebalancer-backend-ipv4-subnet=10.100.0.0/24"],
@@ -237,7 +256,22 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
     '--authorization-always-allow-paths="/metrics"',
   ], (
     c,
-  ) => c.ignoredFlags, ["--cloud-config", "--authorization-always-allow-paths", "--webhook-secure-port"]],
+  ) => c.ignoredFlags, ["--cloud-config", "--webhook-secure-port"]],
+  // The Go CCM Helm chart's quoted value: pflag's CSV reading drops the quotes, so does ours.
+  [['--authorization-always-allow-paths="/metrics"'], (c) => c.serve.auth.alwaysAllowPaths, ["/metrics"]],
+  [[], (c) => c.serve.auth, {
+    authenticationKubeconfig: null,
+    authorizationKubeconfig: null,
+    alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
+    tokenCacheTtlMs: 10_000,
+    allowCacheTtlMs: 10_000,
+    denyCacheTtlMs: 10_000,
+  }],
+  [
+    ["--authorization-always-allow-paths=healthz,/debug/*", "--authentication-token-webhook-cache-ttl=0s"],
+    (c) => [c.serve.auth.alwaysAllowPaths, c.serve.auth.tokenCacheTtlMs],
+    [["/healthz", "/debug/*"], 0],
+  ],
   [["--kubeconfig=/a.conf"], (c) => c.kube, { kind: "kubeconfig", kubeconfig: "/a.conf", from: "flag" }],
   [["--kubeconfig=/a.conf", "--master=https://127.0.0.1:6443"], (c) => c.kube, {
     kind: "kubeconfig",
@@ -277,7 +311,7 @@ Deno.test("parseConfig() accepts the Helm chart's arguments", () => {
   ]);
   assert.ok(c.controllers.has("route"));
   assert.equal(c.serve.securePort, 10253);
-  assert.deepEqual(c.ignoredFlags, ["--authorization-always-allow-paths", "--webhook-secure-port"]);
+  assert.deepEqual(c.ignoredFlags, ["--webhook-secure-port"]);
 });
 
 /** [name, args, environment, expected problem]. */
@@ -366,7 +400,7 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     "a bad NodeBalancer type",
     ["--default-nodebalancer-type=huge"],
     ENV,
-    /^--default-nodebalancer-type: invalid value "huge" \(use common or premium\)/,
+    /^--default-nodebalancer-type: invalid value "huge" \(use common, premium, premium_40gb\)/,
   ],
   ["a bad log format", ["--log-format=xml"], ENV, '--log-format: invalid value "xml" (use json or text)'],
   [
@@ -485,12 +519,6 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     /^--nodebalancer-prefix: invalid prefix ""/,
   ],
   [
-    "a long IP holder suffix",
-    ["--ip-holder-suffix=" + "x".repeat(24)],
-    ENV,
-    "--ip-holder-suffix: 24 characters (at most 23)",
-  ],
-  [
     "an IPv6 backend subnet",
     ["--nodebalancer-backend-ipv4-subnet=fd00::/64"],
     ENV,
@@ -501,6 +529,18 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
     ["--nodebalancer-backend-ipv4-subnet-id=1", "--nodebalancer-backend-ipv4-subnet-name=a"],
     ENV,
     /both are set \(use one\)$/,
+  ],
+  [
+    "a * inside an always-allowed path",
+    ["--authorization-always-allow-paths=/healthz,/de*bug"],
+    ENV,
+    '--authorization-always-allow-paths: "/de*bug": * is only allowed at the end (use e.g. /healthz,/readyz,/livez)',
+  ],
+  [
+    "a negative review cache TTL",
+    ["--authorization-webhook-cache-authorized-ttl=-1s"],
+    ENV,
+    "--authorization-webhook-cache-authorized-ttl: -1000 ms is out of range (use 0s to 24h)",
   ],
   [
     "a certificate without a key",
@@ -517,16 +557,10 @@ const ERRORS: [string, string[], Env, string | RegExp][] = [
   ["a bad --version value", ["--version=maybe"], ENV, /^--version: invalid value "maybe"/],
   ["a missing region", [], { LINODE_API_TOKEN: TOKEN, KUBECONFIG: "/k" }, /^LINODE_REGION: not set/],
   [
-    "both token sources",
-    [],
-    { ...ENV, LINODE_API_TOKEN_FILE: "/t" },
-    "LINODE_API_TOKEN, LINODE_API_TOKEN_FILE: both are set (set exactly one)",
-  ],
-  [
     "no token source",
     [],
     { LINODE_REGION: "us-east", KUBECONFIG: "/k" },
-    "LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)",
+    /^LINODE_API_TOKEN: not set, and the token file \/var\/run\/secrets\/linode\/api-token cannot be used/,
   ],
   [
     "a plain-http remote API",
@@ -633,6 +667,18 @@ Deno.test("parseConfig() never puts the token in errors, descriptions or printed
   );
 });
 
+Deno.test("helpText() says which accepted flags are not implemented", () => {
+  const help = helpText();
+  for (const name of ["bgp-node-selector", "ip-holder-suffix", "kube-api-qps", "feature-gates"]) {
+    const line = help.split("\n").find((l) => l.startsWith(`  --${name}`)) ?? "";
+    assert.match(line, /not implemented/, name);
+  }
+  assert.match(
+    help.split("\n").find((l) => l.startsWith("  --load-balancer-type")) ?? "",
+    /cilium-bgp is not implemented/,
+  );
+});
+
 Deno.test("parseConfig() returns a deeply frozen config", () => {
   const c = run(["--vpc-names=a"]);
   for (const part of [c, c.leaderElection, c.linode, c.linode.token, c.vpc, c.vpc.names, c.controllers]) {
@@ -647,11 +693,23 @@ Deno.test("parseConfig() returns a deeply frozen config", () => {
 Deno.test("parseConfig() reads the token file path and reports why it cannot be used", () => {
   const env = { LINODE_API_TOKEN_FILE: "/run/token", LINODE_REGION: "us-east", KUBECONFIG: "/k" };
   const ok = parseConfig([], env, { checkTokenFile: () => undefined });
-  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, { kind: "file", path: "/run/token" });
+  assert.deepEqual(ok.kind === "run" && ok.config.linode.token, {
+    kind: "file",
+    path: "/run/token",
+    cacheTtlMs: 60_000,
+  });
   assert.throws(
     () => parseConfig([], env, { checkTokenFile: checkTokenFile }),
     (e) =>
-      e instanceof ConfigError && e.problems[0] === "LINODE_API_TOKEN_FILE: cannot use /run/token: not found",
+      e instanceof ConfigError && e.problems[0] ===
+        "LINODE_API_TOKEN_FILE: cannot use /run/token: not found (and LINODE_API_TOKEN, the fallback, is not set)",
+  );
+  // Both set (this project refused that before; the Go CCM prefers the file and falls back to the variable).
+  const both = parseConfig([], { ...env, LINODE_API_TOKEN: TOKEN }, { checkTokenFile: checkTokenFile });
+  assert.equal(both.kind === "run" && both.config.linode.token.kind, "env");
+  assert.match(
+    both.kind === "run" ? both.config.warnings.join("\n") : "",
+    /cannot use \/run\/token: not found; using/,
   );
 });
 

@@ -12,24 +12,52 @@ import {
   isIpAddress,
   isIpv4Cidr,
 } from "./checks.ts";
+import { type TokenOptions, type TokenSource, tokenSource } from "./token_env.ts";
 
 export { cidrFamily, isIpAddress };
+export { Secret } from "./secret.ts";
+export type { TokenFileCheck, TokenOptions, TokenSource } from "./token_env.ts";
 
 /** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
 export const ENV_VARS: readonly { name: string; def: string; help: string }[] = Object.freeze([
-  { name: "LINODE_API_TOKEN", def: "", help: "Linode API token (or LINODE_API_TOKEN_FILE; exactly one)" },
-  { name: "LINODE_API_TOKEN_FILE", def: "", help: "file holding the token, re-read when it changes" },
+  { name: "LINODE_API_TOKEN", def: "", help: "Linode API token, used when the token file cannot be read" },
+  {
+    name: "LINODE_API_TOKEN_FILE",
+    def: "/var/run/secrets/linode/api-token",
+    help: "file holding the token (preferred when readable at start), re-read when it changes",
+  },
+  {
+    name: "LINODE_API_TOKEN_CACHE_TTL_SECONDS",
+    def: "60",
+    help: "seconds a token read from the file is used before the file is read again",
+  },
   { name: "LINODE_REGION", def: "", help: "required: region of the cluster's Linodes" },
   { name: "LINODE_URL", def: "https://api.linode.com/v4", help: "API URL; last path segment is the version" },
   { name: "LINODE_REQUEST_TIMEOUT_SECONDS", def: "120", help: "timeout of one Linode API request" },
   { name: "LINODE_INSTANCE_CACHE_TTL", def: "15", help: "seconds between Linode instance list refreshes" },
-  { name: "LINODE_ROUTES_CACHE_TTL_SECONDS", def: "60", help: "seconds between VPC IP list refreshes" },
+  {
+    name: "LINODE_ROUTES_CACHE_TTL_SECONDS",
+    def: "60",
+    help: "seconds between VPC lookups by name, and before the VPC IP list is re-read while a route write " +
+      "fails (otherwise it is re-read every --node-status-update-frequency; docs/freshness.md)",
+  },
   { name: "LINODE_EXTERNAL_SUBNET", def: "", help: "CIDR of private addresses to report as external" },
   {
     name: "LINODE_HOSTNAME_ONLY_INGRESS",
     def: "false",
     help: "report only hostnames in LoadBalancer ingress",
   },
+  {
+    name: "SENTRY_DSN",
+    def: "",
+    help: "report failed syncs and fatal errors to this Sentry DSN (secrets scrubbed)",
+  },
+  {
+    name: "SENTRY_ENVIRONMENT",
+    def: "",
+    help: "Sentry environment; required with SENTRY_DSN (as the Go CCM)",
+  },
+  { name: "SENTRY_RELEASE", def: "unknown", help: "Sentry release" },
   { name: "KUBECONFIG", def: "", help: "kubeconfig path when --kubeconfig is not given (first entry)" },
   { name: "KUBERNETES_SERVICE_HOST", def: "", help: "in-cluster API host (set by Kubernetes)" },
   { name: "KUBERNETES_SERVICE_PORT", def: "", help: "in-cluster API port (set by Kubernetes)" },
@@ -37,40 +65,6 @@ export const ENV_VARS: readonly { name: string; def: string; help: string }[] = 
 
 /** The environment as `config.ts` sees it. */
 export type Env = Readonly<Record<string, string | undefined>>;
-
-/** A secret string that prints as `***` everywhere (JSON, template strings, `Deno.inspect`). */
-export class Secret {
-  readonly #value: string;
-  /** Wraps `value`. */
-  constructor(value: string) {
-    this.#value = value;
-  }
-  /** The secret itself: pass it straight to the client that needs it, never to a logger. */
-  reveal(): string {
-    return this.#value;
-  }
-  /** `***`. */
-  toString(): string {
-    return "***";
-  }
-  /** `***`. */
-  toJSON(): string {
-    return "***";
-  }
-  /** `***` for `Deno.inspect` and `console.log`. */
-  [Symbol.for("Deno.customInspect")](): string {
-    return "***";
-  }
-  /** `***` for `node:util` inspect. */
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return "***";
-  }
-}
-
-/** Where the Linode API token comes from. */
-export type TokenSource =
-  | { readonly kind: "env"; readonly token: Secret }
-  | { readonly kind: "file"; readonly path: string };
 
 /** Where the Kubernetes API credentials come from; assignable to `kube/config.ts`'s `KubeConfigSource`. */
 export type KubeSource =
@@ -212,9 +206,6 @@ export interface LinodeEnv {
   readonly hostnameOnlyIngress: boolean;
 }
 
-/** Checks a token file at start: returns why it cannot be used, or `undefined` when it can. */
-export type TokenFileCheck = (path: string) => string | undefined;
-
 function value(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v === "" ? undefined : v;
@@ -226,24 +217,8 @@ function seconds(env: Env, name: string, def: number, problems: string[]): numbe
   return checkTimerSeconds(name, text, problems) ? Number(text) * 1000 : def * 1000;
 }
 
-function tokenSource(env: Env, check: TokenFileCheck | undefined, problems: string[]): TokenSource {
-  const token = value(env, "LINODE_API_TOKEN");
-  const path = value(env, "LINODE_API_TOKEN_FILE");
-  if (token !== undefined && path !== undefined) {
-    problems.push("LINODE_API_TOKEN, LINODE_API_TOKEN_FILE: both are set (set exactly one)");
-  } else if (token === undefined && path === undefined) {
-    problems.push("LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)");
-  }
-  if (path !== undefined) {
-    const why = check?.(path);
-    if (why) problems.push(`LINODE_API_TOKEN_FILE: cannot use ${path}: ${why}`);
-    return Object.freeze({ kind: "file", path });
-  }
-  return Object.freeze({ kind: "env", token: new Secret(token ?? "") });
-}
-
 /** Reads and checks the Linode variables, appending one line per problem to `problems`. */
-export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: TokenFileCheck): LinodeEnv {
+export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptions = {}): LinodeEnv {
   const region = value(env, "LINODE_REGION") ?? "";
   if (region === "") {
     problems.push("LINODE_REGION: not set (the region of the cluster's Linodes, e.g. us-east)");
@@ -264,7 +239,7 @@ export function parseLinodeEnv(env: Env, problems: string[], checkTokenFile?: To
     problems.push(`LINODE_HOSTNAME_ONLY_INGRESS: invalid boolean "${hostnameText}" (use true or false)`);
   }
   return {
-    token: tokenSource(env, checkTokenFile, problems),
+    token: tokenSource((name) => value(env, name), options, problems),
     region,
     url: typeof parsed === "string" ? "" : parsed.url,
     requestTimeoutMs: seconds(env, "LINODE_REQUEST_TIMEOUT_SECONDS", 120, problems),

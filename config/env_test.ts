@@ -9,6 +9,7 @@ import {
   parseLinodeUrl,
   Secret,
 } from "./env.ts";
+import { parseSentryEnv } from "./sentry_env.ts";
 
 const CIDRS: [string, 4 | 6 | undefined][] = [
   ["10.0.0.0/8", 4],
@@ -142,8 +143,106 @@ Deno.test("parseLinodeEnv() treats blank variables as unset", () => {
   parseLinodeEnv({ LINODE_API_TOKEN: " ", LINODE_API_TOKEN_FILE: "", LINODE_REGION: "" }, problems);
   assert.deepEqual(problems, [
     "LINODE_REGION: not set (the region of the cluster's Linodes, e.g. us-east)",
-    "LINODE_API_TOKEN: not set (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)",
+    "LINODE_API_TOKEN: not set, and the token file /var/run/secrets/linode/api-token cannot be used " +
+    "(set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)",
   ]);
+});
+
+const BASE = { LINODE_REGION: "us-east" };
+const TOKEN_CASES: {
+  name: string;
+  env: Record<string, string>;
+  readable: string[];
+  want: { kind: "file"; path: string; cacheTtlMs: number } | { kind: "env" } | { problem: RegExp };
+  warning?: RegExp;
+}[] = [
+  {
+    name: "both set and the file readable: the file wins (as the Go CCM)",
+    env: { LINODE_API_TOKEN: "tok", LINODE_API_TOKEN_FILE: "/t" },
+    readable: ["/t"],
+    want: { kind: "file", path: "/t", cacheTtlMs: 60_000 },
+  },
+  {
+    name: "both set and the file unreadable: the variable, with a warning",
+    env: { LINODE_API_TOKEN: "tok", LINODE_API_TOKEN_FILE: "/t" },
+    readable: [],
+    want: { kind: "env" },
+    warning: /^LINODE_API_TOKEN_FILE: cannot use \/t: not found; using LINODE_API_TOKEN instead/,
+  },
+  {
+    name: "only the variable but the default file readable: the default file",
+    env: { LINODE_API_TOKEN: "tok" },
+    readable: ["/var/run/secrets/linode/api-token"],
+    want: { kind: "file", path: "/var/run/secrets/linode/api-token", cacheTtlMs: 60_000 },
+  },
+  {
+    name: "only the variable and no default file: the variable, no warning",
+    env: { LINODE_API_TOKEN: "tok" },
+    readable: [],
+    want: { kind: "env" },
+  },
+  {
+    name: "nothing but the default file",
+    env: { LINODE_API_TOKEN_CACHE_TTL_SECONDS: "5" },
+    readable: ["/var/run/secrets/linode/api-token"],
+    want: { kind: "file", path: "/var/run/secrets/linode/api-token", cacheTtlMs: 5_000 },
+  },
+  {
+    name: "a cache TTL the Go CCM ignores: the default, with a warning",
+    env: { LINODE_API_TOKEN_FILE: "/t", LINODE_API_TOKEN_CACHE_TTL_SECONDS: "0" },
+    readable: ["/t"],
+    want: { kind: "file", path: "/t", cacheTtlMs: 60_000 },
+    warning: /^LINODE_API_TOKEN_CACHE_TTL_SECONDS: "0" is not a positive whole number/,
+  },
+  {
+    name: "a named file unreadable and no variable",
+    env: { LINODE_API_TOKEN_FILE: "/t" },
+    readable: [],
+    want: {
+      problem:
+        /^LINODE_API_TOKEN_FILE: cannot use \/t: not found \(and LINODE_API_TOKEN, the fallback, is not set\)$/,
+    },
+  },
+  {
+    name: "neither",
+    env: {},
+    readable: [],
+    want: {
+      problem:
+        /^LINODE_API_TOKEN: not set, and the token file \/var\/run\/secrets\/linode\/api-token cannot be used: not found/,
+    },
+  },
+];
+
+for (const c of TOKEN_CASES) {
+  Deno.test(`parseLinodeEnv() token: ${c.name}`, () => {
+    const problems: string[] = [];
+    const warnings: string[] = [];
+    const checkTokenFile = (path: string) => c.readable.includes(path) ? undefined : "not found";
+    const got = parseLinodeEnv({ ...BASE, ...c.env }, problems, { checkTokenFile, warnings }).token;
+    if ("problem" in c.want) {
+      assert.equal(problems.length, 1, problems.join("\n"));
+      assert.match(problems[0] ?? "", c.want.problem);
+      return;
+    }
+    assert.deepEqual(problems, []);
+    if (c.want.kind === "env") {
+      assert.equal(got.kind === "env" && got.token.reveal(), "tok");
+    } else assert.deepEqual(got, c.want);
+    if (c.warning) assert.match(warnings.join("\n"), c.warning);
+    else assert.deepEqual(warnings, []);
+  });
+}
+
+Deno.test("parseLinodeEnv() never tries the default token file when told not to (--dev)", () => {
+  const problems: string[] = [];
+  const tried: string[] = [];
+  const checkTokenFile = (path: string) => (tried.push(path), undefined);
+  const got = parseLinodeEnv({ ...BASE, LINODE_API_TOKEN: "dev" }, problems, {
+    checkTokenFile,
+    defaultTokenFile: null,
+  });
+  assert.deepEqual([got.token.kind, tried, problems], ["env", [], []]);
 });
 
 Deno.test("chooseKubeSource() prefers --kubeconfig, then KUBECONFIG, then in-cluster, then --master", () => {
@@ -185,3 +284,43 @@ Deno.test("chooseKubeSource() needs both in-cluster variables", () => {
   assert.equal(problems.length, 1);
   assert.match(problems[0] ?? "", /^--kubeconfig: no Kubernetes API/);
 });
+
+const DSN = "https://0123456789abcdef@o1.ingest.sentry.io/42";
+const SENTRY_CASES: { name: string; env: Record<string, string>; want: unknown; warning?: RegExp }[] = [
+  { name: "nothing without SENTRY_DSN", env: { SENTRY_ENVIRONMENT: "prod" }, want: null },
+  {
+    name: "a DSN without SENTRY_ENVIRONMENT only warns, as the Go CCM",
+    env: { SENTRY_DSN: DSN },
+    want: null,
+    warning: /^SENTRY_ENVIRONMENT: not set/,
+  },
+  {
+    name: "a DSN that is not one only warns, without printing it",
+    env: { SENTRY_DSN: "not a url", SENTRY_ENVIRONMENT: "prod" },
+    want: null,
+    warning: /^SENTRY_DSN: not a Sentry DSN \(https:\/\/KEY@HOST\/PROJECT\)/,
+  },
+  {
+    name: "release defaults to unknown",
+    env: { SENTRY_DSN: DSN, SENTRY_ENVIRONMENT: "prod" },
+    want: { dsn: "***", environment: "prod", release: "unknown" },
+  },
+  {
+    name: "every variable",
+    env: { SENTRY_DSN: DSN, SENTRY_ENVIRONMENT: "prod", SENTRY_RELEASE: "v1" },
+    want: { dsn: "***", environment: "prod", release: "v1" },
+  },
+];
+
+for (const c of SENTRY_CASES) {
+  Deno.test(`parseSentryEnv() ${c.name}`, () => {
+    const warnings: string[] = [];
+    const got = parseSentryEnv(c.env, warnings);
+    // The DSN holds a key: it prints as *** (JSON) and is revealed only to the reporter.
+    assert.deepEqual(JSON.parse(JSON.stringify(got)), c.want);
+    if (got) assert.equal(got.dsn.reveal(), DSN);
+    if (c.warning) assert.match(warnings.join("\n"), c.warning);
+    else assert.deepEqual(warnings, []);
+    assert.ok(!warnings.join("\n").includes("0123456789abcdef"));
+  });
+}

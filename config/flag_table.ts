@@ -1,7 +1,8 @@
 /**
  * The command-line flag table: the Go CCM's own flags, the upstream `k8s.io/cloud-provider` generic ones it
  * inherits (with the same defaults), and a few of ours, in `--help` order. Flags marked `ignored` are accepted
- * so manifests and Helm values keep working, but change nothing here; `main.ts` logs which of them were given.
+ * so manifests and Helm values keep working, but are not implemented here; each one given is warned about at
+ * start (as the Go CCM warns about its deprecated cilium-bgp flags).
  */
 
 /** How a flag's value is parsed (Go pflag types). */
@@ -40,15 +41,31 @@ const LINODE: readonly Row[] = [
   ["vpc-ids", "intList", [], "comma-separated VPC IDs (instead of --vpc-names; needs --subnet-ids)"],
   ["subnet-names", "list", ["default"], "comma-separated subnet labels whose routes are managed"],
   ["subnet-ids", "intList", [], "comma-separated subnet IDs (with --vpc-ids; overrides --subnet-names)"],
-  ["load-balancer-type", "string", "nodebalancer", "LoadBalancer implementation: nodebalancer or cilium-bgp"],
-  ["bgp-node-selector", "string", "", "node selector for shared-IP fail-over with BGP (cilium-bgp)"],
+  [
+    "load-balancer-type",
+    "string",
+    "nodebalancer",
+    "LoadBalancer implementation: nodebalancer; cilium-bgp is not implemented (deprecated in the Go CCM): " +
+    "warned at start and treated as nodebalancer",
+  ],
+  [
+    "bgp-node-selector",
+    "string",
+    "",
+    "not implemented (deprecated in the Go CCM, no effect there either): warned at start",
+  ],
   [
     "ip-holder-suffix",
     "string",
     "",
-    "suffix of the IP holder Linode's label (cilium-bgp, at most 23 characters)",
+    "not implemented (deprecated in the Go CCM, no effect there either): warned at start",
   ],
-  ["default-nodebalancer-type", "string", "common", "type of new NodeBalancers: common or premium"],
+  [
+    "default-nodebalancer-type",
+    "string",
+    "common",
+    "type of new NodeBalancers: common, premium or premium_40gb",
+  ],
   ["nodebalancer-tags", "list", [], "comma-separated tags put on every NodeBalancer"],
   [
     "nodebalancer-prefix",
@@ -99,10 +116,15 @@ const CLOUD: readonly Row[] = [
     "list",
     ["*"],
     "controllers to run: * for all, name to enable, -name to disable " +
-    "(cloud-node, cloud-node-lifecycle, route, service)",
+    "(cloud-node, cloud-node-lifecycle, route, service, nodeipam: on with --allocate-node-cidrs)",
   ],
   ["configure-cloud-routes", "bool", true, "let the route controller program routes"],
-  ["allocate-node-cidrs", "bool", false, "allocate pod CIDRs to nodes (needs --cluster-cidr)"],
+  [
+    "allocate-node-cidrs",
+    "bool",
+    false,
+    "allocate pod CIDRs to Nodes (the nodeipam controller; needs --cluster-cidr)",
+  ],
   ["cluster-cidr", "string", "", "pod CIDR(s) of the cluster, comma-separated for dual stack"],
   ["node-cidr-mask-size-ipv4", "int", 0, "IPv4 pod CIDR size per node (0: 24)"],
   ["node-cidr-mask-size-ipv6", "int", 0, "IPv6 pod CIDR size per node (0: 112)"],
@@ -136,6 +158,49 @@ const SERVE: readonly Row[] = [
   ["secure-port", "int", 10258, "HTTPS port of /healthz, /readyz, /metrics (0 disables)"],
   ["tls-cert-file", "string", "", "serving certificate (PEM); self-signed when empty"],
   ["tls-private-key-file", "string", "", "serving private key (PEM)"],
+  [
+    "authentication-kubeconfig",
+    "string",
+    "",
+    "kubeconfig for the TokenReviews of /metrics and /plan callers (empty: the CCM's own kubeconfig)",
+  ],
+  [
+    "authorization-kubeconfig",
+    "string",
+    "",
+    "kubeconfig for the SubjectAccessReviews of /metrics and /plan callers (empty: the CCM's own)",
+  ],
+  [
+    "authorization-always-allow-paths",
+    "list",
+    ["/healthz", "/readyz", "/livez"],
+    "paths served without authentication or authorisation; a trailing * matches a prefix",
+  ],
+  ["authentication-token-webhook-cache-ttl", "duration", 10_000, "how long a TokenReview answer is cached"],
+  [
+    "authorization-webhook-cache-authorized-ttl",
+    "duration",
+    10_000,
+    "how long an allowing SubjectAccessReview answer is cached",
+  ],
+  [
+    "authorization-webhook-cache-unauthorized-ttl",
+    "duration",
+    10_000,
+    "how long a denying SubjectAccessReview answer is cached",
+  ],
+  [
+    "authentication-skip-lookup",
+    "bool",
+    false,
+    "accepted: only bearer tokens are authenticated, so no client CA is looked up in the cluster",
+  ],
+  [
+    "authentication-tolerate-lookup-failure",
+    "bool",
+    false,
+    "accepted: no client CA lookup is made (see --authentication-skip-lookup)",
+  ],
 ];
 
 const LOG: readonly Row[] = [
@@ -144,19 +209,11 @@ const LOG: readonly Row[] = [
   ["logging-format", "string", "", "upstream spelling of --log-format: text or json (--log-format wins)"],
 ];
 
-/** Upstream generic flags accepted for compatibility; they change nothing. */
+/** Upstream generic flags accepted for compatibility but not implemented: they change nothing here. */
 const IGNORED: readonly Row[] = [
   ["port", "int", 0, "insecure port (removed upstream)"],
   ["cert-dir", "string", "", "directory for self-signed certificates (ours stay in memory)"],
   ["allow-untagged-cloud", "bool", false, ""],
-  ["authentication-skip-lookup", "bool", true, ""],
-  ["authentication-tolerate-lookup-failure", "bool", false, ""],
-  ["authentication-kubeconfig", "string", "", ""],
-  ["authentication-token-webhook-cache-ttl", "duration", 10_000, ""],
-  ["authorization-kubeconfig", "string", "", ""],
-  ["authorization-always-allow-paths", "list", ["/healthz", "/readyz", "/livez"], ""],
-  ["authorization-webhook-cache-authorized-ttl", "duration", 10_000, ""],
-  ["authorization-webhook-cache-unauthorized-ttl", "duration", 10_000, ""],
   ["client-ca-file", "string", "", ""],
   ["requestheader-client-ca-file", "string", "", ""],
   ["requestheader-allowed-names", "list", [], ""],
@@ -229,5 +286,5 @@ export const FLAG_GROUP_TITLES: Readonly<Record<FlagGroup, string>> = {
   leader: "Leader election flags",
   serve: "Serving flags",
   log: "Logging flags",
-  ignored: "Accepted for compatibility, no effect",
+  ignored: "Accepted for compatibility but not implemented (no effect; a warning at start when given)",
 };

@@ -201,7 +201,11 @@ export function helpText(): string {
     out.push("", `${title}:`);
     for (const spec of FLAGS.filter((f) => f.group === group)) {
       const left = `  --${spec.name}${VALUE_HINT[spec.kind]}`;
-      const help = spec.help === "" ? "no effect" : spec.help;
+      const help = spec.group !== "ignored"
+        ? spec.help
+        : spec.help === ""
+        ? "not implemented"
+        : `not implemented: ${spec.help}`;
       out.push(`${left.padEnd(48)} ${help} (default ${formatDefault(spec)})`);
     }
   }

@@ -11,14 +11,18 @@ export type FileSettings = Pick<Config, "kube" | "serve"> & { linode: Pick<Confi
 
 /** The `read` list of the `ccm` permission set in deno.json (`readable_test.ts` keeps them equal). */
 export const CCM_READ_DIRS: readonly string[] = Object.freeze([
-  "/etc/kubernetes",
+  // Files and folders of the CCM only: not the whole of /etc/kubernetes (its pki/ holds the cluster's CA and
+  // apiserver keys, admin.conf the cluster-admin credentials), nor /home. Deno grants paths, not globs.
+  "/etc/kubernetes/ccm.conf",
+  "/etc/kubernetes/ccm",
   "/etc/linode",
-  "/var/run/secrets",
-  "/run/secrets",
-  "/run/credentials",
+  // The Go CCM's default token file, /var/run/secrets/linode/api-token (a mounted Secret holding the token only).
+  "/var/run/secrets/linode",
+  "/var/run/secrets/kubernetes.io/serviceaccount",
+  "/run/secrets/kubernetes.io/serviceaccount",
+  "/run/credentials/linode-ccm.service",
   "/var/lib/linode-ccm",
-  "/root/.kube",
-  "/home",
+  "/root/.kube/config",
 ]);
 
 /**
@@ -32,8 +36,8 @@ export type ReadCheck = (path: string) => ReadState;
 
 /** Why a file outside the read permission cannot be used, and how to allow it (for one problem line). */
 export function deniedReason(): string {
-  return `this process may not read it (the ccm permission set of deno task start and the binary reads only under ` +
-    `${CCM_READ_DIRS.join(", ")}): move it under one of those folders, or add its folder to ` +
+  return `this process may not read it (the ccm permission set of deno task start and the binary reads only ` +
+    `${CCM_READ_DIRS.join(", ")}): move it there, or add it to ` +
     `permissions.ccm.read in deno.json (then run deno task compile again for the binary)`;
 }
 
@@ -57,6 +61,14 @@ function filesOf(config: FileSettings): { setting: string; path: string }[] {
   if (s.securePort !== null && s.tlsCertFile) files.push({ setting: "--tls-cert-file", path: s.tlsCertFile });
   if (s.securePort !== null && s.tlsPrivateKeyFile) {
     files.push({ setting: "--tls-private-key-file", path: s.tlsPrivateKeyFile });
+  }
+  for (
+    const [setting, path] of [
+      ["--authentication-kubeconfig", s.auth.authenticationKubeconfig],
+      ["--authorization-kubeconfig", s.auth.authorizationKubeconfig],
+    ] as const
+  ) {
+    if (s.securePort !== null && path) files.push({ setting, path });
   }
   return files;
 }

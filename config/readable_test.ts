@@ -31,7 +31,7 @@ const CASES: {
     args: ["--kubeconfig=/opt/kc"],
     states: { "/opt/kc": "denied" },
     want: [
-      /^--kubeconfig: cannot read \/opt\/kc: this process may not read it .*\/etc\/kubernetes, .*\/home\).*deno\.json/,
+      /^--kubeconfig: cannot read \/opt\/kc: this process may not read it .*\/etc\/kubernetes\/ccm.conf, .*\/root\/\.kube\/config\).*deno\.json/,
     ],
   },
   {
@@ -47,6 +47,15 @@ const CASES: {
     want: [
       /^--tls-cert-file: cannot read \/srv\/tls.crt: this process may not read it/,
       /^--tls-private-key-file: cannot read \/etc\/linode\/tls.key: no permission to read it \(file mode or owner\)$/,
+    ],
+  },
+  {
+    name: "reports the review kubeconfigs of the secure port",
+    args: ["--authentication-kubeconfig=/etc/kubernetes/admin.conf", "--authorization-kubeconfig=/opt/authz"],
+    states: { "/etc/kubernetes/admin.conf": "denied", "/opt/authz": "missing" },
+    want: [
+      /^--authentication-kubeconfig: cannot read \/etc\/kubernetes\/admin.conf: this process may not read it/,
+      /^--authorization-kubeconfig: cannot read \/opt\/authz: not found$/,
     ],
   },
   {

@@ -5,7 +5,9 @@
 import { levelForVerbosity, type LogFormat } from "../common/log.ts";
 import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./flags.ts";
 import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./env.ts";
+import { delegatedAuth } from "./auth.ts";
 import { checkDnsLabel, checkDnsSubdomain, checkVpcLabels, MAX_TIMER_MS, MIN_TIMER_MS } from "./checks.ts";
+import { checkNodeIpam } from "./node_ipam.ts";
 import {
   type Config,
   CONTROLLER_NAMES,
@@ -13,6 +15,8 @@ import {
   type LeaderElectionConfig,
   type LinodeConfig,
   type LogConfig,
+  NODEBALANCER_TYPES,
+  type NodeBalancerType,
   type RouteConfig,
   type ServeConfig,
   type ServiceConfig,
@@ -25,6 +29,7 @@ const CONTROLLER_ALIASES: Readonly<Record<string, ControllerName>> = {
   "cloud-node-lifecycle-controller": "cloud-node-lifecycle",
   "node-route-controller": "route",
   "service-lb-controller": "service",
+  "node-ipam-controller": "nodeipam",
 };
 
 /** Typed access to flag values, defaults filled in. */
@@ -73,6 +78,19 @@ function oneOf<T extends string>(
   if (isOneOf(value, allowed)) return value;
   p.push(`--${name}: invalid value "${value}" (use ${allowed.join(" or ")})`);
   return allowed[0];
+}
+
+/**
+ * `--default-nodebalancer-type`: the API's three plan types (api-v4 `NodeBalancerType`), in any case, since
+ * the Go CCM's help spells the third `premium_40GB` (it passes the flag on unchecked; the API would refuse
+ * anything else at the first create).
+ */
+function nodeBalancerType(flags: FlagReader, p: string[]): NodeBalancerType {
+  const value = flags.str("default-nodebalancer-type");
+  const lower = value.toLowerCase();
+  if (isOneOf(lower, NODEBALANCER_TYPES)) return lower;
+  p.push(`--default-nodebalancer-type: invalid value "${value}" (use ${NODEBALANCER_TYPES.join(", ")})`);
+  return "common";
 }
 
 /** A duration that becomes a timer: 1 ms to 240 h (a longer timer would fire at once). */
@@ -194,6 +212,7 @@ function routes(flags: FlagReader, p: string[]): RouteConfig {
   if (allocateNodeCidrs && cidrs.length === 0) p.push("--allocate-node-cidrs: needs --cluster-cidr");
   const v4 = count(flags, "node-cidr-mask-size-ipv4", 0, 32, p);
   const v6 = count(flags, "node-cidr-mask-size-ipv6", 0, 128, p);
+  if (allocateNodeCidrs) checkNodeIpam({ clusterCidrs: cidrs, nodeCidrMaskSizeIpv4: v4 === 0 ? 24 : v4 }, p);
   return {
     enableRouteController: flags.bool("enable-route-controller"),
     configureCloudRoutes: flags.bool("configure-cloud-routes"),
@@ -206,13 +225,30 @@ function routes(flags: FlagReader, p: string[]): RouteConfig {
   };
 }
 
-function services(flags: FlagReader, p: string[]): ServiceConfig {
+/**
+ * The Go CCM's deprecated cilium-bgp flags: accepted, warned about as the Go CCM warns (cloud.go), no effect.
+ * `--load-balancer-type=cilium-bgp` runs NodeBalancers, as the Go CCM now does.
+ */
+function loadBalancerType(flags: FlagReader, p: string[], warnings: string[]): "nodebalancer" {
+  const type = oneOf(flags, "load-balancer-type", ["nodebalancer", "cilium-bgp"], p);
+  if (type === "cilium-bgp") {
+    warnings.push(
+      "--load-balancer-type=cilium-bgp is not implemented (deprecated in the Go CCM); using nodebalancer",
+    );
+  }
+  for (const name of ["bgp-node-selector", "ip-holder-suffix"]) {
+    if (flags.str(name) !== "") {
+      warnings.push(`--${name} is not implemented (deprecated in the Go CCM) and has no effect`);
+    }
+  }
+  return "nodebalancer";
+}
+
+function services(flags: FlagReader, p: string[], warnings: string[]): ServiceConfig {
   const prefix = flags.str("nodebalancer-prefix");
   if (!/^[A-Za-z0-9_-]{1,19}$/.test(prefix)) {
     p.push(`--nodebalancer-prefix: invalid prefix "${prefix}" (1 to 19 letters, digits, _ or -)`);
   }
-  const suffix = flags.str("ip-holder-suffix");
-  if (suffix.length > 23) p.push(`--ip-holder-suffix: ${suffix.length} characters (at most 23)`);
   const subnet = flags.str("nodebalancer-backend-ipv4-subnet");
   if (subnet !== "" && cidrFamily(subnet) !== 4) {
     p.push(`--nodebalancer-backend-ipv4-subnet: invalid IPv4 CIDR "${subnet}" (use e.g. 10.100.0.0/24)`);
@@ -226,8 +262,8 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
   }
   return {
     concurrentSyncs: count(flags, "concurrent-service-syncs", 1, 1000, p),
-    loadBalancerType: oneOf(flags, "load-balancer-type", ["nodebalancer", "cilium-bgp"], p),
-    defaultNodeBalancerType: oneOf(flags, "default-nodebalancer-type", ["common", "premium"], p),
+    loadBalancerType: loadBalancerType(flags, p, warnings),
+    defaultNodeBalancerType: nodeBalancerType(flags, p),
     nodeBalancerTags: flags.list("nodebalancer-tags"),
     nodeBalancerPrefix: prefix,
     backendIpv4Subnet: nullIfEmpty(subnet),
@@ -236,8 +272,6 @@ function services(flags: FlagReader, p: string[]): ServiceConfig {
     disableVpcBackends: flags.bool("disable-nodebalancer-vpc-backends"),
     enableIpv6ForLoadBalancers: flags.bool("enable-ipv6-for-loadbalancers"),
     enableIpv6ForNodeBalancerBackends: flags.bool("enable-ipv6-for-nodebalancer-backends"),
-    bgpNodeSelector: nullIfEmpty(flags.str("bgp-node-selector")),
-    ipHolderSuffix: nullIfEmpty(suffix),
     cleanupOrphanedNodeBalancers: flags.bool("cleanup-orphaned-nodebalancers"),
   };
 }
@@ -253,7 +287,13 @@ function serve(flags: FlagReader, p: string[]): ServeConfig {
   if ((cert === null) !== (key === null)) {
     p.push("--tls-cert-file, --tls-private-key-file: set both or neither");
   }
-  return { bindAddress, securePort: port === 0 ? null : port, tlsCertFile: cert, tlsPrivateKeyFile: key };
+  return {
+    auth: delegatedAuth(flags, p),
+    bindAddress,
+    securePort: port === 0 ? null : port,
+    tlsCertFile: cert,
+    tlsPrivateKeyFile: key,
+  };
 }
 
 function log(flags: FlagReader, p: string[]): LogConfig {
@@ -297,10 +337,25 @@ function controllers(flags: FlagReader, p: string[], warnings: string[]): Set<Co
   } else if (!chosen.has("route") && flags.bool("enable-route-controller")) {
     warnings.push("route controller not started: --controllers excludes it");
   }
+  nodeIpam(flags, { chosen, on }, warnings);
   if (chosen.has("route") && splitList(flags.str("cluster-cidr")).length === 0) {
     p.push("--cluster-cidr: needed by the route controller (--enable-route-controller)");
   }
   return chosen;
+}
+
+/** As the Go CCM: node IPAM runs with `--allocate-node-cidrs` (and not when `--controllers` excludes it). */
+function nodeIpam(
+  flags: FlagReader,
+  sets: { chosen: Set<ControllerName>; on: Set<ControllerName> },
+  warnings: string[],
+): void {
+  const allocate = flags.bool("allocate-node-cidrs");
+  if (!allocate && sets.chosen.delete("nodeipam") && sets.on.has("nodeipam")) {
+    warnings.push("nodeipam controller not started: --allocate-node-cidrs is false");
+  } else if (allocate && !sets.chosen.has("nodeipam")) {
+    warnings.push("node IPAM not started: --controllers excludes nodeipam");
+  }
 }
 
 /** The flags given that change nothing here, as `--name`. */
@@ -342,7 +397,7 @@ export function parseFlagSections(
       concurrentSyncs: count(flags, "concurrent-node-syncs", 1, 1000, p),
     },
     routes: routes(flags, p),
-    services: services(flags, p),
+    services: services(flags, p, warnings),
     serve: serve(flags, p),
     log: log(flags, p),
   };

@@ -5,9 +5,10 @@
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
 import type { Env, KubeSource, LinodeEnv } from "./env.ts";
+import type { SentryConfig } from "./sentry_env.ts";
 
 /** The controllers `--controllers` can name (upstream's short names). */
-export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service";
+export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
 
 /** Every controller, in start order. */
 export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
@@ -15,6 +16,7 @@ export const CONTROLLER_NAMES: readonly ControllerName[] = Object.freeze([
   "cloud-node-lifecycle",
   "route",
   "service",
+  "nodeipam",
 ]);
 
 /** `--leader-elect*`. */
@@ -59,11 +61,18 @@ export interface RouteConfig {
   readonly allocateIpv6NodeCidrs: boolean;
 }
 
+/** The NodeBalancer plan types the API takes. */
+export const NODEBALANCER_TYPES = ["common", "premium", "premium_40gb"] as const;
+
+/** A NodeBalancer plan type. */
+export type NodeBalancerType = typeof NODEBALANCER_TYPES[number];
+
 /** The service controller (NodeBalancers). */
 export interface ServiceConfig {
   readonly concurrentSyncs: number;
-  readonly loadBalancerType: "nodebalancer" | "cilium-bgp";
-  readonly defaultNodeBalancerType: "common" | "premium";
+  /** Always `nodebalancer`: `--load-balancer-type=cilium-bgp` is accepted with a warning, as the Go CCM does. */
+  readonly loadBalancerType: "nodebalancer";
+  readonly defaultNodeBalancerType: NodeBalancerType;
   readonly nodeBalancerTags: readonly string[];
   readonly nodeBalancerPrefix: string;
   readonly backendIpv4Subnet: string | null;
@@ -72,14 +81,32 @@ export interface ServiceConfig {
   readonly disableVpcBackends: boolean;
   readonly enableIpv6ForLoadBalancers: boolean;
   readonly enableIpv6ForNodeBalancerBackends: boolean;
-  readonly bgpNodeSelector: string | null;
-  readonly ipHolderSuffix: string | null;
   /** `--cleanup-orphaned-nodebalancers` (ours): delete NodeBalancers of this cluster no Service is tied to. */
   readonly cleanupOrphanedNodeBalancers: boolean;
 }
 
+/**
+ * Delegated authentication and authorisation of the secure port, as upstream's `DelegatingAuthenticationOptions`
+ * and `DelegatingAuthorizationOptions`: bearer token → TokenReview, request → SubjectAccessReview.
+ */
+export interface DelegatedAuthConfig {
+  /** `--authentication-kubeconfig`; `null`: the CCM's own kubeconfig (in-cluster or `--kubeconfig`). */
+  readonly authenticationKubeconfig: string | null;
+  /** `--authorization-kubeconfig`; `null`: the CCM's own kubeconfig. */
+  readonly authorizationKubeconfig: string | null;
+  /** `--authorization-always-allow-paths`, each with a leading `/`; a trailing `*` matches a prefix. */
+  readonly alwaysAllowPaths: readonly string[];
+  /** `--authentication-token-webhook-cache-ttl`. */
+  readonly tokenCacheTtlMs: number;
+  /** `--authorization-webhook-cache-authorized-ttl`. */
+  readonly allowCacheTtlMs: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl`. */
+  readonly denyCacheTtlMs: number;
+}
+
 /** The HTTPS health and metrics server. */
 export interface ServeConfig {
+  readonly auth: DelegatedAuthConfig;
   readonly bindAddress: string;
   /** `--secure-port`; `null` when 0 (serving disabled). */
   readonly securePort: number | null;
@@ -118,6 +145,8 @@ export interface Config {
   readonly log: LogConfig;
   /** Flags given that change nothing here (for one startup log line), e.g. `--cloud-config`. */
   readonly ignoredFlags: readonly string[];
+  /** Sentry reporting, or `null` when `SENTRY_DSN` (and `SENTRY_ENVIRONMENT`) are not set. */
+  readonly sentry: SentryConfig | null;
   /** Things worth a warning at startup (deprecated flags, a requested controller that will not run). */
   readonly warnings: readonly string[];
 }

@@ -41,14 +41,22 @@ function allow(name: string, value: boolean | readonly string[]): string[] {
 }
 
 /**
- * `-P=ccm --ignore-env` spelled out, with `extraRead` folders added to the read list (a test's temporary
- * kubeconfig). Needed where `deno.json` is not in effect (`--no-config`) or where the read list must grow:
- * `--allow-read` on a command line replaces the set's list rather than adding to it.
+ * The `--allow-net` of a CCM the tests and the bench run against the emulators, which listen on loopback, and
+ * whose secure port may keep its default `0.0.0.0` (it replaces the in-cluster list of the `ccm` set, as
+ * `deploy/net-allow` does for `deno task start`).
  */
-export function ccmPermissionFlags(extraRead: readonly string[] = []): string[] {
+export const EMULATOR_NET: readonly string[] = Object.freeze(["127.0.0.1", "0.0.0.0"]);
+
+/**
+ * `-P=ccm --ignore-env` spelled out, with `extraRead` folders added to the read list (a test's temporary
+ * kubeconfig) and `net` replacing the set's net list when given. Needed where `deno.json` is not in effect
+ * (`--no-config`) or where a list must change: `--allow-read`/`--allow-net` on a command line replace the set's
+ * list rather than adding to it.
+ */
+export function ccmPermissionFlags(extraRead: readonly string[] = [], net?: readonly string[]): string[] {
   const p = ccmPermissions();
   return [
-    ...allow("net", p.net),
+    ...allow("net", net ?? p.net),
     ...(p.denyNet.length ? [`--deny-net=${p.denyNet.join(",")}`] : []),
     ...allow("env", p.env),
     "--ignore-env",

@@ -3,10 +3,15 @@
  * `ccm-linode` Secret (token and region) followed by deploy/ccm.yaml (ServiceAccount, RBAC, DaemonSet). The
  * token is read from a file, stdin (`--token-file=-`) or `LINODE_API_TOKEN`, never from the command line
  * (where `ps` and shell history would keep it), and the output file is created readable by its owner only.
+ * It holds the token in clear (base64) and lands in the working directory by default: `ccm-linode.yaml` is in
+ * the repository's `.gitignore` so a checkout never commits it; with `--out` elsewhere keep it out of version
+ * control yourself, and delete it once applied.
  *
  *   deno task manifest --region=us-east --token-file=token.txt [--image=REF] [--out=ccm-linode.yaml]
  *   deno task manifest --rbac-only [--out=ccm-rbac.yaml]   (ServiceAccount and RBAC: for a CCM outside the cluster)
+ *   deno task manifest --net-allow --kubeconfig=<file> ...   (the --allow-net list: deploy/net_allow.ts)
  */
+import { netAllowMain } from "./net_allow.ts";
 
 /** What goes into the manifest. */
 export interface ManifestInput {
@@ -38,6 +43,9 @@ const REGION = /^[a-z]{2}(-[a-z0-9]+)+$/;
 const IMAGE = /^[a-z0-9][a-z0-9._\-/:]*(@sha256:[a-f0-9]{64})?$/;
 /** Linode personal access tokens are 64 hex characters; other forms are accepted if they have no spaces. */
 const TOKEN = /^[\x21-\x7e]+$/;
+
+/** Where the install (with the token) goes without `--out`; listed in `.gitignore`. */
+export const DEFAULT_OUT = "ccm-linode.yaml";
 
 /** Usage text. */
 export const USAGE = "deno task manifest --region=<linode region> [--token-file=<path>|-] [--image=<ref>] " +
@@ -119,7 +127,7 @@ export function parseGenerateArgs(args: readonly string[]): GenerateArgs {
     region,
     tokenFile: values.get("token-file"),
     image: values.get("image"),
-    out: values.get("out") ?? (rbac ? "ccm-rbac.yaml" : "ccm-linode.yaml"),
+    out: values.get("out") ?? (rbac ? "ccm-rbac.yaml" : DEFAULT_OUT),
   };
 }
 
@@ -148,6 +156,9 @@ async function writePrivate(path: string, text: string): Promise<void> {
 
 /** Runs the task; returns the exit code (0, or 2 for a usage problem). */
 export async function main(args: readonly string[]): Promise<number> {
+  if (args.includes("--net-allow")) {
+    return await netAllowMain(args, { linodeUrl: Deno.env.get("LINODE_URL") });
+  }
   const say = (stream: typeof Deno.stdout | typeof Deno.stderr, text: string) =>
     stream.writeSync(new TextEncoder().encode(text + "\n"));
   try {
@@ -165,7 +176,8 @@ export async function main(args: readonly string[]): Promise<number> {
     await writePrivate(parsed.out, text);
     say(
       Deno.stdout,
-      `wrote ${parsed.out} (mode 0600: it holds the token); apply it with kubectl apply -f ${parsed.out}`,
+      `wrote ${parsed.out} (mode 0600: it holds the token; ${DEFAULT_OUT} is in .gitignore, never commit it); ` +
+        `apply it with kubectl apply -f ${parsed.out}, then delete it`,
     );
     return 0;
   } catch (e) {

@@ -1,5 +1,7 @@
 /** The Kubernetes API clients the program uses, built once from a KubeConfig and passed in as dependencies. */
 import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   createConfiguration,
@@ -16,7 +18,7 @@ import type { WriteGuard } from "../common/dry_run.ts";
 import type { Fence } from "../lease/fence.ts";
 import type { Registry } from "../server/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
-import { makeHttpLibrary, toKubeApiError } from "./requests.ts";
+import { isNotFound, makeHttpLibrary, toKubeApiError } from "./requests.ts";
 
 /** The API clients plus the KubeConfig they came from (informers need it for watches). */
 export interface KubeClients {
@@ -98,6 +100,31 @@ export function makeKubeClients(kc: KubeConfig, options: KubeClientOptions): Kub
   };
 }
 
+/** The review APIs of the secure port's delegated authentication and authorisation. */
+export interface ReviewApis {
+  readonly authentication: AuthenticationV1Api;
+  readonly authorization: AuthorizationV1Api;
+}
+
+/**
+ * Counted, timed-out clients for TokenReviews (from `authn`) and SubjectAccessReviews (from `authz`). Never
+ * fenced nor refused in dry run: a review is a POST but writes nothing, and a standby serves `/metrics` too.
+ */
+export function makeReviewApis(
+  kcs: { authn: KubeConfig; authz: KubeConfig },
+  options: Pick<KubeClientOptions, "metrics" | "requestTimeoutMs" | "userAgent">,
+): ReviewApis {
+  const userAgent = options.userAgent ?? "linode-cloud-controller-manager";
+  const http = makeHttpLibrary({
+    metrics: options.metrics,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+  });
+  return {
+    authentication: makeApi(kcs.authn, http, userAgent, AuthenticationV1Api),
+    authorization: makeApi(kcs.authz, http, userAgent, AuthorizationV1Api),
+  };
+}
+
 /** Lists and watches every Node. */
 export function nodeSource(core: CoreV1Api): ResourceSource<V1Node> {
   return {
@@ -121,15 +148,20 @@ export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
 }
 
 /**
- * Lists and watches Secrets in every namespace, for the TLS certificates of HTTPS NodeBalancer ports: a
- * rotated certificate reaches the NodeBalancer from the watch event, with no polling.
+ * Reads one Secret by name, for the TLS certificates of HTTPS NodeBalancer ports; undefined when it does not
+ * exist. Nothing lists or watches Secrets: the CCM holds only those a Service names, and needs only `get`.
  */
-export function secretSource(core: CoreV1Api): ResourceSource<V1Secret> {
+export function secretReader(
+  core: CoreV1Api,
+): { read(namespace: string, name: string): Promise<V1Secret | undefined> } {
   return {
-    resource: "secrets",
-    path: "/api/v1/secrets",
-    apiVersion: "v1",
-    kind: "Secret",
-    list: (selectors) => core.listSecretForAllNamespaces(selectors),
+    async read(namespace, name) {
+      try {
+        return await core.readNamespacedSecret({ namespace, name });
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
   };
 }

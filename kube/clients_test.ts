@@ -4,7 +4,7 @@ import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
 import { Registry } from "../server/metrics.ts";
 import { makeKubeClients } from "./clients.ts";
 import { loadKubeConfig } from "./config.ts";
-import { callsStartingWith, node, startFixture } from "./fixtures.ts";
+import { callsStartingWith, node, startFixture } from "./testdata/fixtures.ts";
 import { KubeApiError } from "./requests.ts";
 
 Deno.test("makeKubeClients() lists through a loaded kubeconfig and counts requests", async () => {

@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
 import { load, YAMLException } from "js-yaml";
+import type { Clock } from "../common/clock.ts";
 import { useHttp1 } from "./http1.ts";
 
 /** The service-account folder of every pod. */
@@ -197,17 +198,63 @@ function plainHttp(url: URL): boolean {
 
 /** Credentials in `kc` that must be redacted from logs (static tokens, passwords, keys; token files read now). */
 export function kubeConfigSecrets(kc: KubeConfig): string[] {
-  const out: string[] = [];
-  for (const u of kc.users) {
-    for (const s of [u.token, u.password, u.keyData]) if (s) out.push(s);
-    const tokenFile: unknown = u.authProvider?.config?.tokenFile;
-    if (typeof tokenFile === "string") {
-      try {
-        out.push(Deno.readTextFileSync(tokenFile).trim());
-      } catch {
-        // Unreadable now: requests will fail with a clear error; nothing to redact yet.
-      }
-    }
+  const out = staticSecrets(kc);
+  for (const file of tokenFiles(kc)) {
+    const token = readTokenFile(file);
+    if (token) out.push(token);
   }
   return out;
+}
+
+function staticSecrets(kc: KubeConfig): string[] {
+  return kc.users.flatMap((u) => [u.token, u.password, u.keyData].filter((s): s is string => !!s));
+}
+
+function tokenFiles(kc: KubeConfig): string[] {
+  return kc.users.map((u) => u.authProvider?.config?.tokenFile).filter((f): f is string =>
+    typeof f === "string"
+  );
+}
+
+function readTokenFile(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path).trim() || undefined;
+  } catch {
+    // Unreadable now: requests will fail with a clear error; nothing to redact yet.
+    return undefined;
+  }
+}
+
+/** Options of `kubeSecretsSource`. */
+export interface KubeSecretsOptions {
+  clock: Pick<Clock, "monotonic">;
+  /** How long a read token file is trusted (default 60 s: client-node re-reads it as often). */
+  recheckMs?: number;
+}
+
+/** Default `recheckMs`: client-node's own token-file refresh period. */
+export const DEFAULT_KUBE_SECRETS_RECHECK_MS = 60_000;
+
+/**
+ * The kube credentials to redact, asked per log line and Event: token files (the kubelet rotates the
+ * service-account token) are re-read at most once per `recheckMs`, not per line, and every token seen stays
+ * in the list after it rotates out.
+ */
+export function kubeSecretsSource(kc: KubeConfig, options: KubeSecretsOptions): () => readonly string[] {
+  const seen = new Set(staticSecrets(kc));
+  const files = tokenFiles(kc);
+  const recheckMs = options.recheckMs ?? DEFAULT_KUBE_SECRETS_RECHECK_MS;
+  let readAt = -Infinity;
+  let list: readonly string[] = [...seen];
+  return () => {
+    const now = options.clock.monotonic();
+    if (files.length === 0 || now - readAt < recheckMs) return list;
+    readAt = now;
+    for (const file of files) {
+      const token = readTokenFile(file);
+      if (token) seen.add(token);
+    }
+    list = [...seen];
+    return list;
+  };
 }

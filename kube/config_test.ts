@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HttpMethod, RequestContext } from "@kubernetes/client-node";
-import { KubeConfigError, kubeConfigSecrets, loadKubeConfig } from "./config.ts";
+import { FakeClock } from "../common/clock.ts";
+import { KubeConfigError, kubeConfigSecrets, kubeSecretsSource, loadKubeConfig } from "./config.ts";
 
 const TOKEN = "s3cr3t-token-abcdef";
 
@@ -148,3 +149,22 @@ Deno.test("loadKubeConfig() with only --master talks to that server without cred
   await kc.applySecurityAuthentication(ctx);
   assert.equal(ctx.getHeaders()["Authorization"], undefined);
 });
+
+Deno.test("kubeSecretsSource() re-reads the token file once per interval, not per line, and keeps old tokens", () =>
+  withDir(async (dir) => {
+    const tokenFile = join(dir, "token");
+    await Deno.writeTextFile(tokenFile, TOKEN);
+    const kc = loadKubeConfig({ serviceHost: "10.0.0.1", servicePort: "443", serviceAccountDir: dir });
+    const clock = new FakeClock();
+    const secrets = kubeSecretsSource(kc, { clock, recheckMs: 1000 });
+    assert.deepEqual(secrets(), [TOKEN]);
+    await Deno.writeTextFile(tokenFile, "rotated-token-1");
+    for (let i = 0; i < 100; i++) assert.deepEqual(secrets(), [TOKEN], "the file is not read per call");
+    await clock.advance(999);
+    assert.deepEqual(secrets(), [TOKEN]);
+    await clock.advance(1);
+    assert.deepEqual(secrets(), [TOKEN, "rotated-token-1"], "the rotated-out token stays redacted");
+    await Deno.remove(tokenFile);
+    await clock.advance(1000);
+    assert.deepEqual(secrets(), [TOKEN, "rotated-token-1"], "an unreadable file keeps what was seen");
+  }));

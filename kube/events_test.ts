@@ -3,7 +3,7 @@ import { FakeClock } from "../common/clock.ts";
 import { SwitchFence } from "../lease/fence.ts";
 import { captureLogs, componentLogger } from "../common/log.ts";
 import { EventRecorder, type EventRecorderOptions, refFor, renderMessage, warnEvent } from "./events.ts";
-import { callsStartingWith, type Fixture, node, startFixture } from "./fixtures.ts";
+import { callsStartingWith, type Fixture, node, startFixture } from "./testdata/fixtures.ts";
 
 interface StoredEvent {
   metadata: { name: string; namespace: string };

@@ -3,7 +3,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { componentLogger } from "../common/log.ts";
 import { TcpProxy } from "../sim/proxy.ts";
 import { type KubeClients, nodeSource } from "./clients.ts";
-import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./fixtures.ts";
+import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./testdata/fixtures.ts";
 import { type ChangeKind, Informer } from "./informer.ts";
 import { trimNode } from "./trim.ts";
 

@@ -58,6 +58,15 @@ export function strategicPatchNodeStatus(
   return core.patchNodeStatus({ name, body: patch }, STRATEGIC());
 }
 
+/**
+ * Sets a Node's pod CIDRs (`podCIDR` is the first, as the apiserver keeps it). A merge patch without a
+ * resourceVersion, as upstream's `PatchNodeCIDRs`: the apiserver refuses (422) any change once they are set,
+ * so a race with another writer cannot overwrite theirs, and kubelet's status updates cause no conflict.
+ */
+export function patchNodePodCidrs(core: CoreV1Api, name: string, cidrs: readonly string[]): Promise<V1Node> {
+  return core.patchNode({ name, body: { spec: { podCIDR: cidrs[0], podCIDRs: [...cidrs] } } }, MERGE());
+}
+
 /** JSON merge patch of a Service (annotations, finalizers, spec). */
 export function mergePatchService(
   core: CoreV1Api,

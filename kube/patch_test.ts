@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
-import { callsStartingWith, node, startFixture } from "./fixtures.ts";
+import { callsStartingWith, node, startFixture } from "./testdata/fixtures.ts";
 import {
   deleteNode,
   mergePatchNode,

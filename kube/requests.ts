@@ -32,6 +32,11 @@ export function isConflict(e: unknown): boolean {
   return statusOf(e) === 409;
 }
 
+/** True for HTTP 422 (Invalid: the object would break a validation rule, e.g. an immutable field). */
+export function isInvalid(e: unknown): boolean {
+  return statusOf(e) === 422;
+}
+
 /** True for HTTP 404. */
 export function isNotFound(e: unknown): boolean {
   return statusOf(e) === 404;

@@ -17,7 +17,7 @@ import {
   RETRY_MS,
   startCluster,
   waitFor,
-} from "./fixtures.ts";
+} from "./testdata/fixtures.ts";
 
 function renewFailures(c: Candidate): number {
   return c.metrics.counter("ccm_leader_renew_failures_total", "").total();

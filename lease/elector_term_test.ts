@@ -1,7 +1,7 @@
 /** A leader term that fails ends the leadership: fence off, Lease released, outcome "failed". Fake clock. */
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
-import { advanceUntil, LEASE_MS, RETRY_MS, startCluster, waitFor } from "./fixtures.ts";
+import { advanceUntil, LEASE_MS, RETRY_MS, startCluster, waitFor } from "./testdata/fixtures.ts";
 
 const TERM_ENDINGS: { name: string; run: () => Promise<void> }[] = [
   { name: "throws", run: () => Promise.reject(new RangeError("Invalid IPv4 CIDR fd00::/64")) },

@@ -12,7 +12,7 @@ import {
   RETRY_MS,
   startCluster,
   waitFor,
-} from "./fixtures.ts";
+} from "./testdata/fixtures.ts";
 
 const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const LEASE_LABELS = { lease: "kube-system/linode-cloud-controller-manager" };

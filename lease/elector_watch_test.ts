@@ -5,7 +5,14 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { ACQUIRE_JITTER_FACTOR } from "./elector.ts";
-import { advanceUntil, countingRandom, LEASE_MS, RETRY_MS, startCluster, waitFor } from "./fixtures.ts";
+import {
+  advanceUntil,
+  countingRandom,
+  LEASE_MS,
+  RETRY_MS,
+  startCluster,
+  waitFor,
+} from "./testdata/fixtures.ts";
 
 Deno.test("LeaderElector.run() with a Lease watch takes a released Lease without waiting a retry period", async () => {
   await using cluster = await startCluster();

@@ -11,7 +11,7 @@ import {
   RETRY_MS,
   startCluster,
   waitFor,
-} from "./fixtures.ts";
+} from "./testdata/fixtures.ts";
 import { LeadershipReadiness, runLeadership } from "./leadership.ts";
 import { newIdentity } from "./lease.ts";
 import { DEFAULT_DRAIN_MS } from "./term.ts";

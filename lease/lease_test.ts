@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startProxy } from "../sim/proxy.ts";
-import { KEY, leaseApiFor, startCluster } from "./fixtures.ts";
+import { KEY, leaseApiFor, startCluster } from "./testdata/fixtures.ts";
 import {
   LeaseApiError,
   LeaseConflictError,

@@ -9,6 +9,7 @@
  * A DELETE that answers 404 after an earlier ambiguous attempt counts as done.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
+import { GO_CLIENT_METRIC, goClientMethod } from "./go_methods.ts";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
@@ -128,6 +129,7 @@ export class ApiCaller {
   readonly #slots: Semaphore;
   readonly #requests: Counter;
   readonly #retries: Counter;
+  readonly #goCalls: Counter;
   readonly #duration: Histogram;
   readonly #counts = new Map<string, number>();
   readonly #limiter: RateLimiter;
@@ -144,6 +146,10 @@ export class ApiCaller {
       ["method", "route", "status"],
     );
     this.#retries = m.counter("ccm_linode_retries_total", "Linode API retries", ["method", "route"]);
+    this.#goCalls = m.counter(GO_CLIENT_METRIC, "client counters for each operation and its result", [
+      "method",
+      "result",
+    ]);
     this.#duration = m.histogram(
       "ccm_linode_request_duration_seconds",
       "Linode API request duration",
@@ -162,9 +168,16 @@ export class ApiCaller {
   }
 
   /** Every item of a paged list, each page fetched (with retries) at `PAGE_SIZE`. */
-  async list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
+  list<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
+    // One count for the whole listing, as linodego's List* call walks every page.
+    return this.#counted(spec, () => this.#listPages(spec, fetchPage));
+  }
+
+  async #listPages<T>(spec: CallSpec, fetchPage: (params: Params) => Promise<ResourcePage<T>>): Promise<T[]> {
     try {
-      return await collectPages((page) => this.run(spec, () => fetchPage({ page, page_size: PAGE_SIZE })));
+      return await collectPages((page) =>
+        this.#retrying(spec, () => fetchPage({ page, page_size: PAGE_SIZE }))
+      );
     } catch (e) {
       if (!(e instanceof PagingError)) throw e;
       // Retryable ("server"): the listing moved while we walked it; a later walk will be consistent.
@@ -187,9 +200,25 @@ export class ApiCaller {
   }
 
   /** Runs `send` with retries; `onGone` answers a DELETE whose retry found the object gone. */
-  async run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+  run<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
+    return this.#counted(spec, () => this.#retrying(spec, send, onGone));
+  }
+
+  /** Counts one client call in the Go CCM's metric once it is done (a write refused in dry run is not a call). */
+  async #counted<T>(spec: CallSpec, call: () => Promise<T>): Promise<T> {
     // Before anything else (slot, rate limit, token): in dry-run a write must not even queue.
     if (spec.method !== "GET") this.#o.writeGuard?.assertWritable("linode", `${spec.method} ${spec.route}`);
+    let result = "error";
+    try {
+      const value = await call();
+      result = "ok";
+      return value;
+    } finally {
+      this.#goCalls.inc({ method: goClientMethod(spec.method, spec.route), result });
+    }
+  }
+
+  async #retrying<T>(spec: CallSpec, send: () => Promise<T>, onGone?: () => T): Promise<T> {
     const maxRetries = this.#o.maxRetries ?? DEFAULT_MAX_RETRIES;
     let ambiguous = false;
     for (let attempt = 0;; attempt++) {

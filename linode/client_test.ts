@@ -4,7 +4,7 @@ import { startLinodeSim } from "../sim/linode/server.ts";
 import { FakeClock } from "../common/clock.ts";
 import { LinodeApiError } from "./errors.ts";
 import { fileToken } from "./token.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 Deno.test("listInstances() reads 1,234 Linodes in exactly 3 calls of 500", async () => {
   await using sim = await startLinodeSim();

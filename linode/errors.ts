@@ -112,6 +112,17 @@ export function kindForStatus(status: number): LinodeErrorKind {
   return "client";
 }
 
+/**
+ * The kind of an HTTP failure from its status and body. A 404 is proof that an object is gone only when it
+ * carries the Linode API's own error body (`{"errors":[{"reason":"Not found"}]}`): an HTML or empty 404 comes
+ * from a proxy or load balancer in front of the API and says nothing about the object, so it is an unknown
+ * (`server`: retried, never acted on).
+ */
+export function kindForResponse(status: number, body: unknown): LinodeErrorKind {
+  if (status === 404 && parseReasons(body).length === 0) return "server";
+  return kindForStatus(status);
+}
+
 /** Parses `Retry-After` (delay in seconds or an HTTP date) into ms, capped at `maxMs`. */
 export function parseRetryAfterMs(value: unknown, nowMs: number, maxMs: number): number | undefined {
   if (typeof value !== "string" && typeof value !== "number") return undefined;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { LinodeApiError } from "./errors.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 Deno.test("LinodeInterfaceApi.updateVpcRanges() replaces the routed ranges of a VPC Linode interface", async () => {
   await using sim = await startLinodeSim();

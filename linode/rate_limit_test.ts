@@ -4,7 +4,7 @@ import { componentLogger } from "../common/log.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 function limiter(clock = new FakeClock()) {
   const metrics = new Registry();

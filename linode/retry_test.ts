@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { isRetryable, LinodeApiError } from "./errors.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 
 const INSTANCE = "GET /v4/linode/instances/{id}";
 

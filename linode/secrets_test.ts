@@ -3,7 +3,7 @@ import { captureLogs } from "../common/log.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { LinodeApiError } from "./errors.ts";
 import { fileToken } from "./token.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 import { FakeClock } from "../common/clock.ts";
 
 const TOKEN = "tok-9f8e7d6c5b4a-never-print-me";

@@ -4,8 +4,10 @@ import type { Clock } from "../common/clock.ts";
 /** Hands out the current token; asked before every request so rotation takes effect. */
 export interface TokenSource {
   token(): Promise<string>;
-  /** The token last handed out, for redaction; `undefined` before the first successful read. */
+  /** The token last handed out; `undefined` before the first successful read. */
   current(): string | undefined;
+  /** Every token handed out so far, oldest first: a rotated-out token stays redacted (it may sit in an error). */
+  seen(): readonly string[];
 }
 
 /** The token could not be read; the message names the file, never its content. */
@@ -13,22 +15,22 @@ export class TokenError extends Error {
   override name = "TokenError";
 }
 
-/** A token that never changes (`LINODE_API_TOKEN`). */
+/** A token that never changes (`LINODE_API_TOKEN`, used when the token file cannot be read at start). */
 export function staticToken(value: string): TokenSource {
   const token = value.trim();
   if (token === "") throw new TokenError("Linode API token is empty");
-  return { token: () => Promise.resolve(token), current: () => token };
+  return { token: () => Promise.resolve(token), current: () => token, seen: () => [token] };
 }
 
 /** Options of `fileToken`. */
 export interface FileTokenOptions {
   clock: Clock;
-  /** How long a read token is used before the file is looked at again (default 10 s). */
+  /** How long a read token is used before the file is looked at again (default 60 s, as the Go CCM). */
   minCheckIntervalMs?: number;
 }
 
 /** Default `minCheckIntervalMs` of `fileToken`. */
-export const DEFAULT_TOKEN_CHECK_INTERVAL_MS = 10_000;
+export const DEFAULT_TOKEN_CHECK_INTERVAL_MS = 60_000;
 
 /**
  * A token read from `path` (a mounted Secret), re-read at most once per interval. Kubernetes rotates
@@ -49,6 +51,7 @@ class FileToken implements TokenSource {
   readonly #clock: Clock;
   readonly #intervalMs: number;
   #token: string | undefined;
+  readonly #seen = new Set<string>();
   #checkedAt = -Infinity;
   #pending: Promise<string> | undefined;
 
@@ -69,9 +72,14 @@ class FileToken implements TokenSource {
     return this.#token;
   }
 
+  seen(): readonly string[] {
+    return [...this.#seen];
+  }
+
   async #refresh(): Promise<string> {
     try {
       this.#token = await this.#read();
+      this.#seen.add(this.#token);
       this.#checkedAt = this.#clock.monotonic();
       return this.#token;
     } catch (e) {

@@ -3,7 +3,7 @@ import { systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
-import { clientFor } from "./test_support.ts";
+import { clientFor } from "./testdata/test_support.ts";
 import { checkToken, watchTokenHealth } from "./token_health.ts";
 
 const log = componentLogger("token-test");

@@ -93,3 +93,21 @@ Deno.test("TokenSource.current() is the token last handed out, for redaction", a
   await source.token();
   assert.equal(source.current(), "rotated-token");
 });
+
+Deno.test("TokenSource.seen() keeps every token handed out, so a rotated-out one stays redacted", async () => {
+  assert.deepEqual(staticToken("abc").seen(), ["abc"]);
+  await using tmp = await tempDir();
+  const path = `${tmp.path}/token`;
+  await Deno.writeTextFile(path, "first-token");
+  const clock = new FakeClock();
+  const source = fileToken(path, { clock, minCheckIntervalMs: 5 });
+  assert.deepEqual(source.seen(), [], "nothing read yet");
+  await source.token();
+  for (const next of ["second-token", "first-token", "third-token"]) {
+    await Deno.writeTextFile(path, next);
+    await clock.advance(5);
+    await source.token();
+  }
+  assert.equal(source.current(), "third-token");
+  assert.deepEqual(source.seen(), ["first-token", "second-token", "third-token"]);
+});

@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { baseRequest } from "@linode/api-v4";
-import { isRecord, kindForStatus, LinodeApiError, parseReasons, parseRetryAfterMs } from "./errors.ts";
+import { isRecord, kindForResponse, LinodeApiError, parseReasons, parseRetryAfterMs } from "./errors.ts";
 
 /** The prefix api-v4 writes into every URL (`/v4` or `/v4beta` follows). */
 export const API_ROOT = "https://api.linode.com/v4";
@@ -182,7 +182,7 @@ export function toLinodeApiError(e: unknown, ctx: FailureContext): LinodeApiErro
       return new LinodeApiError(ctx.action, {
         ...base,
         status,
-        kind: kindForStatus(status),
+        kind: kindForResponse(status, response.data),
         reasons: parseReasons(response.data),
         retryAfterMs,
       });

@@ -1,7 +1,8 @@
 /** VPC calls: VPCs with their subnets, and the addresses and routed ranges in them. */
 import { type Filter, getVPC, getVPCIPs, getVPCs, getVPCsIPs } from "@linode/api-v4";
-import type { VPC, VPCIP } from "@linode/api-v4";
+import type { ResourcePage, VPC, VPCIP } from "@linode/api-v4";
 import { type ApiCaller, type CallOptions, callSpec as spec } from "./caller.ts";
+import { rawRequest } from "./transport.ts";
 
 /** `/vpcs` and below. */
 export class VpcApi {
@@ -25,6 +26,21 @@ export class VpcApi {
   listIps(vpcId: number, filter?: Filter, options?: CallOptions): Promise<VPCIP[]> {
     const s = spec("GET", "/vpcs/{id}/ips", `list ips of vpc ${vpcId}`, options);
     return this.#caller.list(s, (p) => getVPCIPs(vpcId, p, filter));
+  }
+
+  /**
+   * Every VPC IPv6 (SLAAC) address of one VPC (`GET /vpcs/{id}/ipv6s`, which api-v4 does not wrap): one entry
+   * per interface, the addresses under `ipv6_addresses`.
+   */
+  listIpv6s(vpcId: number, options?: CallOptions): Promise<VPCIP[]> {
+    const s = spec("GET", "/vpcs/{id}/ipv6s", `list ipv6s of vpc ${vpcId}`, options);
+    return this.#caller.list(
+      s,
+      (p) =>
+        rawRequest<ResourcePage<VPCIP>>("GET", `/vpcs/${vpcId}/ipv6s`, {
+          params: { page: p.page ?? 1, page_size: p.page_size ?? 100 },
+        }),
+    );
   }
 
   /** Every VPC address of the account. */

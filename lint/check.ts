@@ -5,7 +5,8 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { annotationKey } from "../controllers/service/annotations/table.ts";
-import { DEFAULT_THROTTLE, parseServiceAnnotations } from "../controllers/service/annotations/parse.ts";
+import { parseServiceAnnotations } from "../controllers/service/annotations/parse.ts";
+import { DEFAULT_THROTTLE } from "../controllers/service/annotations/lenient.ts";
 import type { ServiceDefaults } from "../controllers/service/annotations/defaults.ts";
 import type { FoundService } from "./manifests.ts";
 
@@ -90,11 +91,13 @@ function checkService(found: FoundService, defaults: ServiceDefaults, fromGoCcm:
   const errors = result.ok
     ? []
     : result.errors.map((e) => at("error", `${e.key}=${JSON.stringify(e.value)}: expected ${e.accepted}`));
+  // The controller goes on with these (as the Go CCM reads them), but they are still not what is accepted.
+  const lenient = (result.ok ? result.spec.lenient : result.lenient).map((l) => at("error", l.message));
   const warnings = (result.ok ? result.spec.warnings : result.warnings).map((w) =>
     at("warning", `${w.key}: ${w.message}`)
   );
   const notes = fromGoCcm ? differences(svc).map((text) => at("note", text)) : [];
-  return [...errors, ...warnings, ...notes];
+  return [...errors, ...lenient, ...warnings, ...notes];
 }
 
 /** Checks every Service found. */

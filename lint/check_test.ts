@@ -16,8 +16,16 @@ const CASES: { name: string; svc: V1Service; fromGoCcm?: boolean; want: string[]
   { name: "says nothing about a valid Service", svc: svc({ [`${A}throttle`]: "3" }), want: [] },
   {
     name: "names the annotation, its value and what is accepted",
+    svc: svc({ [`${A}check-type`]: "tcp" }),
+    want: [`f: ns/web: error: ${A}check-type="tcp": expected none, connection, http or http_body`],
+  },
+  {
+    // The controller goes on with the Go CCM's reading; lint still fails on it.
+    name: "reports a value read leniently as an error, with the value used",
     svc: svc({ [`${A}nodebalancer-type`]: "huge" }),
-    want: [`f: ns/web: error: ${A}nodebalancer-type="huge": expected common, premium or premium_40gb`],
+    want: [
+      `f: ns/web: error: ${A}nodebalancer-type="huge": expected common, premium or premium_40gb; used common (--default-nodebalancer-type) on a new NodeBalancer, as the Go CCM; an existing one keeps its type`,
+    ],
   },
   {
     name: "warns when annotations sit on a Service that is not a LoadBalancer",

@@ -8,7 +8,8 @@ import type { LintConfig } from "../config/config.ts";
 import type { KubeSource } from "../config/env.ts";
 import { CCM_READ_DIRS } from "../config/readable.ts";
 import { makeKubeClients } from "../kube/clients.ts";
-import { loadKubeConfig } from "../kube/config.ts";
+import { KubeConfigError, loadKubeConfig } from "../kube/config.ts";
+import { checkNet, kubeConfigTarget, refusedServers } from "../config/net_allowed.ts";
 import { LeaseLostError } from "../lease/fence.ts";
 import { Registry } from "../server/metrics.ts";
 import { formatReport, lintServices } from "./check.ts";
@@ -96,6 +97,12 @@ const READ_ONLY = {
 
 async function listServices(kube: KubeSource, namespace: string | null): Promise<V1Service[]> {
   const kc = loadKubeConfig(kube);
+  // A server outside the --allow-net list would fail as a bare "Cannot reach": say which list to change.
+  const refused = refusedServers(
+    kubeConfigTarget("--kubeconfig", kc.getCurrentCluster()?.server ?? ""),
+    checkNet,
+  );
+  if (refused.length) throw new KubeConfigError(refused.join("\n"));
   const { core } = makeKubeClients(kc, {
     metrics: new Registry(),
     fence: READ_ONLY,

@@ -1,5 +1,5 @@
 /**
- * `/healthz`, `/readyz` and `/metrics` over HTTPS on `--bind-address`:`--secure-port` (upstream
+ * `/healthz`, `/livez`, `/readyz`, `/metrics` and `/plan` over HTTPS on `--bind-address`:`--secure-port` (upstream
  * default 10258), like the upstream cloud-controller-manager's secure serving. `--secure-port=0`
  * disables serving (pass `port: null`).
  *
@@ -12,15 +12,22 @@
  *     scheme: https
  *     tls_config:
  *       insecure_skip_verify: true   # or ca_file: /path/to/ca.crt with your own certificate
+ *     authorization:
+ *       credentials_file: /var/run/secrets/kubernetes.io/serviceaccount/token
  *     static_configs:
  *       - targets: ["<node-ip>:10258"]
  * ```
+ *
+ * Every path but those of `--authorization-always-allow-paths` (default `/healthz,/readyz,/livez`) needs a
+ * bearer token that `auth` accepts (`server/auth.ts`: TokenReview and SubjectAccessReview, as upstream), so
+ * Prometheus sends its ServiceAccount token (`bearer_token_file`; deploy/monitoring.yaml).
  *
  * Kubelet probes: `httpGet: { path: /healthz, port: 10258, scheme: HTTPS }` (probes do not verify).
  * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too. `/plan` (JSON)
  * lists what the controllers would do (`--dry-run`) and the orphaned NodeBalancers.
  */
 import type { Logger } from "../common/log.ts";
+import type { RequestAuthorizer } from "./auth.ts";
 import type { Registry } from "./metrics.ts";
 import { recordProcessMetrics } from "./process_metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
@@ -47,6 +54,8 @@ export interface ServerOptions {
   leading: () => boolean;
   /** The body of `GET /plan` (JSON): pending actions, orphaned NodeBalancers; `/plan` is 404 without it. */
   plan?: () => unknown;
+  /** Decides who may read what (delegated authentication and authorisation); every request is served without. */
+  auth?: RequestAuthorizer;
   log: Logger;
 }
 
@@ -117,9 +126,16 @@ function healthResponse(
   return new Response(`${lines.join("\n")}\n${endpoint} check passed\n`, { headers });
 }
 
-const ROUTES = new Set(["/healthz", "/readyz", "/metrics", "/plan"]);
+const ROUTES = new Set(["/healthz", "/livez", "/readyz", "/metrics", "/plan"]);
 
-function handle(request: Request, options: ServerOptions): Response {
+async function handle(request: Request, options: ServerOptions): Promise<Response> {
+  // Before routing, as upstream: an unknown path is no hint to someone who may not read this port.
+  const refused = await options.auth?.authorize(request);
+  if (refused) return refused;
+  return respond(request, options);
+}
+
+function respond(request: Request, options: ServerOptions): Response {
   const url = new URL(request.url);
   const route = url.pathname.replace(/\/+$/, "") || "/";
   if (!ROUTES.has(route) || (route === "/plan" && !options.plan)) {
@@ -135,7 +151,8 @@ function handle(request: Request, options: ServerOptions): Response {
   if (route === "/plan" && options.plan) {
     return new Response(`${JSON.stringify(options.plan(), null, 2)}\n`, { headers: JSON_HEADERS });
   }
-  const endpoint = route === "/healthz" ? "healthz" : "readyz";
+  // `/livez` is upstream's name for the liveness checks, which are the `/healthz` ones here.
+  const endpoint = route === "/readyz" ? "readyz" : "healthz";
   return healthResponse(endpoint, options.checks[endpoint], url, options);
 }
 
@@ -171,7 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = server.addr.port;
   const url = `https://${urlHost(options.hostname)}:${port}`;
   options.log.info(
-    `serving /healthz, /readyz, /metrics${
+    `serving /healthz, /livez, /readyz, /metrics${
       options.plan ? ", /plan" : ""
     } on {url} ({certificate} certificate)`,
     {

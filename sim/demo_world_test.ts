@@ -3,7 +3,7 @@ import { getVPCIPs, getVPCs } from "@linode/api-v4";
 import type { V1Node } from "@kubernetes/client-node";
 import { startDemoWorld } from "./demo_world.ts";
 import { cidrsOverlap, cidrWithin, parseCidr, parseIpv4 } from "./linode/ip.ts";
-import { withSim } from "./linode/test_client.ts";
+import { withSim } from "./linode/testdata/test_client.ts";
 
 for (const generation of ["legacy_config", "linode"] as const) {
   Deno.test(`startDemoWorld() lays out the CAPL plan, and every pod CIDR is routable (${generation})`, async () => {

@@ -51,7 +51,7 @@ export interface SeededService {
 
 /** What `seedGoCcmService` needs from the world. */
 export interface ServiceSeed {
-  name: "web" | "api";
+  name: "web" | "api" | "legacy";
   region: string;
   clusterName: string;
   nbTags: readonly string[];
@@ -75,7 +75,7 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
   const base = kubeletNode(node.name, {
     providerID: `linode://${instance.id}`,
     taints: [],
-    podCidr: node.podCidr,
+    podCidr: node.podCidr || undefined,
     labels: {
       "topology.kubernetes.io/region": instance.region,
       "failure-domain.beta.kubernetes.io/region": instance.region,
@@ -104,14 +104,32 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
   const status = { ...base.status, conditions: [...(base.status?.conditions ?? []), routed] };
   const annotations: Record<string, string> = {};
   if (priv[0]) annotations["node.k8s.linode.com/private-ip"] = priv[0];
-  if (ipv6) annotations["node.k8s.linode.com/public-ipv6"] = ipv6;
+  // The Go CCM writes the Linode's `ipv6` as the API gives it, `/128` included (node_controller.go).
+  if (instance.ipv6) annotations["node.k8s.linode.com/public-ipv6"] = instance.ipv6;
   return { ...base, metadata: { ...base.metadata, annotations }, status };
 }
 
 const PORTS = {
   web: [{ name: "http", port: 80 }],
   api: [{ name: "http", port: 80 }, { name: "grpc", port: 443 }],
+  legacy: [{ name: "http", port: 8080 }],
 } as const;
+
+/**
+ * Values the Go CCM reads leniently and serves without complaint, as a Service of long standing may carry
+ * them: throttle 50 (clamped to 20), an unknown type (the default, common), nodebalancer-id 0 (ignored: found
+ * by its status), hostname-only-ingress "yes" (false: IP and hostname), with its passive checks pinned.
+ */
+export const GO_CCM_LENIENT_VALUES: Readonly<Record<string, string>> = Object.freeze({
+  [`${ANNOTATION}throttle`]: "50",
+  [`${ANNOTATION}nodebalancer-type`]: "standard",
+  [`${ANNOTATION}nodebalancer-id`]: "0",
+  [`${ANNOTATION}hostname-only-ingress`]: "yes",
+  [`${ANNOTATION}check-passive`]: "true",
+});
+
+/** The `client_conn_throttle` the Go CCM gives a Service with `GO_CCM_LENIENT_VALUES`. */
+const LENIENT_THROTTLE = 20;
 
 /** The Go CCM's label digits: the last 12 of `time.Now().UnixNano()` at create time. */
 function clockDigits(seq: number): string {
@@ -121,9 +139,11 @@ function clockDigits(seq: number): string {
 /** Creates the Service, its Go CCM NodeBalancer, the finalizer and the ingress status. */
 export function seedGoCcmService(linode: LinodeSim, kube: KubeSim, seed: ServiceSeed): SeededService {
   const hostnameOnly = seed.name === "api";
+  const lenient = seed.name === "legacy";
   const annotations: Record<string, string> = {
     ...(seed.pinned ? GO_CCM_DEFAULT_PINS : {}),
     ...(hostnameOnly ? { [`${ANNOTATION}hostname-only-ingress`]: "true" } : {}),
+    ...(lenient ? GO_CCM_LENIENT_VALUES : {}),
   };
   const created = kube.store.create("services", {
     apiVersion: "v1",
@@ -154,6 +174,7 @@ export function seedGoCcmService(linode: LinodeSim, kube: KubeSim, seed: Service
       status: "UP",
     })),
     backendSubnetId: seed.subnetId,
+    throttle: lenient ? LENIENT_THROTTLE : 0,
   }));
   const ingress = hostnameOnly ? [{ hostname: nb.hostname }] : [{ ip: nb.ipv4, hostname: nb.hostname }];
   kube.store.patch("services", seed.name, { status: { loadBalancer: { ingress } } }, {

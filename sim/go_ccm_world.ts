@@ -19,7 +19,12 @@ import { type LinodeSim, startLinodeSim } from "./linode/server.ts";
 import { goCcmNode, type SeededService, seedGoCcmService } from "./go_ccm_seed.ts";
 
 export { CCM_LEASE, type GoCcmLeaseHolder } from "./go_ccm_lease.ts";
-export { GO_CCM_DEFAULT_PINS, LB_CLEANUP_FINALIZER, type SeededService } from "./go_ccm_seed.ts";
+export {
+  GO_CCM_DEFAULT_PINS,
+  GO_CCM_LENIENT_VALUES,
+  LB_CLEANUP_FINALIZER,
+  type SeededService,
+} from "./go_ccm_seed.ts";
 
 /** What the world drifts into while (or after) the Go CCM ran; each option adds one pending action. */
 export interface GoCcmDrift {
@@ -44,6 +49,12 @@ export interface GoCcmWorldOptions {
   nodes?: number;
   /** LoadBalancer Services: `web` (IPv4 + hostname), `api` (hostname only) (default 2). */
   services?: 1 | 2;
+  /** Adds the Service `legacy`, whose annotations the Go CCM reads leniently (`GO_CCM_LENIENT_VALUES`). */
+  lenientService?: boolean;
+  /** Initialised Nodes without `spec.podCIDR` (the Go CCM's IPAM off), backends like the others (default 0). */
+  nodesWithoutPodCidr?: number;
+  /** Makes the last initialised Node NotReady (Ready Unknown); the Go CCM keeps it in every NodeBalancer. */
+  notReadyNode?: boolean;
   region?: string;
   /** `--cluster-name` of both CCMs (default `kubernetes`, the upstream default). */
   clusterName?: string;
@@ -147,15 +158,18 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
     nodes.push(node);
     return node;
   };
-  const initialised = (name: string, routed: boolean): GoCcmNode => {
-    const node = addLinode(name, routed);
+  const initialised = (name: string, routed: boolean, withCidr = true): GoCcmNode => {
+    const node = addLinode(name, routed && withCidr);
     const instance = linode.world.instance(node.linodeId);
     if (!instance) throw new TypeError(`Linode ${node.linodeId} vanished while seeding`);
-    kubelet.registerNode(kube, goCcmNode(instance, node));
+    kubelet.registerNode(kube, goCcmNode(instance, withCidr ? node : { ...node, podCidr: "" }));
     return node;
   };
   const count = options.nodes ?? 3;
   for (let i = 1; i <= count; i++) initialised(`go-node-${i}`, !(drift.missingRoute && i === 1));
+  for (let i = 1; i <= (options.nodesWithoutPodCidr ?? 0); i++) initialised(`go-nocidr-${i}`, false, false);
+  const last = nodes.at(-1);
+  if (options.notReadyNode && last) kubelet.setNodeReady(kube, last.name, false);
   const backends = [...nodes];
   const names: { -readonly [K in keyof DriftNames]: DriftNames[K] } = {};
   if (drift.nodeWithoutBackends) names.nodeWithoutBackends = initialised(`go-node-${count + 1}`, true).name;
@@ -170,7 +184,10 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
   }
   const seedOptions = { region, clusterName, nbTags, prefix, subnetId, backends };
   const services: SeededService[] = [];
-  const wanted = (["web", "api"] as const).slice(0, options.services ?? 2);
+  const wanted = [
+    ...(["web", "api"] as const).slice(0, options.services ?? 2),
+    ...(options.lenientService ? ["legacy" as const] : []),
+  ];
   for (const [i, name] of wanted.entries()) {
     const pinned = !(drift.unpinnedDefaults && i === 0);
     services.push(seedGoCcmService(linode, kube, { ...seedOptions, name, pinned, seq: i }));

@@ -16,6 +16,7 @@ export {
   CCM_LEASE,
   type DriftNames,
   GO_CCM_DEFAULT_PINS,
+  GO_CCM_LENIENT_VALUES,
   type GoCcmDrift,
   type GoCcmLeaseHolder,
   type GoCcmNode,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildBundle, ccmPermissionFlags, REPO_DIR } from "../deploy/artifacts.ts";
+import { buildBundle, ccmPermissionFlags, EMULATOR_NET, REPO_DIR } from "../deploy/artifacts.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import {
@@ -183,9 +183,9 @@ async function assembleImage(root: string, binary: string): Promise<void> {
 
 async function runInImage(root: string): Promise<void> {
   await using world = await startDemoWorld({ nodes: 1, services: 0 });
-  await Deno.copyFile(world.kubeconfigPath, join(root, "etc/kubernetes/kubeconfig"));
+  await Deno.copyFile(world.kubeconfigPath, join(root, "etc/kubernetes/ccm.conf"));
   await Deno.writeTextFile(join(root, "etc/linode/token"), world.env.LINODE_API_TOKEN ?? "");
-  for (const f of ["etc/kubernetes/kubeconfig", "etc/linode/token", "ccm.js"]) {
+  for (const f of ["etc/kubernetes/ccm.conf", "etc/linode/token", "ccm.js"]) {
     await Deno.chmod(join(root, f), 0o644);
   }
   // A container runtime mounts /proc and /dev into every container; a private mount namespace does it here.
@@ -194,10 +194,15 @@ async function runInImage(root: string): Promise<void> {
   } "$@"`;
   const child = new Deno.Command(toolPath("unshare") ?? "unshare", {
     args: ["--mount", toolPath("sh") ?? "sh", "-c", mounts, root, "--userspec=65534:65534", root]
-      .concat(["/linode-cloud-controller-manager", "run", "--no-config", ...ccmPermissionFlags()])
+      .concat([
+        "/linode-cloud-controller-manager",
+        "run",
+        "--no-config",
+        ...ccmPermissionFlags([], EMULATOR_NET),
+      ])
       .concat(["/ccm.js", "--secure-port=0", "--leader-elect=false"]),
     env: {
-      KUBECONFIG: "/etc/kubernetes/kubeconfig",
+      KUBECONFIG: "/etc/kubernetes/ccm.conf",
       LINODE_API_TOKEN_FILE: "/etc/linode/token",
       LINODE_REGION: world.region,
       LINODE_URL: world.env.LINODE_URL ?? "",

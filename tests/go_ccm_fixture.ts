@@ -5,6 +5,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { FakeClock } from "../common/clock.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
+import { clusterTag, IDENTITY_NAMESPACE } from "../controllers/service/identity.ts";
+import type { KubeSim } from "../sim/kube/server.ts";
 import {
   type GoCcmWorld,
   type GoCcmWorldOptions,
@@ -30,6 +32,8 @@ export interface Switch extends AsyncDisposable {
   nodeBalancers(): NodeBalancerSnapshot[];
   /** The ownership tag this CCM gives the seeded Service's NodeBalancer. */
   tagOf(svc: SeededService): string;
+  /** The cluster identity tag this CCM puts beside the ownership tag. */
+  readonly clusterIdTag: string;
   /** True once every seeded Service's NodeBalancer carries its ownership tag. */
   adopted(): boolean;
   /** Linode writes (POST, PUT, DELETE) by route key, in order. */
@@ -37,6 +41,12 @@ export interface Switch extends AsyncDisposable {
 }
 
 const WRITES = /^(POST|PUT|DELETE) /;
+
+/** The identity tag of the emulated cluster (its `kube-system` Namespace UID). */
+export function clusterIdTagOf(kube: KubeSim): string {
+  const ns = kube.store.get("namespaces", IDENTITY_NAMESPACE);
+  return clusterTag(String(ns?.metadata?.uid ?? ""));
+}
 
 /** Seeds the Go CCM's world and prepares this CCM with the Go CCM's flags (start it with `ccm.start()`). */
 export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> {
@@ -54,6 +64,7 @@ export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> 
     service: (name) => go.kube.store.get("services", name, "default") as unknown as V1Service | undefined,
     nodeBalancers: () => go.linode.world.nodeBalancers(),
     tagOf,
+    clusterIdTag: clusterIdTagOf(go.kube),
     adopted: () => {
       const now = byId();
       return go.services.every((s) => now.get(s.nodeBalancerId)?.tags.includes(tagOf(s)));

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { CCM_LEASE, LB_CLEANUP_FINALIZER } from "../sim/mod.ts";
+import { LENIENT_REASON } from "../controllers/service/ensure.ts";
+import { CCM_LEASE, GO_CCM_LENIENT_VALUES, LB_CLEANUP_FINALIZER } from "../sim/mod.ts";
 import { backendIds, startSwitch, type Switch } from "./go_ccm_fixture.ts";
 import { MAX_RETRY_WAIT_FACTOR } from "./process.ts";
 
@@ -33,7 +34,11 @@ Deno.test("runCcm() after the switch from the Go CCM keeps its NodeBalancers, ba
   assert.deepEqual(backendIds(sw.nodeBalancers()), backendIds(sw.before), "backend node ids kept");
   for (const svc of go.services) {
     const nb = sw.nodeBalancers().find((n) => n.id === svc.nodeBalancerId);
-    assert.deepEqual(nb?.tags, ["kubernetes", "prod", sw.tagOf(svc)], `${svc.key}: ownership tag added`);
+    assert.deepEqual(
+      nb?.tags,
+      ["kubernetes", "prod", sw.tagOf(svc), sw.clusterIdTag],
+      `${svc.key}: ownership tag added`,
+    );
     assert.equal(nb?.client_conn_throttle, 0, `${svc.key}: pinned throttle kept`);
   }
   // One in-place write per NodeBalancer (its tags); the routes and Nodes were already right.
@@ -126,4 +131,45 @@ Deno.test("runCcm() after the switch takes the Go CCM's Lease only once it stops
   assert.equal(lease()?.spec?.leaseTransitions, 3);
   await ccm.waitFor(() => sw.adopted(), { what: "adopted once leading" });
   assert.equal(go.linode.calls.count("POST /v4/nodebalancers"), 0);
+});
+
+Deno.test("runCcm() after the switch serves lenient values, NotReady Nodes and Nodes without pod CIDRs as the Go CCM did", async () => {
+  await using sw = await startSwitch({ lenientService: true, nodesWithoutPodCidr: 1, notReadyNode: true });
+  const { go, ccm } = sw;
+  const seen = visible(sw);
+  const legacy = go.services.find((s) => s.name === "legacy");
+  const statusBefore = sw.service("legacy")?.status;
+  go.linode.calls.reset();
+  await ccm.start();
+  await ccm.waitFor(() => sw.adopted(), { what: "every Go CCM NodeBalancer adopted, the lenient one too" });
+  await ccm.tick(60_000, 5_000);
+
+  assert.deepEqual(visible(sw), seen);
+  assert.deepEqual(
+    backendIds(sw.nodeBalancers()),
+    backendIds(sw.before),
+    "the NotReady Node keeps its backends",
+  );
+  assert.deepEqual(sw.linodeWrites(), go.services.map(() => "PUT /v4/nodebalancers/{id}"), "only the tags");
+  const nb = sw.nodeBalancers().find((n) => n.id === legacy?.nodeBalancerId);
+  assert.deepEqual([nb?.client_conn_throttle, nb?.type], [20, "common"], "as the Go CCM read them");
+  assert.deepEqual(sw.service("legacy")?.status, statusBefore, 'IP and hostname, as the Go CCM read "yes"');
+  const warned = ccm.events(LENIENT_REASON, "legacy").map((e) => e.message ?? "").join();
+  for (const key of Object.keys(GO_CCM_LENIENT_VALUES).filter((k) => !k.endsWith("check-passive"))) {
+    assert.ok(warned.includes(key), `${key} named: ${warned}`);
+  }
+  assert.deepEqual(ccm.events("SyncLoadBalancerFailed"), []);
+  for (const node of go.nodes) assert.equal(ccm.nodeWrites(node.name), 0, `${node.name} left as it was`);
+  const noCidr = go.nodes.find((n) => n.name === "go-nocidr-1");
+  assert.deepEqual(go.linode.world.ipRanges(noCidr?.linodeId ?? 0), [], "no pod CIDR, no route");
+
+  const linodeId = go.addNode("go-node-9");
+  const vpcIp = go.nodes.find((n) => n.linodeId === linodeId)?.vpcIp;
+  await ccm.advanceUntil(
+    () =>
+      sw.nodeBalancers().every((n) =>
+        n.configs.every((c) => c.nodes.some((b) => b.address.startsWith(`${vpcIp}:`)))
+      ),
+    { what: "the new Node on every NodeBalancer, the lenient Service's too", stepMs: 1_000 },
+  );
 });

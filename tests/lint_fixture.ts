@@ -3,6 +3,7 @@
  * binary) or `ccm` plus read access everywhere (`deno task lint-services`); stdin can be piped.
  */
 import { fileURLToPath } from "node:url";
+import { EMULATOR_NET } from "../deploy/artifacts.ts";
 
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
 
@@ -36,7 +37,17 @@ function runtimeEnv(): Record<string, string> {
 export async function runLint(args: readonly string[], options: LintRunOptions = {}): Promise<LintRun> {
   const read = options.read === "all" ? ["--allow-read"] : [];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=ccm", ...read, "--ignore-env", "main.ts", "lint", ...args],
+    // `--kubeconfig` runs talk to the emulator on loopback.
+    args: [
+      "run",
+      "-P=ccm",
+      ...read,
+      `--allow-net=${EMULATOR_NET}`,
+      "--ignore-env",
+      "main.ts",
+      "lint",
+      ...args,
+    ],
     cwd: REPO_DIR,
     env: { ...runtimeEnv(), ...options.env },
     clearEnv: true,

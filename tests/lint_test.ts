@@ -59,7 +59,8 @@ Deno.test("lint prints each invalid annotation with what is accepted, and exits 
     assert.equal(run.code, 1, run.stderr);
     assert.deepEqual(ownLines(run.stdout), [
       `${file}#1: default/web: error: ${A}check-passive="yes": expected true or false (also 1, t, T, TRUE, True, 0, f, F, FALSE, False)`,
-      `${file}#1: default/web: error: ${A}throttle="50": expected a whole number from 0 to 20 (0 disables)`,
+      `${file}#1: default/web: error: ${A}throttle="50": expected a whole number from 0 to 20 (0 disables); ` +
+      "used 20 on a new NodeBalancer, as the Go CCM reads it; an existing one keeps its client_conn_throttle",
       "checked 2 LoadBalancer Services: 2 invalid annotations in 1 Service",
     ]);
   });

@@ -65,7 +65,7 @@ const CASES: Case[] = [
     env: (env) => ({ ...env, KUBECONFIG: "/nonexistent/kubeconfig" }),
     code: 2,
     stderr:
-      /KUBECONFIG: cannot read \/nonexistent\/kubeconfig: this process may not read it \(.*\/etc\/kubernetes, .*\): move it under one of those folders, or add its folder to permissions\.ccm\.read in deno\.json/,
+      /KUBECONFIG: cannot read \/nonexistent\/kubeconfig: this process may not read it \(.*\/etc\/kubernetes\/ccm\.conf, .*\): move it there, or add it to permissions\.ccm\.read in deno\.json/,
   },
   {
     name: "exits 2 when a readable kubeconfig cannot be loaded and names the file",

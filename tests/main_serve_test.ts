@@ -15,17 +15,19 @@ interface Answer {
 }
 
 /** GET over HTTPS, trusting only `caPem`; a fresh client per request so no connection outlives the test. */
-async function getTrusting(caPem: string, url: string): Promise<Answer> {
+async function getTrusting(caPem: string, url: string, token?: string): Promise<Answer> {
   using client = Deno.createHttpClient({ caCerts: [caPem] });
-  const res = await fetch(url, { client, signal: AbortSignal.timeout(5_000) });
+  const headers = token ? { authorization: `Bearer ${token}` } : undefined;
+  const res = await fetch(url, { client, headers, signal: AbortSignal.timeout(5_000) });
   return { status: res.status, body: await res.text(), leader: res.headers.get("x-ccm-leader") };
 }
 
 /** GET over HTTPS without verifying the certificate (the self-signed default; test-only). */
-function getUnverified(port: number, path: string): Promise<Answer> {
+function getUnverified(port: number, path: string, token?: string): Promise<Answer> {
+  const headers = token ? { authorization: `Bearer ${token}` } : undefined;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: "127.0.0.1", port, path, method: "GET", rejectUnauthorized: false, agent: false },
+      { host: "127.0.0.1", port, path, method: "GET", rejectUnauthorized: false, agent: false, headers },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -102,10 +104,14 @@ Deno.test("main() serves /healthz, /readyz and /metrics over HTTPS on --secure-p
   const initialised = () =>
     world.kube.store.list("nodes").every((n) => (n.spec as { providerID?: string })?.providerID);
   await waitFor(initialised, { what: "Nodes initialised" });
+  // /metrics and /plan need a token the apiserver's TokenReview accepts; health paths do not.
+  assert.equal((await getTrusting(pem.certPem, `${base}/metrics`)).status, 401);
+  assert.equal((await getTrusting(pem.certPem, `${base}/plan`, "tok-unknown")).status, 401);
+  assert.equal((await getTrusting(pem.certPem, `${base}/livez`)).status, 200);
   // Counters move just after the writes a watcher sees: scrape until both initialisations are counted.
   const bothCounted = /^ccm_reconciles_total\{controller="cloud-node",result="success"\} [2-9]\d*$/m;
   const metrics = await until200(
-    () => getTrusting(pem.certPem, `${base}/metrics`),
+    () => getTrusting(pem.certPem, `${base}/metrics`, world.kube.token),
     "metrics counting both initialisations",
     (body) => /^ccm_nodes_initialised_total 2$/m.test(body) && bothCounted.test(body),
   );
@@ -129,7 +135,7 @@ Deno.test("main() serves /healthz, /readyz and /metrics over HTTPS on --secure-p
   );
   const standbyReady = await until200(() => getUnverified(standbyPort, "/readyz"), "standby /readyz");
   assert.equal(standbyReady.leader, "false");
-  const standbyMetrics = await getUnverified(standbyPort, "/metrics");
+  const standbyMetrics = await getUnverified(standbyPort, "/metrics", world.kube.token);
   assert.equal(standbyMetrics.status, 200);
   // A standby that never led has no series yet (not 0): never 1.
   assert.doesNotMatch(standbyMetrics.body, /^ccm_leader_is_leader\{[^}]*\} 1$/m);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ownershipTag } from "../controllers/service/ownership.ts";
+import { clusterIdTagOf } from "./go_ccm_fixture.ts";
 import { fetchPlan, kubeWrites, linodeWrites, servingFlags, startShadowWorld } from "./shadow_fixture.ts";
 
 /** A Service UID no Service in the world has: its Service was deleted while no CCM ran. */
@@ -28,7 +29,7 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes an orphan with this
   const ours = w.go.linode.world.addNodeBalancer({
     region: w.go.region,
     label: "ccm-00000000aa",
-    tags: ["kubernetes", tag],
+    tags: ["kubernetes", tag, clusterIdTagOf(w.go.kube)],
   });
   const web = w.go.services[0];
   assert.ok(web);
@@ -56,7 +57,7 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes nothing while the N
   const ours = w.go.linode.world.addNodeBalancer({
     region: w.go.region,
     label: "ccm-00000000aa",
-    tags: ["kubernetes", ownershipTag(w.go.clusterName, GONE_UID)],
+    tags: ["kubernetes", ownershipTag(w.go.clusterName, GONE_UID), clusterIdTagOf(w.go.kube)],
   });
   await using ccm = await w.ccm([CLEANUP]);
   const fault = w.go.linode.faults.error(500, { method: "GET", route: "/nodebalancers" });
@@ -76,7 +77,7 @@ Deno.test("runCcm() --dry-run --cleanup-orphaned-nodebalancers plans the deletio
   const ours = w.go.linode.world.addNodeBalancer({
     region: w.go.region,
     label: "ccm-00000000aa",
-    tags: ["kubernetes", ownershipTag(w.go.clusterName, GONE_UID)],
+    tags: ["kubernetes", ownershipTag(w.go.clusterName, GONE_UID), clusterIdTagOf(w.go.kube)],
   });
   await using ccm = await w.ccm(["--dry-run", CLEANUP, ...servingFlags()]);
   await ccm.tick(CHECK_MS + 30_000, 60_000);

@@ -22,7 +22,25 @@ const result = {
   "connect Linode Metadata (link-local)": await outcome(() =>
     Deno.connect({ hostname: "fe80::a9fe:a9fe", port: 80 })
   ),
+  "fetch a host outside the list": await outcome(() => fetch("https://example.com/", { signal: timeout() })),
+  "connect to the Linode API over plain HTTP": await outcome(() =>
+    Deno.connect({ hostname: "api.linode.com", port: 80 })
+  ),
+  "connect to the apiserver on another port": await outcome(() =>
+    Deno.connect({ hostname: "10.96.0.1", port: 6443 })
+  ),
+  "listen on another port": await outcome(() => Deno.listen({ hostname: "0.0.0.0", port: 10259 }).close()),
+  "may connect to the Linode API":
+    Deno.permissions.querySync({ name: "net", host: "api.linode.com:443" }).state,
+  "may connect to the in-cluster apiserver (kubeadm)": Deno.permissions.querySync({
+    name: "net",
+    host: "10.96.0.1:443",
+  }).state,
+  "may listen on the secure port": Deno.permissions.querySync({ name: "net", host: "0.0.0.0:10258" }).state,
   "read /etc/shadow": await outcome(() => Deno.readTextFile("/etc/shadow")),
+  "read the cluster admin kubeconfig": await outcome(() => Deno.readTextFile("/etc/kubernetes/admin.conf")),
+  "read the cluster CA key": await outcome(() => Deno.readTextFile("/etc/kubernetes/pki/ca.key")),
+  "read a home folder": await outcome(() => Deno.readTextFile("/home/user/.kube/config")),
   "read a missing credential": await outcome(() =>
     Deno.readTextFile("/run/credentials/linode-ccm.service/none")
   ),

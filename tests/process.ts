@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { KubeSim } from "../sim/kube/server.ts";
+import { EMULATOR_NET } from "../deploy/artifacts.ts";
 
 /** The repository root: the child runs `main.ts` from here so it finds `deno.json`. */
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -80,7 +81,9 @@ function runtimeEnv(): Record<string, string> {
 function command(args: readonly string[], options: SpawnOptions): Deno.Command {
   const read = [...ccmReadList(), ...(options.readDirs ?? [])];
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read.join(",")}`, "main.ts", ...args],
+    // The emulators listen on loopback: that replaces the ccm set's in-cluster net list (deploy/net-allow.default).
+    args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read.join(",")}`, `--allow-net=${EMULATOR_NET}`]
+      .concat(["main.ts", ...args]),
     cwd: REPO_DIR,
     env: { ...runtimeEnv(), ...options.env },
     clearEnv: true,

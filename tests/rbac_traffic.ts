@@ -16,8 +16,8 @@ import { generateSelfSignedCert } from "../server/tls.ts";
 import { Registry } from "../server/metrics.ts";
 import type { AuditEntry } from "../sim/kube/audit.ts";
 import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
-import { setNodeReady, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
-import { FAST_LEASE, leaseFlags, waitFor } from "./process.ts";
+import { kubeletNode, registerNode, setNodeReady, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
+import { FAST_LEASE, freePort, leaseFlags, waitFor } from "./process.ts";
 
 /** The namespace of the Lease (the default `--leader-elect-resource-namespace`). */
 export const CCM_NAMESPACE = "kube-system";
@@ -139,6 +139,12 @@ const STEPS: readonly TrafficStep[] = [
       w.linode.world.nodeBalancers().some((nb) => nb.client_conn_throttle === 5),
   },
   {
+    name: "a Node that registers without a pod CIDR gets one (node IPAM's spec patch)",
+    controller: "nodeipam",
+    act: (w) => registerNode(w.kube, kubeletNode("ipam-node", { taints: [] })),
+    done: (w) => (node(w, "ipam-node")?.spec?.podCIDRs?.length ?? 0) > 0,
+  },
+  {
     name: "the pod CIDRs of running Nodes are routed: NetworkUnavailable is False",
     controller: "route",
     act: () => {},
@@ -151,6 +157,33 @@ const STEPS: readonly TrafficStep[] = [
   },
 ];
 
+/** The token of Prometheus's ServiceAccount in the story. */
+const PROMETHEUS_TOKEN = "tok-rbac-traffic-prometheus";
+
+/**
+ * Prometheus scrapes `/metrics` with its ServiceAccount token, as deploy/monitoring.yaml sets it up: the CCM
+ * reviews the token (TokenReview) and the access (SubjectAccessReview), which its own RBAC must allow.
+ */
+async function scrapeMetrics(world: DemoWorld, server: { url: string; certPem: string }): Promise<void> {
+  world.kube.identities.add(PROMETHEUS_TOKEN, { username: "system:serviceaccount:monitoring:prometheus" });
+  world.kube.store.create("rbac.authorization.k8s.io/clusterroles", {
+    metadata: { name: "ccm-metrics-reader" },
+    rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }],
+  });
+  world.kube.store.create("rbac.authorization.k8s.io/clusterrolebindings", {
+    metadata: { name: "prometheus-ccm-metrics" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "ccm-metrics-reader" },
+    subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: "monitoring" }],
+  });
+  using client = Deno.createHttpClient({ caCerts: [server.certPem] });
+  const res = await fetch(`${server.url}/metrics`, {
+    client,
+    headers: { authorization: `Bearer ${PROMETHEUS_TOKEN}` },
+  });
+  await res.body?.cancel();
+  if (res.status !== 200) throw new Error(`Prometheus's scrape of /metrics answered ${res.status}`);
+}
+
 /** What the scenario observed. */
 export interface Traffic {
   /** Every distinct request the CCM made (resource and non-resource), in first-seen order. */
@@ -159,14 +192,17 @@ export interface Traffic {
   readonly skipped: readonly string[];
 }
 
-/** The flags: every controller, routes on for the demo VPC, short periods so each path runs soon. */
+/** The flags: every controller, routes and node IPAM on for the demo VPC, short periods so each path runs soon. */
 const FLAGS = [
   "--controllers=*",
   "--enable-route-controller",
   "--vpc-names=demo-vpc",
   "--cluster-cidr=10.192.0.0/10",
+  "--allocate-node-cidrs",
+  "--disable-ipv6-node-cidr-allocation",
   "--route-reconciliation-period=1s",
   "--node-monitor-period=200ms",
+  "--bind-address=127.0.0.1",
   ...leaseFlags(FAST_LEASE),
 ];
 
@@ -186,10 +222,17 @@ function unavailable(lines: readonly string[]): Set<string> {
 export async function runTrafficScenario(): Promise<Traffic> {
   const logs = await captureLogs("warning");
   await using world = await startDemoWorld({ nodes: 3, services: 2 });
-  const parsed = parseConfig(FLAGS, { ...world.env, LINODE_INSTANCE_CACHE_TTL: "1" });
+  const flags = [...FLAGS, `--secure-port=${freePort()}`];
+  const parsed = parseConfig(flags, { ...world.env, LINODE_INSTANCE_CACHE_TTL: "1" });
   if (parsed.kind !== "run") throw new TypeError(`Cannot run the CCM: parseConfig gave "${parsed.kind}"`);
   const stop = new AbortController();
-  const deps = { clock: systemClock, metrics: new Registry(), hostname: "rbac-traffic" };
+  let server: { url: string; certPem: string } | null = null;
+  const deps = {
+    clock: systemClock,
+    metrics: new Registry(),
+    hostname: "rbac-traffic",
+    onStarted: (ccm: { server: typeof server }) => server = ccm.server,
+  };
   const run = runCcm(parsed.config, deps, stop.signal);
   const skipped: string[] = [];
   try {
@@ -201,6 +244,8 @@ export async function runTrafficScenario(): Promise<Traffic> {
       if (unavailable(logs.lines).has(step.controller)) skipped.push(`${step.name} (${step.controller})`);
       else await waitFor(() => step.done(world), { what: step.name, timeoutMs: 30_000 });
     }
+    if (!server) throw new Error("The CCM serves nothing: the secure port is needed for the scrape");
+    await scrapeMetrics(world, server);
   } finally {
     stop.abort();
     await run;

@@ -45,9 +45,11 @@ Deno.test("route: 100 Nodes cost one write each, then one VPC listing per drift 
     "ceil(entries/500) calls per listing, one per drift period",
   );
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0, "zero repeated writes");
+  // Each refresh also lists the VPC's IPv6 (SLAAC) addresses, as the Go CCM does: none here, one page.
+  assert.equal(w.calls("GET /v4/vpcs/{id}/ipv6s"), listings, "one IPv6 listing per refresh");
   assert.equal(
     w.linode.calls.total(),
-    listings * pages,
+    listings * pages + listings,
     "no other call: no instance listing, nothing per Node",
   );
 });

@@ -96,6 +96,11 @@ const VALID: ValidCase[] = [
     check: (nb) => assert.equal(nb.type, "premium"),
   },
   {
+    name: "nodebalancer-type premium_40gb",
+    annotations: { "nodebalancer-type": "premium_40gb", "enable-ipv6-backends": "true" },
+    check: (nb) => assert.equal(nb.type, "premium_40gb"),
+  },
+  {
     name: "udp-check-port (a UDP port, on premium)",
     annotations: { "nodebalancer-type": "premium", "enable-ipv6-backends": "true", "udp-check-port": "8080" },
     ports: [{ port: 53, protocol: "UDP" }],
@@ -108,20 +113,19 @@ const VALID: ValidCase[] = [
   },
 ];
 
+/** Values the Go CCM refuses too (those it reads leniently are in `service_lenient_test.ts`). */
 const INVALID: [string, string][] = [
-  ["throttle", "fast"],
   ["default-protocol", "ftp"],
   ["default-proxy-protocol", "v3"],
   ["default-algorithm", "random"],
   ["check-type", "tcp"],
   ["check-interval", "0"],
+  ["check-timeout", "soon"],
   ["check-passive", "maybe"],
-  ["nodebalancer-type", "huge"],
   ["port-80", "{not json"],
   ["firewall-acl", "{}"],
   ["firewall-id", "abc"],
   ["reserved-ipv4", "300.1.1.1"],
-  ["preserve", "yes please"],
   ["nodebalancer-id", "-1"],
 ];
 

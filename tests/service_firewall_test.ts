@@ -79,3 +79,36 @@ Deno.test("service attaches the firewall-id firewall, moves between them, and ne
   await until(world, () => world.service("web") === undefined, "Service gone");
   assert.deepEqual(world.linode.world.firewalls().map((f) => f.id).sort(), [a.id, b.id].sort(), "both kept");
 });
+
+Deno.test("service detaches the firewall-id firewall when the annotation goes, and keeps the firewall", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  const a = await userFirewall(world, "user-fw-a", OPEN);
+  world.addService("web", { annotations: { [FIREWALL_ID]: String(a.id) } });
+  await until(world, () => firewallsOfWeb(world).map((f) => f.id).join() === String(a.id), "attached a");
+  world.linode.calls.reset();
+  annotate(world, { [FIREWALL_ID]: null });
+  await until(world, () => firewallsOfWeb(world).length === 0, "a detached, as the Go CCM does");
+  assert.deepEqual(world.linode.world.firewalls().map((f) => f.id), [a.id], "a user's firewall is kept");
+  assert.equal(world.linode.calls.count("DELETE /v4/networking/firewalls/{id}"), 0);
+});
+
+Deno.test("service only detaches its own firewall when someone has attached it elsewhere since", async () => {
+  await using world = await startServiceWorld();
+  world.addNode("node-1", "192.168.0.11");
+  await world.start();
+  world.addService("web", {
+    annotations: { [ACL]: JSON.stringify({ allowList: { ipv4: ["203.0.113.0/24"] } }) },
+  });
+  await until(world, () => firewallsOfWeb(world).length === 1, "a managed firewall");
+  const fw = firewallsOfWeb(world)[0];
+  const linodeId = world.linode.world.listInstances()[0]?.id;
+  // Behind the CCM's back: its cache still says the firewall protects this NodeBalancer alone.
+  await world.userCall("POST", `/networking/firewalls/${fw?.id}/devices`, { id: linodeId, type: "linode" });
+  annotate(world, { [ACL]: null });
+  await until(world, () => firewallsOfWeb(world).length === 0, "detached from the NodeBalancer");
+  const kept = world.linode.world.firewalls().find((f) => f.id === fw?.id);
+  assert.ok(kept, "the firewall survives: its devices were read again before deleting");
+  assert.deepEqual(kept.entities.map((e) => [e.type, e.id]), [["linode", linodeId]]);
+});

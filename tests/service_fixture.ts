@@ -6,7 +6,7 @@
 import type { V1Secret, V1Service } from "@kubernetes/client-node";
 import type { UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";
-import { apiFetch } from "../sim/linode/test_client.ts";
+import { apiFetch } from "../sim/linode/testdata/test_client.ts";
 import {
   addNodes,
   type CcmWorld,

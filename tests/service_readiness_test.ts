@@ -29,7 +29,8 @@ async function servingWorld(forbid: "services" | "secrets"): Promise<ServiceWorl
     flags: ["--bind-address=127.0.0.1", `--secure-port=${freePort()}`],
   });
   world.addNode("node-1", "192.168.0.11");
-  world.kube.faults.add({ method: "GET", route: `/api/v1/${forbid}`, status: 403, message: "forbidden" });
+  const route = forbid === "secrets" ? "/api/v1/namespaces/*/secrets/*" : `/api/v1/${forbid}`;
+  world.kube.faults.add({ method: "GET", route, status: 403, message: "forbidden" });
   return world;
 }
 
@@ -75,6 +76,9 @@ Deno.test("service: forbidden Secrets hold back neither /readyz nor Services wit
   });
   await until(world, () => hasIngress(world, "web"), "web to get an ingress");
   await until(world, () => world.events("SyncLoadBalancerFailed", "tls").length > 0, "a Warning for tls");
-  assert.match(world.events("SyncLoadBalancerFailed", "tls")[0]?.message ?? "", /TLS Secrets/);
+  assert.match(
+    world.events("SyncLoadBalancerFailed", "tls")[0]?.message ?? "",
+    /Cannot read TLS Secret default\/tls-cert/,
+  );
   assert.equal(world.nodeBalancers().length, 1, "only web's");
 });

@@ -20,6 +20,7 @@ function warnings(world: ServiceWorld, name: string): string[] {
   return world.events("SyncLoadBalancerFailed", name).map((e) => e.message ?? "");
 }
 
+// A value the Go CCM refuses too (those it reads leniently go on syncing: service_lenient_test.ts).
 Deno.test("service leaves the NodeBalancer exactly as it was while an annotation is invalid", async () => {
   await using world = await startServiceWorld();
   world.addNode("node-1", "192.168.0.11");
@@ -28,13 +29,16 @@ Deno.test("service leaves the NodeBalancer exactly as it was while an annotation
   await ensured(world, "web");
   const before = world.nodeBalancerOf("web");
   world.linode.calls.reset();
-  const throttle = annotationKey("throttle");
-  world.kube.store.patch("services", "web", { metadata: { annotations: { [throttle]: "999" } } }, {
+  const timeout = annotationKey("check-timeout");
+  world.kube.store.patch("services", "web", { metadata: { annotations: { [timeout]: "soon" } } }, {
     type: "merge",
     namespace: "default",
   });
   await until(world, () => warnings(world, "web").length > 0, "a Warning");
-  assert.match(warnings(world, "web")[0] ?? "", /linode-loadbalancer-throttle="999": expected .*0.*20/);
+  assert.match(
+    warnings(world, "web")[0] ?? "",
+    /linode-loadbalancer-check-timeout="soon": expected .*1 to 30/,
+  );
   const refused = () =>
     world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]).get({
       controller: "service",
@@ -46,11 +50,11 @@ Deno.test("service leaves the NodeBalancer exactly as it was while an annotation
   assert.equal(writeCount(world), 0, "nothing changed, not even for the new Node");
   assert.deepEqual(world.nodeBalancerOf("web"), before);
 
-  world.kube.store.patch("services", "web", { metadata: { annotations: { [throttle]: "5" } } }, {
+  world.kube.store.patch("services", "web", { metadata: { annotations: { [timeout]: "2" } } }, {
     type: "merge",
     namespace: "default",
   });
-  await until(world, () => world.nodeBalancerOf("web")?.client_conn_throttle === 5, "fixed");
+  await until(world, () => world.nodeBalancerOf("web")?.configs[0]?.check_timeout === 2, "fixed");
   await until(
     world,
     () => Object.keys(backendIds(world.nodeBalancerOf("web"))[80] ?? {}).length === 2,
@@ -74,6 +78,11 @@ Deno.test("service keeps every backend when an API write fails, then converges k
     world,
     () => warnings(world, "web").some((m) => /HTTP 503/.test(m)),
     "a Warning with the reason",
+  );
+  const hosts = world.events("UpdateLoadBalancerFailed", "web").map((e) => e.message ?? "");
+  assert.match(
+    hosts[0] ?? "",
+    /^Error updating load balancer with new hosts \[node-2(, node-3)?\], error: .*HTTP 503/,
   );
   assert.deepEqual(
     backendIds(world.nodeBalancerOf("web"))[80],
@@ -141,7 +150,9 @@ Deno.test("service keeps the finalizer until the NodeBalancer is really deleted"
   await ensured(world, "web");
   const fault = world.linode.faults.error(503, { method: "DELETE", route: "/nodebalancers/{id}" });
   world.kube.store.delete("services", "web", "default");
-  await until(world, () => warnings(world, "web").some((m) => /HTTP 503/.test(m)), "a Warning");
+  // Upstream's reason for a failed deletion, as the Go CCM's cluster reports it.
+  const failed = () => world.events("DeleteLoadBalancerFailed", "web").map((e) => e.message ?? "");
+  await until(world, () => failed().some((m) => /HTTP 503/.test(m)), "a DeleteLoadBalancerFailed Warning");
   assert.ok(world.service("web")?.metadata?.deletionTimestamp, "still terminating");
   assert.equal(world.nodeBalancers().length, 1);
   world.linode.faults.remove(fault);

@@ -63,7 +63,9 @@ export async function fetchHealthPort(world: CcmWorld, path: string): Promise<Re
   if (!server) throw new TypeError("The CCM serves nothing: start it with servingFlags()");
   const client = Deno.createHttpClient({ caCerts: [server.certPem] });
   try {
-    const res = await fetch(`${server.url}${path}`, { client });
+    // The emulator's admin token (system:masters): /plan needs an authenticated, authorised caller.
+    const headers = { authorization: `Bearer ${world.kube.token}` };
+    const res = await fetch(`${server.url}${path}`, { client, headers });
     // Read before the client closes.
     return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
   } finally {
@@ -85,7 +87,12 @@ export function linodeWrites(go: GoCcmWorld): string[] {
 
 /** The Kubernetes requests other than reads (GET, WATCH), as `VERB /route`. */
 export function kubeWrites(go: GoCcmWorld): string[] {
-  return go.kube.calls.log.map((c) => c.key).filter((k) => !/^(GET|WATCH) /.test(k));
+  // A TokenReview or SubjectAccessReview (authenticating a scrape of /metrics or /plan) is a POST that stores
+  // nothing: a question, not a write.
+  return go.kube.calls.log.map((c) => c.key).filter((k) =>
+    !/^(GET|WATCH) /.test(k) &&
+    !/^POST \/apis\/(authentication|authorization)\.k8s\.io\/v1\/(tokenreviews|subjectaccessreviews)$/.test(k)
+  );
 }
 
 /** One field one action changes: `controller object [target] field: old → new` (the unit plans compare in). */

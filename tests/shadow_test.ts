@@ -13,7 +13,7 @@ import {
   startShadowWorld,
 } from "./shadow_fixture.ts";
 import { CCM_LEASE } from "../sim/go_ccm_world.ts";
-import { clientFor } from "../linode/test_support.ts";
+import { clientFor } from "../linode/testdata/test_support.ts";
 
 /** One pending action per controller (and its consequences). */
 const DRIFT = {

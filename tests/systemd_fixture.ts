@@ -3,7 +3,7 @@
  * (`systemd-analyze syscall-filter`), and the CCM's real syscalls and socket families under `strace`.
  */
 import { join } from "node:path";
-import { buildBundle, ccmPermissionFlags, REPO_DIR } from "../deploy/artifacts.ts";
+import { buildBundle, ccmPermissionFlags, EMULATOR_NET, REPO_DIR } from "../deploy/artifacts.ts";
 import type { DemoWorld } from "../sim/demo_world.ts";
 
 export { REPO_DIR };
@@ -180,7 +180,7 @@ export async function traceCcm(
   const log = join(dir, "strace.log");
   const child = new Deno.Command("strace", {
     args: ["-f", "-qq", ...traceExpression(options.untraced), "-o", log, ...user, deno, "run", "--no-config"]
-      .concat(ccmPermissionFlags([dir]), [bundle])
+      .concat(ccmPermissionFlags([dir], EMULATOR_NET), [bundle])
       .concat(args),
     env: {
       LINODE_URL: world.env.LINODE_URL ?? "",

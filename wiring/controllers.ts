@@ -6,13 +6,16 @@
 import { componentLogger, type Logger } from "../common/log.ts";
 import type { ControllerName } from "../config/config.ts";
 import { parseIpv4Cidr } from "../controllers/node/addresses.ts";
-import { kubeNodeWriter, startNodeController } from "../controllers/node/cloud_node.ts";
+import { startNodeController } from "../controllers/node/cloud_node.ts";
+import { kubeNodeWriter } from "../controllers/node/node_writer.ts";
 import { startNodeLifecycleController } from "../controllers/node/lifecycle.ts";
 import {
   kubeConditionWriter,
   linodeRangeWriter,
   startRouteController,
 } from "../controllers/route/controller.ts";
+import { kubePodCidrWriter, startNodeIpamController } from "../controllers/nodeipam/controller.ts";
+import { cachedIpv6Lookup, cachedSubnetLookup } from "../controllers/nodeipam/lookup.ts";
 import type { CcmParts } from "./parts.ts";
 
 /** A controller as the CCM runs it: one task per leadership term, ended by aborting `signal`. */
@@ -74,6 +77,33 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
         clusterCidrs: config.routes.clusterCidrs,
         resyncMs: config.routes.reconciliationPeriodMs,
         retryListingAfterMs: config.linode.routesCacheTtlMs,
+      });
+    },
+  },
+  {
+    name: "nodeipam",
+    build: (parts, log) => {
+      const { nodes, kube, events, plan, metrics, clock, config, instances, vpcIpv6, vpcs, projection } =
+        parts;
+      const r = config.routes;
+      const ipv6 = r.allocateIpv6NodeCidrs ? cachedIpv6Lookup(instances, vpcIpv6) : undefined;
+      const subnet = cachedSubnetLookup(vpcs, config.vpc);
+      const writer = kubePodCidrWriter(kube.core);
+      return startNodeIpamController({
+        nodes,
+        writer,
+        ipv6,
+        subnet,
+        events,
+        plan,
+        projection,
+        log,
+        metrics,
+        clock,
+      }, {
+        clusterCidr: r.clusterCidrs[0] ?? "",
+        nodeMaskIpv4: r.nodeCidrMaskSizeIpv4,
+        nodeMaskIpv6: r.nodeCidrMaskSizeIpv6,
       });
     },
   },

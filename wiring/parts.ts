@@ -7,13 +7,14 @@ import type { KubeConfig, V1Node } from "@kubernetes/client-node";
 import { InstanceCache } from "../cache/instances.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
+import { VpcIpv6Cache } from "../cache/vpc_ipv6.ts";
 import type { Clock } from "../common/clock.ts";
 import { DryRunGuard } from "../common/dry_run.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
-import { kubeConfigSecrets, type KubeConfigSource, loadKubeConfig } from "../kube/config.ts";
+import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { Informer, type KubeObject } from "../kube/informer.ts";
 import { trimNode } from "../kube/trim.ts";
@@ -25,6 +26,9 @@ import { PlanRecorder } from "../controllers/loop/plan.ts";
 import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../server/metrics.ts";
+import type { RequestAuthorizer } from "../server/auth.ts";
+import { delegatedAuth, reviewKubeConfigs } from "./serve_auth.ts";
+import { assertKubeServersAllowed } from "./net_check.ts";
 
 /** What the process provides to the wiring: time, metrics, identity. */
 export interface PartsDeps {
@@ -54,6 +58,8 @@ export interface CcmParts {
   /** The configured VPCs' addresses and routed ranges: node addresses and routes share one listing. */
   readonly vpcIps: VpcIpCache;
   readonly instances: InstanceCache;
+  /** The IPv6 ranges of Linodes' VPC interfaces (node IPAM's IPv6 side), read once per Linode. */
+  readonly vpcIpv6: VpcIpv6Cache;
   readonly nodes: Informer<V1Node>;
   /**
    * The Nodes the route and service controllers decide from: the informer's, or in dry run a view with the
@@ -67,13 +73,17 @@ export interface CcmParts {
   readonly plan: PlanRecorder;
   /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
   readonly service: ServiceWiring | undefined;
-  /** The secrets to keep out of logs and Events: the Linode token as last read, the kube credentials. */
+  /** The secrets to keep out of logs and Events: every Linode token read, the kube credentials. */
   readonly secrets: () => readonly string[];
+  /** Who may read the secure port's `/metrics` and `/plan` (TokenReview and SubjectAccessReview). */
+  readonly auth: RequestAuthorizer;
 }
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
   const t = config.linode.token;
-  return t.kind === "env" ? staticToken(t.token.reveal()) : fileToken(t.path, { clock });
+  return t.kind === "env"
+    ? staticToken(t.token.reveal())
+    : fileToken(t.path, { clock, minCheckIntervalMs: t.cacheTtlMs });
 }
 
 function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSource {
@@ -85,12 +95,13 @@ function kubeSource(config: Config, serviceAccountDir?: string): KubeConfigSourc
   return { master: k.master, serviceAccountDir };
 }
 
-/** Asked per log line or Event, so a rotated token file is covered too. */
-function secretsOf(tokens: TokenSource, kc: KubeConfig): () => readonly string[] {
-  return () => {
-    const token = tokens.current();
-    return token === undefined ? kubeConfigSecrets(kc) : [token, ...kubeConfigSecrets(kc)];
-  };
+/**
+ * Asked per log line or Event: every Linode token handed out so far (rotated ones too) and the kube credentials
+ * (token files re-read at most once a minute, by `kubeSecretsSource`).
+ */
+function secretsOf(tokens: TokenSource, kcs: readonly KubeConfig[], clock: Clock): () => readonly string[] {
+  const kube = [...new Set(kcs)].map((kc) => kubeSecretsSource(kc, { clock }));
+  return () => [...tokens.seen(), ...kube.flatMap((source) => source())];
 }
 
 /**
@@ -119,6 +130,11 @@ function linodeClient(
   });
 }
 
+/** The subnets `--subnet-names`/`--subnet-ids` resolved to (none while the VPCs are not yet resolved). */
+function selectedSubnetIds(vpcs: VpcCache): ReadonlySet<number> {
+  return new Set((vpcs.peek()?.data ?? []).flatMap((vpc) => vpc.subnets.map((s) => s.id)));
+}
+
 /** The Linode caches every loop reads: VPCs, their addresses (only with `--vpc-*`), instances. */
 function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const { clock, metrics } = deps;
@@ -138,10 +154,10 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,
-    region: config.linode.region,
     tagFilter: config.linode.tagFilter ?? undefined,
     ttlMs: config.linode.instanceCacheTtlMs,
     vpcIps: vpcs.configured ? vpcIps : undefined,
+    subnetIds: v.subnetNames.length + v.subnetIds.length > 0 ? () => selectedSubnetIds(vpcs) : undefined,
   });
   return { vpcs, vpcIps, instances };
 }
@@ -162,9 +178,16 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
   const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
   const tokens = tokenSource(config, clock);
-  const secrets = secretsOf(tokens, kc);
+  const reviewKcs = reviewKubeConfigs(config, kc);
+  assertKubeServersAllowed(config, { main: kc, ...reviewKcs });
+  const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent });
+  const secrets = secretsOf(tokens, [kc, reviewKcs.authn, reviewKcs.authz], clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
+  const vpcIpv6 = new VpcIpv6Cache({
+    listConfigs: (id) => linode.instances.listConfigs(id),
+    listInterfaces: (id) => linode.interfaces.list(id),
+  }, { metrics });
   const nodes = new Informer(kc, nodeSource(kube.core), {
     log: componentLogger("informer"),
     metrics,
@@ -204,6 +227,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     vpcs,
     vpcIps,
     instances,
+    vpcIpv6,
     nodes,
     plannedNodes: projection ?? nodes,
     projection,
@@ -211,6 +235,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     plan,
     service,
     secrets,
+    auth,
   };
 }
 
@@ -222,15 +247,9 @@ export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
   return parts.service ? [parts.nodes, parts.service.services] : [parts.nodes];
 }
 
-/** Informers that run with the process but that nothing waits for (RBAC may forbid Secrets). */
-function optionalInformersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
-  return parts.service ? [parts.service.secrets] : [];
-}
-
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */
 export async function runInformers(parts: CcmParts, signal: AbortSignal): Promise<void> {
-  const all = [...informersOf(parts), ...optionalInformersOf(parts)];
-  await Promise.all(all.map((informer) => informer.start(signal)));
+  await Promise.all(informersOf(parts).map((informer) => informer.start(signal)));
 }
 
 /** Resolves once every informer of `informersOf(parts)` has synced; rejects when `signal` aborts first. */

@@ -76,9 +76,10 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
     log.debug("{queue} {key} aborted", props);
     return "aborted";
   }
+  // `reportable`: a failed sync, which the Go CCM reports to Sentry (common/sentry.ts picks the queues).
   if (isPermanentError(error)) {
     queue.forget(key);
-    log.warning("{queue} {key} not retried until it changes: {error}", props);
+    log.warning("{queue} {key} not retried until it changes: {error}", { ...props, reportable: true });
     return "permanent";
   }
   const retryAfterMs = retryAfterMsOf(error);
@@ -89,6 +90,7 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
     log[level]("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
       ...props,
       delayMs: retryAfterMs,
+      reportable: level === "warning",
     });
     return "retry-after";
   }
@@ -98,6 +100,7 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
     ...props,
     attempt,
     delayMs,
+    reportable: true,
   });
   return "rate-limited";
 }

@@ -3,7 +3,7 @@
  * Matches the Go CCM's names and address order. No I/O, no clock.
  */
 import type { V1Node, V1NodeAddress, V1Taint } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../../cache/instance_index.ts";
+import type { InstanceIndex, VpcAddresses } from "../../cache/instance_index.ts";
 import type { LinodeInstance } from "../../cache/types.ts";
 import { parseProviderId, toProviderId } from "../provider_id.ts";
 import { stripPrefix } from "../../cache/instance_index.ts";
@@ -76,12 +76,14 @@ export function isPrivateIpv4(ip: string, externalSubnet?: Ipv4Cidr): boolean {
 }
 
 /**
- * The Node's addresses: Hostname (the Linode label); VPC IPv4 as InternalIP; private IPv4 as InternalIP;
- * public IPv4 then IPv6 as ExternalIP; then the kubelet's `--node-ip` values as InternalIP when not already listed.
+ * The Node's addresses, in the Go CCM's order: Hostname (the Linode label); VPC IPv4 as InternalIP; private
+ * IPv4 as InternalIP; public IPv4 as ExternalIP; VPC IPv6 (SLAAC) as InternalIP, or ExternalIP when its
+ * interface is public (after the IPv4 ones, so an IPv4 stays the first ExternalIP); public IPv6 as ExternalIP;
+ * then the kubelet's `--node-ip` values as InternalIP when not already listed.
  */
 export function planAddresses(
   instance: LinodeInstance,
-  vpcIpv4: readonly string[],
+  vpc: VpcAddresses,
   options: AddressOptions & { providedNodeIps?: readonly string[] } = {},
 ): NodeAddress[] {
   const internal = (address: string): NodeAddress => ({ type: "InternalIP", address });
@@ -90,9 +92,10 @@ export function planAddresses(
   const isPrivate = (ip: string) => isPrivateIpv4(ip, options.externalSubnet);
   const all: NodeAddress[] = [
     { type: "Hostname", address: instance.label },
-    ...vpcIpv4.map(internal),
+    ...vpc.ipv4.map(internal),
     ...ipv4.filter(isPrivate).map(internal),
     ...ipv4.filter((ip) => !isPrivate(ip)).map(external),
+    ...vpc.ipv6.map((a) => a.isPublic ? external(a.address) : internal(a.address)),
     ...(instance.ipv6 ? [external(stripPrefix(instance.ipv6))] : []),
     ...(options.providedNodeIps ?? []).map(internal),
   ];
@@ -114,7 +117,7 @@ export function planLabels(instance: LinodeInstance): Record<string, string> {
   return labels;
 }
 
-/** The annotations the CCM owns, when known: the first private IPv4 and the public IPv6. */
+/** The annotations the CCM owns, when known: the first private IPv4 and the public IPv6 as the API gives it (`/128` included, as the Go CCM writes it). */
 export function planAnnotations(
   instance: LinodeInstance,
   options: AddressOptions = {},
@@ -122,7 +125,7 @@ export function planAnnotations(
   const annotations: Record<string, string> = {};
   const privateIp = instance.ipv4.find((ip) => isPrivateIpv4(ip, options.externalSubnet));
   if (privateIp) annotations[PRIVATE_IP_ANNOTATION] = privateIp;
-  if (instance.ipv6) annotations[PUBLIC_IPV6_ANNOTATION] = stripPrefix(instance.ipv6);
+  if (instance.ipv6) annotations[PUBLIC_IPV6_ANNOTATION] = instance.ipv6;
   return annotations;
 }
 
@@ -216,11 +219,11 @@ export interface NodeUpdatePlan {
 export function planNodeUpdate(
   node: V1Node,
   instance: LinodeInstance,
-  vpcIpv4: readonly string[],
+  vpc: VpcAddresses,
   options: { externalSubnet?: Ipv4Cidr } = {},
 ): NodeUpdatePlan {
   const plan: NodeUpdatePlan = {};
-  const addresses = planAddresses(instance, vpcIpv4, {
+  const addresses = planAddresses(instance, vpc, {
     externalSubnet: options.externalSubnet,
     providedNodeIps: providedNodeIps(node),
   });

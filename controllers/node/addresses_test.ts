@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { InstanceIndex } from "../../cache/instance_index.ts";
+import { InstanceIndex, NO_VPC_ADDRESSES, type VpcIpv6Address } from "../../cache/instance_index.ts";
 import type { LinodeInstance } from "../../cache/types.ts";
 import {
   cidrContains,
@@ -38,6 +38,7 @@ const ADDRESS_CASES: {
   name: string;
   linode: LinodeInstance;
   vpc?: string[];
+  vpcIpv6?: VpcIpv6Address[];
   subnet?: string;
   provided?: string[];
   want: NodeAddress[];
@@ -78,6 +79,24 @@ const ADDRESS_CASES: {
     want: [h("n1"), int("10.0.0.4"), ext("45.79.1.2")],
   },
   {
+    name: "VPC IPv6 (SLAAC) after the IPv4 addresses: InternalIP, or ExternalIP when public (as the Go CCM)",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2600:3c03::f03c:91ff:fe24:3a2f/128" }),
+    vpc: ["10.0.0.4"],
+    vpcIpv6: [{ address: "2600:3c11:e5b9:1::2", isPublic: false }, {
+      address: "2600:3c11:aa::9",
+      isPublic: true,
+    }],
+    want: [
+      h("n1"),
+      int("10.0.0.4"),
+      int("192.168.1.1"),
+      ext("45.79.1.2"),
+      int("2600:3c11:e5b9:1::2"),
+      ext("2600:3c11:aa::9"),
+      ext("2600:3c03::f03c:91ff:fe24:3a2f"),
+    ],
+  },
+  {
     name: "100.64/10 and 172.32/16 are not RFC 1918",
     linode: linode({ ipv4: ["100.64.0.1", "172.32.0.1", "172.31.255.255"] }),
     want: [h("n1"), int("172.31.255.255"), ext("100.64.0.1"), ext("172.32.0.1")],
@@ -88,7 +107,10 @@ for (const c of ADDRESS_CASES) {
   Deno.test(`planAddresses() ${c.name}`, () => {
     const externalSubnet = c.subnet ? parseIpv4Cidr(c.subnet) : undefined;
     assert.deepEqual(
-      planAddresses(c.linode, c.vpc ?? [], { externalSubnet, providedNodeIps: c.provided }),
+      planAddresses(c.linode, { ipv4: c.vpc ?? [], ipv6: c.vpcIpv6 ?? [] }, {
+        externalSubnet,
+        providedNodeIps: c.provided,
+      }),
       c.want,
     );
   });
@@ -123,11 +145,11 @@ for (const c of LABEL_CASES) {
 const ANNOTATION_CASES = [
   { name: "public only has none", linode: linode(), want: {} },
   {
-    name: "private IPv4 and public IPv6",
+    name: "private IPv4 and public IPv6 with its /128, as the Go CCM writes it",
     linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2600:3c03::1/128" }),
     want: {
       "node.k8s.linode.com/private-ip": "192.168.1.1",
-      "node.k8s.linode.com/public-ipv6": "2600:3c03::1",
+      "node.k8s.linode.com/public-ipv6": "2600:3c03::1/128",
     },
   },
   {
@@ -209,7 +231,7 @@ const INDEX = new InstanceIndex(
     linode({ id: 3, label: "dup", ipv4: ["45.79.1.3"] }),
     linode({ id: 4, label: "dup", ipv4: ["45.79.1.4"] }),
   ],
-  new Map([[2, ["10.0.0.2"]]]),
+  new Map([[2, { ipv4: ["10.0.0.2"], ipv6: [{ address: "2600:3c11::22", isPublic: false }] }]]),
 );
 
 function kubeNode(name: string, o: { providerID?: string; ips?: string[]; provided?: string } = {}): V1Node {
@@ -244,6 +266,7 @@ const LOOKUP_CASES: { name: string; node: V1Node; want?: [number, string] }[] = 
   { name: "by status address", node: kubeNode("x", { ips: ["9.9.9.9", "192.168.0.1"] }), want: [1, "ip"] },
   { name: "by kubelet --node-ip", node: kubeNode("x", { provided: "10.0.0.2" }), want: [2, "ip"] },
   { name: "by IPv6", node: kubeNode("x", { ips: ["2600::2"] }), want: [2, "ip"] },
+  { name: "by VPC IPv6", node: kubeNode("x", { ips: ["2600:3c11::22"] }), want: [2, "ip"] },
   { name: "nothing matches", node: kubeNode("x", { ips: ["9.9.9.9"] }) },
 ];
 
@@ -269,7 +292,7 @@ Deno.test("planNodeUpdate() initialises every owned field and keeps other taints
   const plan = planNodeUpdate(
     initNode(),
     linode({ ipv4: ["45.79.1.2", "192.168.1.1"], host_uuid: "u1" }),
-    [],
+    NO_VPC_ADDRESSES,
   );
   assert.deepEqual(plan.addresses, [h("n1"), int("192.168.1.1"), ext("45.79.1.2")]);
   assert.deepEqual(plan.patch, {
@@ -290,7 +313,7 @@ Deno.test("planNodeUpdate() initialises every owned field and keeps other taints
 
 Deno.test("planNodeUpdate() plans nothing for a Node already in line", () => {
   const instance = linode({ ipv4: ["45.79.1.2", "192.168.1.1"] });
-  const first = planNodeUpdate(initNode(), instance, []);
+  const first = planNodeUpdate(initNode(), instance, NO_VPC_ADDRESSES);
   const n = initNode();
   n.metadata = {
     ...n.metadata,
@@ -300,7 +323,7 @@ Deno.test("planNodeUpdate() plans nothing for a Node already in line", () => {
   n.metadata.annotations = { a: "b", ...first.patch?.metadata?.annotations };
   n.spec = { providerID: "linode://1", taints: [OTHER] };
   n.status = { addresses: first.addresses };
-  assert.deepEqual(planNodeUpdate(n, instance, []), {});
+  assert.deepEqual(planNodeUpdate(n, instance, NO_VPC_ADDRESSES), {});
 });
 
 Deno.test("planNodeUpdate() patches only what changed on an initialised Node", () => {
@@ -319,7 +342,7 @@ Deno.test("planNodeUpdate() patches only what changed on an initialised Node", (
     spec: { providerID: "linode://1", taints: [OTHER] },
     status: { addresses: [h("n1"), ext("45.79.1.2")] },
   };
-  assert.deepEqual(planNodeUpdate(n, instance, []), {
+  assert.deepEqual(planNodeUpdate(n, instance, NO_VPC_ADDRESSES), {
     patch: {
       metadata: {
         labels: {

@@ -3,8 +3,7 @@
  * addresses, labels, annotations, then the taint goes), and keeps addresses, labels and annotations of
  * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache.
  */
-import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
-import type { LinodeInstance } from "../../cache/types.ts";
+import type { V1Node } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
@@ -13,22 +12,19 @@ import {
   findInstance,
   hasTaint,
   type Ipv4Cidr,
-  type NodeAddress,
-  type NodePatch,
   type NodeUpdatePlan,
   planNodeUpdate,
   UNINITIALIZED_TAINT_KEY,
 } from "./addresses.ts";
-import type { LifecycleDeps } from "./lifecycle.ts";
+import { applyPlan, type NodeWriter } from "./node_writer.ts";
 import { classifyProviderId, parseProviderId } from "../provider_id.ts";
 import { InvalidInputError, runWorkers } from "../loop/run_queue.ts";
 import { lookupNewNode, type NodeInstances, RefreshPacer } from "./lookup.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
-import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
-import { isConflict } from "../../kube/requests.ts";
 import { OwnWrites } from "../loop/own_writes.ts";
 import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { nodeUpdateAction } from "./plan_actions.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -36,16 +32,6 @@ export interface NodeLister {
   list(): readonly V1Node[];
   get(name: string): V1Node | undefined;
   onChange(handler: (kind: "add" | "update" | "delete", node: V1Node) => void): () => void;
-}
-
-/** Fenced Node reads and writes. */
-export interface NodeWriter {
-  /** A fresh read from the apiserver (after a 409). */
-  getNode(name: string): Promise<V1Node>;
-  /** Merge patch of metadata and spec; `metadata.resourceVersion` in the patch makes a race a 409. */
-  patchNode(name: string, patch: NodePatch): Promise<V1Node>;
-  /** Merge patch of the status subresource (a list in it replaces the whole list). */
-  patchNodeStatus(name: string, patch: { status: { addresses: NodeAddress[] } }): Promise<V1Node>;
 }
 
 /** What the node controller needs. */
@@ -80,7 +66,6 @@ export interface NodeControllerOptions {
 
 /** Default `--node-status-update-frequency`. */
 export const DEFAULT_STATUS_UPDATE_FREQUENCY_MS = 300_000;
-const MAX_CONFLICT_RETRIES = 3;
 
 /** What a cloud-node controller remembers between reconciles of its Nodes. */
 export interface NodeMemory {
@@ -88,55 +73,6 @@ export interface NodeMemory {
   pacer: RefreshPacer;
   /** This controller's writes the informer has not shown yet. */
   written: OwnWrites<V1Node>;
-}
-
-/** What `applyPlan` did: the Node as the apiserver last showed it, and the versions it had before. */
-interface Applied {
-  latest: V1Node;
-  older: string[];
-  /** Something was written. */
-  changed: boolean;
-  /** A written patch removed the uninitialised taint (this reconcile initialised the Node). */
-  untainted: boolean;
-}
-
-/**
- * Writes what `planNodeUpdate` asks for: the addresses first (a Node is never untainted without them), then
- * metadata and spec, planned again from the status write's answer so that its resourceVersion precondition
- * holds (planned from the older copy it could only meet a 409). A 409 re-reads the Node and plans again.
- */
-async function applyPlan(
-  deps: NodeControllerDeps,
-  node: V1Node,
-  target: { instance: LinodeInstance; vpcIpv4: readonly string[] },
-  options: NodeControllerOptions,
-): Promise<Applied> {
-  const name = node.metadata?.name ?? "";
-  const applied: Applied = { latest: node, older: [], changed: false, untainted: false };
-  const advance = (next: V1Node) => {
-    applied.older.push(applied.latest.metadata?.resourceVersion ?? "");
-    applied.latest = next;
-  };
-  for (let attempt = 0;; attempt++) {
-    try {
-      let plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
-      if (plan.addresses) {
-        advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
-        applied.changed = true;
-        plan = planNodeUpdate(applied.latest, target.instance, target.vpcIpv4, options);
-      }
-      if (plan.patch) {
-        advance(await deps.writer.patchNode(name, plan.patch));
-        applied.changed = true;
-        applied.untainted ||= plan.patch.spec?.taints !== undefined;
-      }
-      return applied;
-    } catch (error) {
-      if (!isConflict(error) || attempt >= MAX_CONFLICT_RETRIES) throw error;
-      deps.log.debug("node {node} changed while updating it, re-planning", { node: name });
-      advance(await deps.writer.getNode(name));
-    }
-  }
 }
 
 /** The Linode of `node`: a new Node's lookup may force a refresh; an initialised one reads the cache as it is. */
@@ -187,9 +123,9 @@ export async function reconcileNode(
     throw new Error(`Cannot find the Linode of node ${name}`);
   }
   const linodeId = found.instance.id;
-  const target = { instance: found.instance, vpcIpv4: index.vpcIpv4(linodeId) };
+  const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
-  const update = planNodeUpdate(node, target.instance, target.vpcIpv4, options);
+  const update = planNodeUpdate(node, target.instance, target.vpc, options);
   const action = nodeUpdateAction(node, update);
   if (action && plan.hold(action)) return update;
   const applied = await applyPlan(deps, node, target, options);
@@ -217,23 +153,16 @@ function nodesOfLinodes(nodes: readonly V1Node[], ids: ReadonlySet<number>): str
   }).map((n) => n.metadata?.name ?? "");
 }
 
-async function resyncLoop(
-  deps: NodeControllerDeps,
-  queue: WorkQueue<string>,
-  periodMs: number,
-  signal: AbortSignal,
-) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(periodMs, signal);
-      // One listing per period (when no other loop refreshed within the TTL); changes enqueue their Nodes.
-      await deps.instances.view();
-    } catch (error) {
-      if (isAbort(error, signal) || signal.aborted) return;
-      deps.log.warning("node status refresh failed: {error}", { error: String(error) });
-    }
-    for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
+/** The resync's keys: every Node, after one listing per period (when no other loop refreshed within the TTL). */
+async function refreshedNodeNames(deps: NodeControllerDeps, signal: AbortSignal): Promise<string[]> {
+  try {
+    // Changes the listing finds enqueue their Nodes at once (`instances.onChange`).
+    await deps.instances.view();
+  } catch (error) {
+    if (isAbort(error, signal) || signal.aborted) throw error;
+    deps.log.warning("node status refresh failed: {error}", { error: String(error) });
   }
+  return deps.nodes.list().map((n) => n.metadata?.name ?? "");
 }
 
 /** The `cloud-node` controller: informer and cache events enqueue Node names; workers reconcile them. */
@@ -269,6 +198,7 @@ export function startNodeController(
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
+      const keys = () => refreshedNodeNames(deps, signal);
       try {
         await Promise.all([
           runWorkers(queue, {
@@ -287,7 +217,7 @@ export function startNodeController(
                 },
               ),
           }),
-          resyncLoop(deps, queue, periodMs, signal),
+          runResync(queue, { clock: deps.clock, periodMs, signal, keys }),
         ]);
       } finally {
         offNodes();
@@ -295,15 +225,5 @@ export function startNodeController(
         queue.shutDown();
       }
     },
-  };
-}
-
-/** The Node writes of both controllers over client-node: merge patches and preconditioned deletes, fenced. */
-export function kubeNodeWriter(core: CoreV1Api): NodeWriter & LifecycleDeps["writer"] {
-  return {
-    getNode: (name) => core.readNode({ name }),
-    patchNode: (name, patch) => mergePatchNode(core, name, { ...patch }),
-    patchNodeStatus: (name, patch) => mergePatchNodeStatus(core, name, { ...patch }),
-    deleteNode: (name, preconditions) => deleteNode(core, name, { preconditions }),
   };
 }

@@ -99,17 +99,24 @@ export async function lookupNewNode(
   let snap = await instances.view();
   let found = findInstance(node, snap.data);
   if (!found) {
-    if (!pacer.predates(snap.ageMs, firstSeen)) return { index: snap.data };
-    // Newer than the listing: its own Linode first (one call), a listing only when that finds nothing.
+    // With VPCs configured a Linode counts only once it has a VPC address, so old VPC data hides it too.
+    const listOld = pacer.predates(snap.ageMs, firstSeen);
+    const vpcOld = predates(pacer, instances.vpcAgeMs(), firstSeen);
+    if (!listOld && !vpcOld) return { index: snap.data };
+    // Newer than the data: its own Linode (and, with VPCs, its interfaces) first; a listing only when that
+    // read had no key to go by.
     const id = parseProviderId(node.spec?.providerID);
     await instances.fetch(id === undefined ? { label: name } : { id });
     snap = await instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
     found = findInstance(node, snap.data);
-    if (!found && id === undefined) found = await forcedListing(instances, pacer, node, firstSeen);
+    if (!found && id === undefined) {
+      found = await forcedListing(instances, pacer, node, { firstSeen, listOld, vpcOld });
+    }
     if (!found) return { index: snap.data };
   }
   const vpcAgeMs = instances.vpcAgeMs();
-  if (snap.data.vpcIpv4(found.instance.id).length > 0 || vpcAgeMs === undefined) {
+  const vpc = snap.data.vpcAddresses(found.instance.id);
+  if (vpc.ipv4.length + vpc.ipv6.length > 0 || vpcAgeMs === undefined) {
     return { found, index: snap.data };
   }
   if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };
@@ -119,15 +126,30 @@ export async function lookupNewNode(
   return { found: findInstance(node, fresh.data) ?? found, index: fresh.data };
 }
 
-/** The last resort for a Node matched by IP only: a listing of every Linode, paced. */
-async function forcedListing(instances: NodeInstances, pacer: RefreshPacer, node: V1Node, firstSeen: number) {
+/** The last resort for a Node matched by IP only: a listing of every Linode (and VPC address), paced. */
+async function forcedListing(
+  instances: NodeInstances,
+  pacer: RefreshPacer,
+  node: V1Node,
+  old: { firstSeen: number; listOld: boolean; vpcOld: boolean },
+) {
   const name = node.metadata?.name ?? "";
-  pacer.claim("instances", name);
-  const snap = await instances.view({ maxAgeMs: 0 });
+  const { firstSeen, listOld, vpcOld } = old;
+  if (listOld) pacer.claim("instances", name);
+  if (vpcOld) pacer.claim("vpc", name);
+  const snap = await instances.view({
+    ...(listOld ? { maxAgeMs: 0 } : {}),
+    ...(vpcOld ? { vpcMaxAgeMs: 0 } : {}),
+  });
   const found = findInstance(node, snap.data);
-  if (!found && pacer.predates(snap.ageMs, firstSeen)) {
+  const failed = pacer.predates(snap.ageMs, firstSeen) || predates(pacer, instances.vpcAgeMs(), firstSeen);
+  if (!found && failed) {
     // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
     throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
   }
   return found;
+}
+
+function predates(pacer: RefreshPacer, ageMs: number | undefined, firstSeen: number): boolean {
+  return ageMs !== undefined && pacer.predates(ageMs, firstSeen);
 }

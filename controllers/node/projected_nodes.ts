@@ -1,6 +1,6 @@
 /**
- * The Nodes as they would be once the `cloud-node` updates held in dry run were written, for the controllers
- * that decide from Nodes (route, service). So the plan shows what an initialisation leads to (the new Node's
+ * The Nodes as they would be once the `cloud-node` updates (and node IPAM's pod CIDRs) held in dry run were
+ * written, for the controllers that decide from Nodes (route, service). So the plan shows what an initialisation leads to (the new Node's
  * route, its backends on every NodeBalancer), as a normal run would do it once the Node is initialised.
  * A held update is kept as the plan that made it and applied to the newest copy of the Node on every read,
  * so a kubelet heartbeat neither drops nor repeats it.
@@ -38,13 +38,18 @@ export function projectNode(node: V1Node, plan: NodeUpdatePlan): V1Node {
 export class ProjectedNodes implements NodeSource {
   readonly #source: NodeSource;
   readonly #plans = new Map<string, NodeUpdatePlan>();
+  /** Pod CIDRs node IPAM holds for Nodes without any (dry run). */
+  readonly #podCidrs = new Map<string, readonly string[]>();
   readonly #handlers = new Set<Handler>();
 
   constructor(source: NodeSource) {
     this.#source = source;
     source.onChange((kind, node, old) => {
       const name = node.metadata?.name ?? "";
-      if (kind === "delete") this.#plans.delete(name);
+      if (kind === "delete") {
+        this.#plans.delete(name);
+        this.#podCidrs.delete(name);
+      }
       const view = (n: V1Node | undefined) => n && kind !== "delete" ? this.#apply(n) : n;
       this.#emit(kind, view(node) ?? node, view(old));
     });
@@ -58,6 +63,16 @@ export class ProjectedNodes implements NodeSource {
     const old = node && this.#apply(node);
     if (plan) this.#plans.set(name, plan);
     else this.#plans.delete(name);
+    if (node && old) this.#emit("update", this.#apply(node), old);
+  }
+
+  /** Sets the pod CIDRs node IPAM holds for a Node (undefined: none); readers see an update event. */
+  projectPodCidrs(name: string, cidrs: readonly string[] | undefined): void {
+    if (JSON.stringify(this.#podCidrs.get(name)) === JSON.stringify(cidrs)) return;
+    const node = this.#source.get(name);
+    const old = node && this.#apply(node);
+    if (cidrs) this.#podCidrs.set(name, [...cidrs]);
+    else this.#podCidrs.delete(name);
     if (node && old) this.#emit("update", this.#apply(node), old);
   }
 
@@ -76,8 +91,14 @@ export class ProjectedNodes implements NodeSource {
   }
 
   #apply(node: V1Node): V1Node {
-    const plan = this.#plans.get(node.metadata?.name ?? "");
-    return plan ? projectNode(node, plan) : node;
+    const name = node.metadata?.name ?? "";
+    const plan = this.#plans.get(name);
+    const projected = plan ? projectNode(node, plan) : node;
+    const cidrs = this.#podCidrs.get(name);
+    if (!cidrs?.length || projected.spec?.podCIDRs?.length || projected.spec?.podCIDR) return projected;
+    const out = projected === node ? structuredClone(node) : projected;
+    out.spec = { ...out.spec, podCIDR: cidrs[0], podCIDRs: [...cidrs] };
+    return out;
   }
 
   #emit(kind: "add" | "update" | "delete", node: V1Node, old?: V1Node): void {

@@ -75,3 +75,22 @@ Deno.test("ProjectedNodes keeps a held update across the Node's own updates, and
   assert.equal(view.get("n1")?.spec?.providerID, undefined);
   assert.deepEqual(seen, ["1 linode://7", "2 linode://7", "2 undefined"]);
 });
+
+Deno.test("ProjectedNodes shows node IPAM's held pod CIDRs until the Node has its own, without touching the source", () => {
+  const src = source(kubeletNode("n1"));
+  const view = new ProjectedNodes(src);
+  const events: (string[] | undefined)[] = [];
+  view.onChange((_kind, node) => events.push(node.spec?.podCIDRs));
+  view.projectPodCidrs("n1", ["10.192.0.0/24"]);
+  view.projectPodCidrs("n1", ["10.192.0.0/24"]);
+  assert.deepEqual([view.get("n1")?.spec?.podCIDR, view.get("n1")?.spec?.podCIDRs], ["10.192.0.0/24", [
+    "10.192.0.0/24",
+  ]]);
+  assert.equal(src.get("n1")?.spec?.podCIDRs, undefined, "the informer's copy is never changed");
+  const own = kubeletNode("n1", "2");
+  own.spec = { ...own.spec, podCIDR: "10.192.5.0/24", podCIDRs: ["10.192.5.0/24"] };
+  src.put(own);
+  assert.deepEqual(view.get("n1")?.spec?.podCIDRs, ["10.192.5.0/24"], "a Node's own pod CIDRs win");
+  view.projectPodCidrs("n1", undefined);
+  assert.deepEqual(events, [["10.192.0.0/24"], ["10.192.5.0/24"], ["10.192.5.0/24"]]);
+});

@@ -4,11 +4,11 @@
  * queue's, 1 s doubling to 5 min) when a pass fails.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
-import { isAbort } from "../../common/clock.ts";
 import { strategicPatchNodeStatus } from "../../kube/patch.ts";
 import type { LinodeClient } from "../../linode/client.ts";
 import { runWorkers } from "../loop/run_queue.ts";
 import { runWithin } from "../loop/plan.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { parseProviderId } from "../provider_id.ts";
 import type { NodeConditionWriter } from "./report.ts";
@@ -60,19 +60,6 @@ function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>
   });
 }
 
-async function resyncLoop(deps: RouteDeps, queue: WorkQueue<string>, periodMs: number, signal: AbortSignal) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(periodMs, signal);
-    } catch (error) {
-      if (isAbort(error, signal) || signal.aborted) return;
-      throw error;
-    }
-    // A pass that failed waits for its backoff; the resync must not cut it short.
-    if (queue.numRequeues(ROUTES_KEY) === 0) queue.add(ROUTES_KEY);
-  }
-}
-
 /** The `route` controller: runs until the signal aborts. */
 export function startRouteController(
   deps: RouteDeps,
@@ -106,7 +93,14 @@ export function startRouteController(
               if (result.retryInMs !== undefined) queue.addAfter(key, Math.max(1, result.retryInMs));
             },
           }),
-          resyncLoop(deps, queue, options.resyncMs ?? DEFAULT_RESYNC_MS, signal),
+          // A pass that failed waits for its backoff; the resync must not cut it short.
+          runResync(queue, {
+            clock: deps.clock,
+            periodMs: options.resyncMs ?? DEFAULT_RESYNC_MS,
+            signal,
+            keys: () => [ROUTES_KEY],
+            keepBackoff: true,
+          }),
         ]);
       } finally {
         offNodes();

@@ -6,10 +6,23 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { isNotFound } from "../../linode/errors.ts";
 import { objectKey } from "../../kube/keys.ts";
-import { AnnotatedNodeBalancerMissingError, findNodeBalancer } from "./nodebalancer/find.ts";
+import {
+  AnnotatedNodeBalancerMissingError,
+  findNodeBalancer,
+  NodeBalancerNotOwnedError,
+} from "./nodebalancer/find.ts";
 import { releaseManaged } from "./firewall/reconcile.ts";
 import { lifecycleOf } from "./planner.ts";
-import { LB_FINALIZER, note, ownershipTagOf, scopeOf, type SyncContext, type SyncDeps } from "./sync.ts";
+import {
+  LB_FINALIZER,
+  note,
+  ownerContextOf,
+  ownershipTagOf,
+  scopeOf,
+  type SyncContext,
+  type SyncDeps,
+  warnOnce,
+} from "./sync.ts";
 import { finalizerAction, nodeBalancerTarget, releaseAction, statusAction } from "./plan_actions.ts";
 
 async function findForCleanup(
@@ -18,12 +31,21 @@ async function findForCleanup(
   nodeBalancerId: number | null,
   ctx: SyncContext,
 ) {
-  const rules = { nodeBalancerId: nodeBalancerId ?? undefined, ownershipTag: ownershipTagOf(deps, svc) };
+  const rules = {
+    nodeBalancerId: nodeBalancerId ?? undefined,
+    ownershipTag: ownershipTagOf(deps, svc),
+    owner: await ownerContextOf(deps, svc),
+  };
   try {
     return await findNodeBalancer(deps, svc, rules, ctx);
   } catch (e) {
     // The annotated NodeBalancer is gone already: nothing to delete.
     if (e instanceof AnnotatedNodeBalancerMissingError) return undefined;
+    // Not ours to delete: left as it is, and the Service may go (its finalizer is released).
+    if (e instanceof NodeBalancerNotOwnedError) {
+      warnOnce(deps, svc, "LoadBalancerNotOwned", e.message);
+      return undefined;
+    }
     throw e;
   }
 }

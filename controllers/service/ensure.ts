@@ -10,10 +10,13 @@ import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
 import { applyActions, createNodeBalancer, planFingerprint } from "./nodebalancer/apply.ts";
 import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
-import type { CurrentNodeBalancer, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
+import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
 import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
+import { backendFamilyOf } from "./nodebalancer/backends.ts";
+import { markHostsUpdate } from "./failures.ts";
+import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
   createAction,
@@ -28,12 +31,16 @@ import {
   hasFinalizer,
   LB_FINALIZER,
   note,
+  ownerContextOf,
   ownershipTagOf,
   scopeOf,
   type SyncContext,
   type SyncDeps,
   warnOnce,
 } from "./sync.ts";
+
+/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/lenient.ts). */
+export const LENIENT_REASON = "InvalidAnnotationValue";
 
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
 
@@ -47,6 +54,13 @@ async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext)
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
   const warnings = plan.warnings.map((w) => `${w.key}: ${w.message}`).join("; ");
   warnOnce(deps, svc, "AnnotationWarning", warnings);
+  const lenient = plan.lenient.map((l) => l.message).join("; ");
+  warnOnce(
+    deps,
+    svc,
+    LENIENT_REASON,
+    lenient && `Invalid annotation read as the Go CCM reads it: ${lenient}`,
+  );
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
   warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
   const unreadable = plan.unreadableCertificates.join(", ");
@@ -57,6 +71,23 @@ function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): v
     unreadable &&
       `No readable PEM certificate in tls.crt of Secret ${unreadable}: a NodeBalancer keeps its current one`,
   );
+}
+
+/**
+ * What differs but cannot change in place: the reserved IPv4 under the Go CCM's reason (operators alert on
+ * `NodeBalancerIPChangeIgnored`), the rest (type, frontend subnet) together.
+ */
+function reportImmutable(deps: SyncDeps, svc: V1Service, nbId: number, immutable: readonly FieldChange[]) {
+  const ipv4 = immutable.find((c) => c.field === "ipv4");
+  const rest = immutable.filter((c) => c !== ipv4);
+  const ipText = ipv4
+    ? `reserved-ipv4 is ${ipv4.new}, but NodeBalancer ${nbId} keeps ${ipv4.old}: the API cannot change its IPv4 after creation`
+    : "";
+  warnOnce(deps, svc, "NodeBalancerIPChangeIgnored", ipText);
+  const restText = rest.length
+    ? `NodeBalancer ${nbId} keeps ${formatChanges(rest)}: the API cannot change these in place`
+    : "";
+  warnOnce(deps, svc, "LoadBalancerFieldImmutable", restText);
 }
 
 /** Creates the Service's NodeBalancer; undefined when the creation is held (dry run). */
@@ -80,6 +111,11 @@ async function createFor(
     if (fw.created) await deps.firewalls.delete(fw.created.id).catch(() => {});
     throw e;
   }
+}
+
+/** The Nodes behind the planned NodeBalancer, by name. */
+function hostsOf(plan: PlannedService): string[] {
+  return [...new Set(plan.desired.configs.flatMap((c) => c.nodes.map((n) => n.nodeName)))].sort();
 }
 
 async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<CurrentNodeBalancer> {
@@ -128,10 +164,7 @@ async function updateInPlace(
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
   const adopting = found.via === "status-ip" || found.via === "status-hostname";
   const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
-  const immutableText = immutable.length
-    ? `NodeBalancer ${nbId} keeps ${formatChanges(immutable)}: the API cannot change these in place`
-    : "";
-  warnOnce(deps, svc, "LoadBalancerFieldImmutable", immutableText);
+  reportImmutable(deps, svc, nbId, immutable);
   const fwChanges = firewallChanges(await deps.cache.details.firewalls(nbId), plan.desired.firewall, tag);
   if (actions.length || fwChanges.length) {
     const kind = adopting
@@ -143,7 +176,9 @@ async function updateInPlace(
     if (scopeOf(ctx).hold(updateAction(svc, nbId, update))) return found.nb;
   }
   if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  await applyActions(deps, nbId, actions);
+  await applyActions(deps, nbId, actions).catch((err) => {
+    throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
+  });
   const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
@@ -184,6 +219,7 @@ async function releaseSwitchedFrom(
   const tag = ownershipTagOf(deps, svc);
   const old = findByStatus(svc, (await deps.cache.list({ maxAgeMs: Infinity })).data)?.nb;
   if (!old || old.id === nb.id || !old.tags.includes(tag)) return;
+  if (ownershipOf(old.tags, await ownerContextOf(deps, svc)).kind !== "this-service") return;
   const preserve = plan.spec.preserve;
   const changes = [{ field: "replaced by", old: null, new: nodeBalancerTarget(nb.id) }];
   if (scopeOf(ctx).hold(releaseAction(svc, old.id, { preserve, changes }))) return;
@@ -206,20 +242,39 @@ async function releaseSwitchedFrom(
   note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
 }
 
+/**
+ * An unparsable `enable-ipv6-backends` (the Go CCM reads false) leaves an existing NodeBalancer's backends in
+ * the address family they have: planned again with it when it differs from the Go CCM's reading.
+ */
+async function keepBackendFamily(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  plan: PlannedService,
+): Promise<PlannedService> {
+  if (!plan.spec.keepsBackendFamily) return plan;
+  const configs = await deps.cache.details.configs(nb.id);
+  const ipv6Backends = backendFamilyOf(configs.flatMap((c) => c.nodes));
+  if (ipv6Backends === undefined || ipv6Backends === plan.spec.ipv6Backends) return plan;
+  return await planService(deps, svc, deps.nodes.list(), { ipv6Backends });
+}
+
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
 export async function ensureLoadBalancer(
   deps: SyncDeps,
   service: V1Service,
   ctx: SyncContext,
 ): Promise<void> {
-  const plan = await planService(deps, service, deps.nodes.list());
+  let plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service, ctx);
   const rules = {
     nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
     ownershipTag: ownershipTagOf(deps, svc),
+    owner: await ownerContextOf(deps, svc),
   };
   const found = await findNodeBalancer(deps, svc, rules, ctx);
+  if (found) plan = await keepBackendFamily(deps, service, found.nb, plan);
   const nb = found
     ? await updateFound(deps, svc, found, { plan, ctx })
     : await createFor(deps, svc, plan, ctx);

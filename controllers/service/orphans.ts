@@ -2,9 +2,11 @@
  * NodeBalancers of this cluster that no Service is tied to: left behind by a deleted cluster, or a Service
  * deleted while no CCM ran (a long-standing Go CCM complaint). They are listed on `/plan`. With
  * `--cleanup-orphaned-nodebalancers` they are deleted, but only one carrying this cluster's ownership tag (so
- * this CCM made or adopted it for a Service), seen orphaned on two checks in a row, on a listing and a
+ * this CCM made or adopted it for a Service) and this cluster's identity tag (`identity.ts`: another cluster
+ * with the same `--cluster-name` cannot carry it), seen orphaned on two checks in a row, on a listing and a
  * Service informer that can be trusted; never one any rule ties to a Service (ownership tag, status address
- * or hostname, `nodebalancer-id`), and never on doubt.
+ * or hostname, `nodebalancer-id`), never on doubt, never while the identity is unknown, and at most
+ * `MAX_DELETIONS_PER_CHECK` per check (a Warning says how many wait), so a mistake cannot empty an account.
  */
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
@@ -16,6 +18,9 @@ import type { NodeBalancerWrites } from "./nodebalancer/apply.ts";
 import { findByStatus } from "./nodebalancer/find.ts";
 import { type FirewallDeps, releaseManaged } from "./firewall/reconcile.ts";
 import { isOwnedByCluster, ownershipTag } from "./ownership.ts";
+import type { ClusterIdentity } from "./identity.ts";
+import { type EventSink, warnEvent } from "../../kube/events.ts";
+import { IDENTITY_NAMESPACE } from "./identity.ts";
 import { isNotFound } from "../../linode/errors.ts";
 import type { SyncDeps } from "./sync.ts";
 
@@ -23,8 +28,14 @@ import type { SyncDeps } from "./sync.ts";
 export type OrphanFate =
   | "deleting"
   | "kept: no ownership tag of this cluster"
+  | "kept: no identity tag of this cluster"
+  | "kept: cluster identity unknown"
   | "kept: --cleanup-orphaned-nodebalancers is off"
-  | "kept: waiting for a second check";
+  | "kept: waiting for a second check"
+  | "kept: deletion limit of this check reached";
+
+/** The most orphans one check deletes; the rest wait for the next check (an hour later). */
+export const MAX_DELETIONS_PER_CHECK = 3;
 
 /** A NodeBalancer of this cluster that no Service is tied to, as `/plan` lists it. */
 export interface OrphanedNodeBalancer {
@@ -33,7 +44,7 @@ export interface OrphanedNodeBalancer {
   readonly ipv4: string;
   readonly hostname: string | null;
   readonly tags: readonly string[];
-  /** Carries an ownership tag of this cluster: `--cleanup-orphaned-nodebalancers` may delete it. */
+  /** Carries an ownership tag and the identity tag of this cluster: `--cleanup-orphaned-nodebalancers` may delete it. */
   readonly owned: boolean;
   readonly fate: OrphanFate;
 }
@@ -65,10 +76,12 @@ export function findOrphans(
   nodeBalancers: readonly NodeBalancerSummary[],
   services: readonly V1Service[],
   clusterName: string,
+  clusterIdTag?: string,
 ): { orphans: NodeBalancerSummary[]; doubt: boolean } {
   const ties = serviceTies(services, clusterName);
   const ours = nodeBalancers.filter((nb) =>
-    (clusterName !== "" && nb.tags.includes(clusterName)) || isOwnedByCluster(nb.tags, clusterName)
+    (clusterName !== "" && nb.tags.includes(clusterName)) || isOwnedByCluster(nb.tags, clusterName) ||
+    (clusterIdTag !== undefined && nb.tags.includes(clusterIdTag))
   );
   const orphans = ours.filter((nb) =>
     !ties.ids.has(nb.id) && !nb.tags.some((t) => ties.tags.has(t)) &&
@@ -84,6 +97,10 @@ export interface OrphanDeps {
   firewalls: FirewallDeps["firewalls"];
   /** Every Service (any type), and whether the informer holds a complete, current list. */
   services: { list(): readonly V1Service[]; trusted(): boolean };
+  /** The cluster identity: without it nothing is deleted. */
+  identity: Pick<ClusterIdentity, "tag">;
+  /** Where the Warning about deletions left for later goes (on the `kube-system` Namespace). */
+  events?: EventSink;
   log: Logger;
   metrics: Registry;
 }
@@ -111,11 +128,17 @@ export class OrphanCheck {
 
   /** Lists NodeBalancers (cached within the TTL), finds the orphans and deletes those it may. */
   async check(deps: OrphanDeps, plan: PlanScope): Promise<void> {
+    const idTag = await deps.identity.tag().catch((e) => {
+      deps.log.warning("orphaned NodeBalancers are not cleaned up: {error}", {
+        error: String(e?.message ?? e),
+      });
+      return undefined;
+    });
     const snapshot = await deps.cache.list();
-    const found = findOrphans(snapshot.data, deps.services.list(), this.#o.clusterName);
+    const found = findOrphans(snapshot.data, deps.services.list(), this.#o.clusterName, idTag);
     const trusted = !snapshot.stale && !snapshot.suspicious && deps.services.trusted() && !found.doubt;
     const before = new Set(this.#last.map((o) => o.id));
-    this.#last = found.orphans.map((nb) => this.#describe(nb, before.has(nb.id)));
+    this.#last = this.#limit(deps, found.orphans.map((nb) => this.#describe(nb, before.has(nb.id), idTag)));
     const gauge = deps.metrics.gauge(
       "ccm_orphaned_nodebalancers",
       "NodeBalancers of this cluster no Service is tied to",
@@ -131,10 +154,40 @@ export class OrphanCheck {
     gauge.set(undefined, this.#last.length);
   }
 
-  #describe(nb: NodeBalancerSummary, seenBefore: boolean): OrphanedNodeBalancer {
-    const owned = isOwnedByCluster(nb.tags, this.#o.clusterName);
-    const fate: OrphanFate = !owned
+  /** Marks the deletions past the per-check limit as kept, with a Warning naming how many wait. */
+  #limit(deps: OrphanDeps, orphans: OrphanedNodeBalancer[]): OrphanedNodeBalancer[] {
+    let left = MAX_DELETIONS_PER_CHECK;
+    const out = orphans.map((o): OrphanedNodeBalancer =>
+      o.fate !== "deleting"
+        ? o
+        : left-- > 0
+        ? o
+        : { ...o, fate: "kept: deletion limit of this check reached" }
+    );
+    const waiting = out.filter((o) => o.fate === "kept: deletion limit of this check reached").length;
+    if (waiting > 0 && deps.events) {
+      warnEvent({ log: deps.log, events: deps.events }, {
+        ref: { kind: "Namespace", apiVersion: "v1", name: IDENTITY_NAMESPACE },
+        reason: "OrphanCleanupLimited",
+        message:
+          "{count} more orphaned NodeBalancers wait for later checks: at most {limit} are deleted per check",
+        props: { count: waiting, limit: MAX_DELETIONS_PER_CHECK },
+      });
+    } else if (waiting > 0) {
+      deps.log.warning("{count} more orphaned NodeBalancers wait for later checks", { count: waiting });
+    }
+    return out;
+  }
+
+  #describe(nb: NodeBalancerSummary, seenBefore: boolean, idTag: string | undefined): OrphanedNodeBalancer {
+    const owned = isOwnedByCluster(nb.tags, this.#o.clusterName) && idTag !== undefined &&
+      nb.tags.includes(idTag);
+    const fate: OrphanFate = !isOwnedByCluster(nb.tags, this.#o.clusterName)
       ? "kept: no ownership tag of this cluster"
+      : idTag === undefined
+      ? "kept: cluster identity unknown"
+      : !nb.tags.includes(idTag)
+      ? "kept: no identity tag of this cluster"
       : !this.#o.cleanup
       ? "kept: --cleanup-orphaned-nodebalancers is off"
       : !seenBefore
@@ -154,6 +207,7 @@ export class OrphanCheck {
     if (plan.hold({ action: "delete-orphaned-nodebalancer", object, changes })) return;
     // Its ownership tag names a Service that is gone: the firewall made for that Service goes with it.
     const tag = orphan.tags.find((t) => isOwnedByCluster([t], this.#o.clusterName)) ?? "";
+    if (tag === "") return;
     await releaseManaged(deps, orphan.id, tag);
     try {
       await deps.nodeBalancers.delete(orphan.id);

@@ -3,6 +3,7 @@
  * Service of one cluster. Both derive from the Service UID, never from the clock, so planning stays pure
  * and a retried create asks for the same label. Pure.
  */
+import { clusterTagsOf } from "./identity.ts";
 
 /** Shortest Linode tag (the API's `tags` entries hold 3 to 50 characters). */
 export const TAG_MIN_CHARS = 3;
@@ -78,13 +79,95 @@ export function nodeBalancerLabel(prefix: string, uid: string): string {
   return `${prefix}-${hex.slice(-12)}`;
 }
 
-/** The tags of a Service's NodeBalancer: cluster name (as the Go CCM), flag tags, annotation tags, ownership. */
+/**
+ * The tags of a Service's NodeBalancer: cluster name (as the Go CCM), flag tags, annotation tags, ownership,
+ * and the cluster identity tag (`identity.ts`) when known.
+ */
 export function nodeBalancerTags(
   clusterName: string,
   flagTags: readonly string[],
   annotationTags: readonly string[],
   uid: string,
+  clusterIdTag?: string,
 ): string[] {
-  const all = [clusterName, ...flagTags, ...annotationTags, ownershipTag(clusterName, uid)];
+  const all = [
+    clusterName,
+    ...flagTags,
+    ...annotationTags,
+    ownershipTag(clusterName, uid),
+    clusterIdTag ?? "",
+  ];
   return [...new Set(all.filter((t) => t !== ""))];
+}
+
+/**
+ * Whose a NodeBalancer is, as far as its tags prove it:
+ * - `this-service`: it carries this Service's ownership tag (and no other cluster's identity);
+ * - `untagged`: no ownership or identity tag at all, as the Go CCM leaves them: adopted, so the switch works;
+ * - `released`: this cluster's identity tag and no live Service's ownership tag (kept with `preserve`);
+ * - `foreign-cluster`: another cluster's identity tag, or, without ours, an ownership tag of another cluster name;
+ * - `other-service`: a live Service of this cluster owns it;
+ * - `ambiguous`: an ownership tag of this cluster name but no identity tag, and no live Service here owns it:
+ *   a cluster elsewhere with the same name may (the default name `kubernetes` is everyone's).
+ */
+export type Ownership =
+  | { readonly kind: "this-service" | "untagged" | "released" }
+  | { readonly kind: "foreign-cluster" | "other-service" | "ambiguous"; readonly tag: string };
+
+/** What judging a NodeBalancer's tags needs to know about this cluster and Service. */
+export interface OwnershipContext {
+  readonly clusterName: string;
+  /** This cluster's identity tag. */
+  readonly clusterIdTag: string;
+  /** The Service asking. */
+  readonly serviceUid: string;
+  /** True when a Service of this cluster has a UID starting with these 16 hex digits. */
+  isLiveService(uidPrefix: string): boolean;
+}
+
+/** Judges a NodeBalancer's tags; see `Ownership`. Pure. */
+export function ownershipOf(tags: readonly string[], ctx: OwnershipContext): Ownership {
+  const idTags = clusterTagsOf(tags);
+  const foreignId = idTags.find((t) => t !== ctx.clusterIdTag);
+  if (foreignId) return { kind: "foreign-cluster", tag: foreignId };
+  const ours = idTags.length > 0;
+  const owners = tags.flatMap((tag) => {
+    const parsed = parseOwnershipTag(tag);
+    return parsed ? [{ tag, ...parsed }] : [];
+  });
+  const part = clusterPart(ctx.clusterName);
+  // With our identity tag the cluster is proven, whatever name it had when tagged (`--cluster-name` changed).
+  const otherName = ours ? undefined : owners.find((o) => o.cluster !== part);
+  if (otherName) return { kind: "foreign-cluster", tag: otherName.tag };
+  const mine = uidHex(ctx.serviceUid).slice(0, UID_DIGITS);
+  if (owners.some((o) => o.uidPrefix === mine)) return { kind: "this-service" };
+  const live = owners.find((o) => ctx.isLiveService(o.uidPrefix));
+  if (live) return { kind: "other-service", tag: live.tag };
+  if (owners.length === 0) return { kind: ours ? "released" : "untagged" };
+  return ours ? { kind: "released" } : { kind: "ambiguous", tag: owners[0]?.tag ?? "" };
+}
+
+/** True when a Service may adopt, change and delete a NodeBalancer so judged. */
+export function isAdoptable(ownership: Ownership): boolean {
+  return ownership.kind === "this-service" || ownership.kind === "untagged" || ownership.kind === "released";
+}
+
+/** Why a NodeBalancer is left alone, for a Warning Event. */
+export function whyNotAdoptable(nbId: number, ownership: Ownership): string {
+  switch (ownership.kind) {
+    case "foreign-cluster":
+      return `NodeBalancer ${nbId} belongs to another cluster (tag ${ownership.tag}): it is neither adopted, changed nor deleted`;
+    case "other-service":
+      return `NodeBalancer ${nbId} belongs to another Service of this cluster (tag ${ownership.tag}): it is neither adopted, changed nor deleted`;
+    case "ambiguous":
+      return `NodeBalancer ${nbId} carries ownership tag ${ownership.tag} of a cluster with this name but no cluster identity: ` +
+        `it may be another cluster's, so it is neither adopted, changed nor deleted (remove that tag by hand to let this Service adopt it)`;
+    default:
+      return "";
+  }
+}
+
+/** The 16 hex digits of a Service UID kept in ownership tags. */
+export function uidPrefixOf(uid: string): string {
+  return uidHex(uid).slice(0, UID_DIGITS);
 }

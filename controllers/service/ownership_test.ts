@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
 import {
+  isAdoptable,
   isOwnedBy,
   isOwnedByCluster,
   nodeBalancerLabel,
   nodeBalancerTags,
+  type Ownership,
+  type OwnershipContext,
+  ownershipOf,
   ownershipTag,
   parseOwnershipTag,
+  uidPrefixOf,
+  whyNotAdoptable,
 } from "./ownership.ts";
 
 const UID = "0F1E2D3C-4B5A-4697-8877-665544332211";
@@ -66,5 +72,91 @@ Deno.test("nodeBalancerTags() keeps the Go CCM's order and drops an empty cluste
     "a-tag",
     "b-tag",
     "ccm-owner:/0f1e2d3c4b5a4697",
+  ]);
+});
+
+const ID_OURS = "ccm-cluster:" + "a".repeat(32);
+const ID_THEIRS = "ccm-cluster:" + "b".repeat(32);
+const OTHER_UID = "11111111-2222-4333-8444-555555555555";
+const GONE = "99999999-2222-4333-8444-555555555555";
+
+function ctx(live: string[] = []): OwnershipContext {
+  return {
+    clusterName: "kubernetes",
+    clusterIdTag: ID_OURS,
+    serviceUid: UID,
+    isLiveService: (prefix) => live.some((u) => uidPrefixOf(u) === prefix),
+  };
+}
+
+const OWNERSHIP: { name: string; tags: string[]; live?: string[]; want: Ownership["kind"] }[] = [
+  { name: "no tags at all (the Go CCM's)", tags: ["kubernetes", "prod"], want: "untagged" },
+  {
+    name: "this Service's tag and our identity",
+    tags: [ownershipTag("kubernetes", UID), ID_OURS],
+    want: "this-service",
+  },
+  {
+    name: "this Service's tag from before identities",
+    tags: [ownershipTag("kubernetes", UID)],
+    want: "this-service",
+  },
+  { name: "another cluster's identity", tags: [ID_THEIRS], want: "foreign-cluster" },
+  {
+    name: "our Service tag beside another cluster's identity",
+    tags: [ownershipTag("kubernetes", UID), ID_THEIRS],
+    want: "foreign-cluster",
+  },
+  {
+    name: "another cluster name's ownership tag",
+    tags: [ownershipTag("staging", GONE)],
+    want: "foreign-cluster",
+  },
+  {
+    name: "another name's tag, but our identity (the cluster was renamed)",
+    tags: [ownershipTag("staging", GONE), ID_OURS],
+    want: "released",
+  },
+  {
+    name: "a live Service's of this cluster",
+    tags: [ownershipTag("kubernetes", OTHER_UID), ID_OURS],
+    live: [OTHER_UID],
+    want: "other-service",
+  },
+  {
+    name: "a gone Service's with our identity (preserved)",
+    tags: [ownershipTag("kubernetes", GONE), ID_OURS],
+    want: "released",
+  },
+  { name: "our identity only (preserve dropped the Service tag)", tags: [ID_OURS], want: "released" },
+  {
+    name: "same cluster name, no identity, no live owner",
+    tags: [ownershipTag("kubernetes", GONE)],
+    want: "ambiguous",
+  },
+  {
+    name: "same cluster name, no identity, a live owner",
+    tags: [ownershipTag("kubernetes", OTHER_UID)],
+    live: [OTHER_UID],
+    want: "other-service",
+  },
+];
+
+for (const c of OWNERSHIP) {
+  Deno.test(`ownershipOf() ${c.name}: ${c.want}`, () => {
+    const got = ownershipOf(c.tags, ctx(c.live));
+    assert.equal(got.kind, c.want);
+    assert.equal(isAdoptable(got), ["this-service", "untagged", "released"].includes(c.want));
+    if (!isAdoptable(got)) {
+      assert.match(whyNotAdoptable(7, got), /^NodeBalancer 7 .*neither adopted, changed nor deleted/);
+    }
+  });
+}
+
+Deno.test("nodeBalancerTags() ends with the cluster identity tag when known", () => {
+  assert.deepEqual(nodeBalancerTags("kubernetes", [], [], UID, ID_OURS), [
+    "kubernetes",
+    ownershipTag("kubernetes", UID),
+    ID_OURS,
   ]);
 });

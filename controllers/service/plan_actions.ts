@@ -8,7 +8,8 @@ import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { FirewallState } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import type { ActionSpec, PlanChange } from "../loop/plan.ts";
-import type { DesiredFirewall, DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
+import type { DesiredFirewall } from "./firewall/rules.ts";
 import type { FieldChange } from "./nodebalancer/diff_types.ts";
 import { sameFirewallRules } from "./firewall/compare.ts";
 
@@ -108,10 +109,8 @@ export function firewallChanges(
     const only = attached.length === 1 && attached[0]?.id === firewall.firewallId;
     return only ? [] : [{ field: "firewalls", old: ids, new: [`firewall ${firewall.firewallId}`] }];
   }
-  if (firewall.kind === "none") {
-    const kept = attached.filter((f) => !f.tags.includes(ownershipTag)).map((f) => `firewall ${f.id}`);
-    return kept.length === ids.length ? [] : [{ field: "firewalls", old: ids, new: kept }];
-  }
+  // No firewall annotation: every attached firewall comes off, as the Go CCM does (see firewall/reconcile.ts).
+  if (firewall.kind === "none") return ids.length === 0 ? [] : [{ field: "firewalls", old: ids, new: [] }];
   const [fw] = attached;
   if (!fw || attached.length > 1) {
     return [{ field: "firewalls", old: ids, new: [`new firewall ${firewall.label}`] }];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
-import type { DesiredFirewall } from "./nodebalancer/desired.ts";
+import type { DesiredFirewall } from "./firewall/rules.ts";
 import { firewallChanges } from "./plan_actions.ts";
 
 const TAG = "ccm-owner:kubernetes/0f1e2d3c4b5a4697";
@@ -40,10 +40,17 @@ const CASES: { name: string; attached: Firewall[]; want: DesiredFirewall; change
     changes: ["firewalls"],
   },
   {
-    name: "nothing when no firewall is wanted and none of ours is attached",
-    attached: [fw(8)],
+    name: "nothing when no firewall is wanted and none is attached",
+    attached: [],
     want: { kind: "none" },
     changes: [],
+  },
+  {
+    // As the Go CCM: removing firewall-id detaches the firewall (never deletes it).
+    name: "detaching a user's firewall when none is wanted",
+    attached: [fw(8)],
+    want: { kind: "none" },
+    changes: ["firewalls"],
   },
   {
     name: "releasing our firewall when none is wanted",

@@ -6,8 +6,9 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/run_queue.ts";
-import { AnnotationReader, type AnnotationWarning } from "./annotations/values.ts";
-import { parseServiceAnnotations } from "./annotations/parse.ts";
+import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./annotations/values.ts";
+import { readNodeBalancerId } from "./annotations/lenient.ts";
+import { type CurrentNodeBalancerShape, parseServiceAnnotations } from "./annotations/parse.ts";
 import type { SkippedNode } from "./nodebalancer/backends.ts";
 import type { ServiceDefaults } from "./annotations/defaults.ts";
 import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
@@ -15,6 +16,7 @@ import { planNodeBalancer } from "./nodebalancer/plan.ts";
 import type { ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
 import type { TlsSecrets } from "./tls/secrets.ts";
+import type { ClusterIdentity } from "./identity.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
@@ -27,6 +29,8 @@ export class InvalidServiceError extends InvalidInputError {
 /** What planning reads besides the Service and the Nodes. */
 export interface PlannerDeps {
   defaults: ServiceDefaults;
+  /** The cluster identity: every planned NodeBalancer carries its tag. */
+  identity: Pick<ClusterIdentity, "tag">;
   subnets: Pick<SubnetResolver, "resolve">;
   tls: TlsSecrets;
 }
@@ -37,25 +41,33 @@ export interface PlannedService {
   readonly desired: DesiredNodeBalancer;
   readonly skippedNodes: readonly SkippedNode[];
   readonly warnings: readonly AnnotationWarning[];
+  /** Values read leniently (as the Go CCM reads them), each with what was used instead. */
+  readonly lenient: readonly LenientValue[];
   /** TLS Secrets whose `tls.crt` holds no readable certificate, named `ns/name`. */
   readonly unreadableCertificates: readonly string[];
 }
 
-/** Plans `svc` over `nodes`; throws `InvalidServiceError` naming every problem. */
+/**
+ * Plans `svc` over `nodes` (`current`: what its existing NodeBalancer shows, see `CurrentNodeBalancerShape`);
+ * throws `InvalidServiceError` naming every problem.
+ */
 export async function planService(
   deps: PlannerDeps,
   svc: V1Service,
   nodes: readonly V1Node[],
+  current: CurrentNodeBalancerShape = {},
 ): Promise<PlannedService> {
-  const parsed = parseServiceAnnotations(svc, deps.defaults);
+  const parsed = parseServiceAnnotations(svc, deps.defaults, current);
   if (!parsed.ok) throw new InvalidServiceError(parsed.errors);
   const spec = parsed.spec;
   const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;
   const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
   const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
-  const tls = deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const tls = await deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const clusterIdTag = await deps.identity.tag();
   const plan = planNodeBalancer(svc, spec, nodes, {
     defaults: deps.defaults,
+    clusterIdTag,
     backendSubnetId,
     frontendSubnetId,
     tls,
@@ -70,6 +82,7 @@ export async function planService(
     desired: plan.desired,
     skippedNodes: plan.skippedNodes,
     warnings: spec.warnings,
+    lenient: spec.lenient,
     unreadableCertificates,
   };
 }
@@ -83,13 +96,15 @@ export interface ServiceLifecycle {
 
 /**
  * `preserve`, `nodebalancer-id` and `retain-reserved-ipv4` alone, so a Service with some other bad annotation
- * can still go. A bad value of one of these three throws: guessing could delete what was to be kept.
+ * can still go. A bad `preserve` or `retain-reserved-ipv4` throws (the Go CCM reads false and deletes; here
+ * guessing could delete what was to be kept); a `nodebalancer-id` of 0 or not a number is ignored, as the Go
+ * CCM ignores it (the NodeBalancer is found by its ownership tag or status).
  */
 export function lifecycleOf(svc: V1Service): ServiceLifecycle {
   const reader = new AnnotationReader(svc.metadata?.annotations);
   const lifecycle = {
     preserve: reader.bool("preserve") ?? false,
-    nodeBalancerId: reader.id("nodebalancer-id") ?? null,
+    nodeBalancerId: readNodeBalancerId(reader),
     retainReservedIpv4: reader.bool("retain-reserved-ipv4") ?? true,
   };
   if (reader.errors.length) throw new InvalidServiceError(reader.errors);

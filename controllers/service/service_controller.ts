@@ -4,19 +4,20 @@
  * 5 min, as the upstream service controller. Every read of Linode state comes from the cache, so a resync
  * of unchanged Services costs no Linode call; a 429 slows every worker through the shared client.
  */
-import type { CoreV1Api, V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
+import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
-import { refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../server/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
+import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
+import { reportFailure } from "./failures.ts";
 import {
   hasFinalizer,
   needsCleanup,
@@ -26,7 +27,7 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
-import { type SecretLister, TlsSecrets } from "./tls/secrets.ts";
+import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -49,7 +50,8 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   services: ServiceLister;
   reservedIps?: ReservedIps;
   nodes: NodeLister;
-  secrets: SecretLister;
+  /** Reads the TLS Secrets Services name (one `get` each; nothing lists or watches Secrets). */
+  secrets: SecretReader;
   metrics: Registry;
   clock: Clock;
   /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
@@ -136,14 +138,14 @@ function isRelevant(svc: V1Service): boolean {
   return wantsLoadBalancer(svc) || hasFinalizer(svc);
 }
 
-/** The Node fields backends depend on: readiness, exclusion, deletion taint, addresses, Linode annotations. */
+/** The Node fields backends depend on: deletion, exclusion, deletion taint, addresses, Linode annotations. */
 export function nodeBackendFields(node: V1Node): string {
   const m = node.metadata ?? {};
   const annotations = Object.entries(m.annotations ?? {}).filter(([k]) => k.includes("linode"));
   return JSON.stringify([
     m.name,
     node.spec?.providerID,
-    node.status?.conditions?.find((c) => c.type === "Ready")?.status,
+    m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
     m.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"],
     (node.spec?.taints ?? []).map((t) => t.key).filter((k) => k === "ToBeDeletedByClusterAutoscaler"),
     node.status?.addresses,
@@ -151,8 +153,12 @@ export function nodeBackendFields(node: V1Node): string {
   ]);
 }
 
+function relevantKeys(deps: ServiceControllerDeps): string[] {
+  return deps.services.list().filter(isRelevant).map(objectKey);
+}
+
 function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
-  for (const svc of deps.services.list()) if (isRelevant(svc)) queue.add(objectKey(svc));
+  for (const key of relevantKeys(deps)) queue.add(key);
 }
 
 function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
@@ -165,30 +171,27 @@ function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
     enqueueAll(deps, queue);
   });
-  const offSecrets = deps.secrets.onChange((_kind, secret: V1Secret) => {
-    for (const key of tls.servicesUsing(objectKey(secret))) queue.add(key);
-  });
   return () => {
     offServices();
     offNodes();
-    offSecrets();
   };
 }
 
-async function resyncLoop(
+/** Reads the Secrets in use every `periodMs` and syncs the Services whose Secret changed. */
+async function secretRefreshLoop(
   deps: ServiceControllerDeps,
+  tls: TlsSecrets,
   queue: WorkQueue<string>,
-  periodMs: number,
   signal: AbortSignal,
 ) {
   while (!signal.aborted) {
     try {
-      await deps.clock.sleep(periodMs, signal);
+      await deps.clock.sleep(SECRET_REFRESH_MS, signal);
     } catch (e) {
       if (isAbort(e, signal) || signal.aborted) return;
       throw e;
     }
-    enqueueAll(deps, queue);
+    for (const key of await tls.refresh()) queue.add(key);
   }
 }
 
@@ -219,18 +222,6 @@ async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
   } catch (e) {
     deps.log.warning("orphaned NodeBalancer check failed: {error}", { error: describeError(e) });
   }
-}
-
-function reportFailure(deps: ServiceControllerDeps, key: string, error: unknown): void {
-  const svc = deps.services.get(key);
-  if (!svc || error instanceof ServiceChangedError) return;
-  const message = error instanceof Error ? error.message : String(error);
-  warnEvent(deps, {
-    ref: refFor(svc, "Service"),
-    reason: "SyncLoadBalancerFailed",
-    message: "Error syncing load balancer: {error}",
-    props: { service: key, error: message },
-  });
 }
 
 /** The `service` controller: run it for one leadership term. */
@@ -268,10 +259,18 @@ export function startServiceController(
                 { controller: "service", scope: key },
                 (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
               ),
-            onError: (key, error) => reportFailure(deps, key, error),
+            onError: (key, error) => {
+              if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
+            },
           }),
-          resyncLoop(deps, queue, SERVICE_RESYNC_MS, signal),
+          runResync(queue, {
+            clock: deps.clock,
+            periodMs: SERVICE_RESYNC_MS,
+            signal,
+            keys: () => relevantKeys(deps),
+          }),
           orphanLoop(deps, ORPHAN_CHECK_MS, signal),
+          secretRefreshLoop(deps, tls, queue, signal),
         ]);
       } finally {
         unwatch();

@@ -18,8 +18,14 @@ const CASES: { name: string; change: (n: V1Node) => void; enqueues: boolean }[] 
   },
   { name: "an unrelated label", change: (n) => n.metadata!.labels!["team"] = "a", enqueues: false },
   {
+    // Upstream keeps NotReady Nodes in load balancers, so a flapping Node is no reason to sync.
     name: "readiness",
     change: (n) => n.status?.conditions?.forEach((c) => c.status = "False"),
+    enqueues: false,
+  },
+  {
+    name: "a deletion timestamp",
+    change: (n) => n.metadata!.deletionTimestamp = new Date(1),
     enqueues: true,
   },
   {

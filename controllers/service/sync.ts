@@ -9,7 +9,7 @@ import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/event
 import { objectKey } from "../../kube/keys.ts";
 import type { ApplyDeps } from "./nodebalancer/apply.ts";
 import type { FirewallDeps } from "./firewall/reconcile.ts";
-import { ownershipTag } from "./ownership.ts";
+import { type OwnershipContext, ownershipTag, uidPrefixOf } from "./ownership.ts";
 import type { PlannerDeps } from "./planner.ts";
 import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
 
@@ -30,6 +30,8 @@ export interface SyncDeps extends PlannerDeps {
   firewalls: FirewallDeps["firewalls"];
   cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "forget" | "details">;
   nodes: { list(): readonly V1Node[] };
+  /** Every Service, to tell a NodeBalancer of a live Service from one left behind. */
+  services: { list(): readonly V1Service[] };
   writer: ServiceWriter;
   events: EventSink;
   log: Logger;
@@ -68,6 +70,21 @@ export function needsCleanup(svc: V1Service): boolean {
 /** The tag that marks the Service's NodeBalancer and managed firewall as its own. */
 export function ownershipTagOf(deps: Pick<SyncDeps, "defaults">, svc: V1Service): string {
   return ownershipTag(deps.defaults.clusterName, svc.metadata?.uid ?? "");
+}
+
+/** What judging a NodeBalancer's owner needs for `svc`; throws while the cluster identity is unknown. */
+export async function ownerContextOf(
+  deps: Pick<SyncDeps, "defaults" | "identity" | "services">,
+  svc: V1Service,
+): Promise<OwnershipContext> {
+  const clusterIdTag = await deps.identity.tag();
+  return {
+    clusterName: deps.defaults.clusterName,
+    clusterIdTag,
+    serviceUid: svc.metadata?.uid ?? "",
+    isLiveService: (prefix) =>
+      deps.services.list().some((s) => uidPrefixOf(s.metadata?.uid ?? "") === prefix),
+  };
 }
 
 /** A Normal Event on the Service and its `info` log line. */

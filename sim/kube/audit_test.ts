@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { AuditEntry } from "./audit.ts";
 import { startKubeSim } from "./server.ts";
-import { node, rejectsWith } from "./test_support.ts";
+import { node, rejectsWith } from "./testdata/test_support.ts";
 
 /** The RBAC attributes of requests, as compact strings. */
 function attributes(entries: readonly AuditEntry[]): string[] {

@@ -1,5 +1,5 @@
 /** Legacy (unaggregated) discovery documents and `/version`, which clients fall back to. */
-import { apiVersionOf, RESOURCE_VERBS, type ResourceDef, RESOURCES } from "./resources.ts";
+import { apiVersionOf, type ResourceDef, RESOURCES } from "./resources.ts";
 
 /** The Kubernetes version the emulator claims to be. */
 const SIM_VERSION = { major: "1", minor: "32", gitVersion: "v1.32.0-sim" };
@@ -60,7 +60,7 @@ function resourceEntries(def: ResourceDef): Record<string, unknown>[] {
     singularName: def.singular,
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: [...RESOURCE_VERBS],
+    verbs: [...def.verbs],
   };
   if (def.shortNames.length > 0) main.shortNames = [...def.shortNames];
   const entries = [main];

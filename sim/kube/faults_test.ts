@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ADD, DELETE, ERROR, makeInformer, UPDATE, type V1Node } from "@kubernetes/client-node";
 import { FakeClock } from "../../common/clock.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
-import { clientsFor, node, rejectsWith, waitFor } from "./test_support.ts";
+import { clientsFor, node, rejectsWith, waitFor } from "./testdata/test_support.ts";
 
 /** A started node informer that records callbacks by kind. */
 async function nodeInformer(kube: KubeSim) {

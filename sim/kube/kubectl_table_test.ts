@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
 import { kubeletNode, registerNode } from "../kubelet.ts";
-import { hasKubectl, type KubectlResult, openKubectl } from "./kubectl_support.ts";
+import { hasKubectl, type KubectlResult, openKubectl } from "./testdata/kubectl_support.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
 
 /** kubectl's table output as header names and rows of cells (tabwriter pads columns by at least 3 spaces). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { hasKubectl, openKubectl } from "./kubectl_support.ts";
+import { hasKubectl, openKubectl } from "./testdata/kubectl_support.ts";
 import { startKubeSim } from "./server.ts";
-import { node } from "./test_support.ts";
+import { node } from "./testdata/test_support.ts";
 
 const SERVICE = `apiVersion: v1
 kind: Service

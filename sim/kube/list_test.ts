@@ -5,7 +5,7 @@ import { parseRoute, type ResourceRoute } from "./routing.ts";
 import { startKubeSim } from "./server.ts";
 import { StatusError } from "./status.ts";
 import { KubeStore } from "./store.ts";
-import { clientsFor, node } from "./test_support.ts";
+import { clientsFor, node } from "./testdata/test_support.ts";
 
 Deno.test("listNode() pages with limit/continue over a consistent snapshot", async () => {
   await using kube = await startKubeSim();

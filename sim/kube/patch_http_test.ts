@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { startKubeSim } from "./server.ts";
-import { clientsFor, node, plain, rejectsWith } from "./test_support.ts";
+import { clientsFor, node, plain, rejectsWith } from "./testdata/test_support.ts";
 
 const MERGE = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 const STRATEGIC = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch);

@@ -45,6 +45,8 @@ export interface ResourceDef {
   readonly returnsDeleted: boolean;
   /** Fields a `fieldSelector` may use besides `metadata.name` and `metadata.namespace`. */
   readonly fields: readonly string[];
+  /** The verbs discovery lists: every verb, or `create` alone for the review resources. */
+  readonly verbs: readonly string[];
 }
 
 const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"] as const;
@@ -72,6 +74,7 @@ function def(
     createOnUpdate: false,
     returnsDeleted: false,
     fields: [],
+    verbs: VERBS,
     ...extra,
   };
 }
@@ -135,6 +138,12 @@ export const RESOURCES: readonly ResourceDef[] = [
   def("rbac.authorization.k8s.io", "v1", "roles", "Role"),
   def("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
   def("apps", "v1", "daemonsets", "DaemonSet", { status: true, shortNames: ["ds"] }),
+  // Create-only reviews (sim/kube/reviews.ts): the secure port's delegated authentication and authorisation.
+  def("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", { namespaced: false, verbs: ["create"] }),
+  def("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", {
+    namespaced: false,
+    verbs: ["create"],
+  }),
 ];
 
 /** Looks a resource up by its store key (`"nodes"`, `"events.k8s.io/events"`, `"coordination.k8s.io/leases"`). */

@@ -5,6 +5,7 @@ import { auditEntryOf, AuditLog } from "./audit.ts";
 import { Calls, type FaultRule, Faults } from "./faults.ts";
 import { handleResource, json } from "./handlers.ts";
 import { kubeconfigYaml } from "./kubeconfig.ts";
+import { handleReview, REVIEW_RESOURCES, SimIdentities } from "./reviews.ts";
 import { Listener } from "./listener.ts";
 import { handleMeta } from "./meta_routes.ts";
 import { parseRoute, verbOf } from "./routing.ts";
@@ -54,6 +55,11 @@ export class KubeSim {
   readonly calls: Calls;
   /** Every request with its RBAC attributes (verb, group, resource, subresource, namespace, name). */
   readonly audit: AuditLog = new AuditLog();
+  /**
+   * The tokens TokenReview authenticates: its own (a `system:masters` admin) and those a test adds. Only its own
+   * token may call the API itself.
+   */
+  readonly identities: SimIdentities = new SimIdentities();
   readonly #listener: Listener;
   readonly #watches: WatchHub;
   readonly #certs: SimCertificates | undefined;
@@ -67,6 +73,7 @@ export class KubeSim {
     certs: SimCertificates | undefined;
   }) {
     this.token = parts.token;
+    this.identities.add(parts.token, { username: "kube-sim-admin", groups: ["system:masters"] });
     this.store = parts.store;
     this.#watches = parts.watches;
     this.#listener = new Listener((req) => this.handle(req), parts.certs);
@@ -148,6 +155,13 @@ export class KubeSim {
       }
       if (req.headers.get("authorization") !== `Bearer ${this.token}`) {
         return json(failureStatus(401, "Unauthorized", "Unauthorized"), 401);
+      }
+      if (route.kind === "resource" && REVIEW_RESOURCES.has(route.def.key)) {
+        const body = req.method === "POST" ? await req.json().catch(() => undefined) : undefined;
+        return json(
+          handleReview({ store: this.store, identities: this.identities }, req.method, route, body),
+          201,
+        );
       }
       if (route.kind === "resource") {
         return await handleResource(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { CoreV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-node";
 import { startKubeSim } from "./server.ts";
-import { clientsFor, node, plain, rejectsWith } from "./test_support.ts";
+import { clientsFor, node, plain, rejectsWith } from "./testdata/test_support.ts";
 
 Deno.test("startKubeSim() serves objects with uid, creationTimestamp and a global resourceVersion", async () => {
   await using kube = await startKubeSim();

@@ -23,7 +23,7 @@ import {
 import type { Selector } from "./selectors.ts";
 import { alreadyExists, conflict, fieldError, forbidden, invalid, notFound } from "./status.ts";
 import { applyStrategicPatch } from "./strategic.ts";
-import { applyDefaults, checkFinalizersWhileDeleting, validateObject } from "./validate.ts";
+import { applyDefaults, checkFinalizersWhileDeleting, validateObject, validateUpdate } from "./validate.ts";
 
 /** The patch content types the emulator applies. */
 export type PatchType = "json" | "merge" | "strategic";
@@ -180,6 +180,7 @@ export class StoreCore {
     checkFinalizersWhileDeleting(def, next, old);
     applyDefaults(def, next, old, { services: () => this.objects(this.def("services")) });
     validateObject(def, next);
+    validateUpdate(def, next, old);
     if (specChanged(def, old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1;
     if (sameIgnoringVersion(old, next) || options.dryRun) return options.dryRun ? next : old;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {

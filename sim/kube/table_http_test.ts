@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
 import { kubeletNode, registerNode } from "../kubelet.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
-import { clientsFor } from "./test_support.ts";
+import { clientsFor } from "./testdata/test_support.ts";
 
 /** What kubectl get sends. */
 const TABLE =

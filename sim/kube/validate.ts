@@ -3,6 +3,7 @@ import { isRecord, type KubeObject, type ResourceDef } from "./resources.ts";
 import { badRequest, fieldError, invalid, type StatusCause } from "./status.ts";
 import { prepareService } from "./service_alloc.ts";
 import { immutableCauses, INSTALL_KIND_CAUSES, rbacNameCauses } from "./validate_rbac.ts";
+import { normalizePodCidrs, podCidrCauses, podCidrUpdateCauses } from "./node_spec.ts";
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -52,7 +53,7 @@ function nodeCauses(obj: KubeObject): StatusCause[] {
       causes.push(fieldError(`spec.taints[${i}].effect`, "NotSupported", undefined, t.effect));
     }
   });
-  return causes;
+  return [...causes, ...podCidrCauses(obj)];
 }
 
 function eventCauses(obj: KubeObject): StatusCause[] {
@@ -137,6 +138,9 @@ export function applyDefaults(
   ctx: DefaultingContext,
 ): void {
   switch (def.key) {
+    case "nodes":
+      normalizePodCidrs(obj);
+      break;
     case "secrets":
       encodeStringData(obj);
       break;
@@ -165,6 +169,12 @@ export function applyDefaults(
       }
       break;
   }
+}
+
+/** Update rules that compare the defaulted object with the stored one (a Node's pod CIDRs never change once set). */
+export function validateUpdate(def: ResourceDef, next: KubeObject, old: KubeObject): void {
+  const causes = def.kind === "Node" ? podCidrUpdateCauses(next, old) : [];
+  if (causes.length > 0) throw invalid(def, next.metadata.name ?? "", causes);
 }
 
 /** Upstream forbids new finalizers on an object that is being deleted, and changes to immutable fields. */

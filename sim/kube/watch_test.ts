@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { type KubernetesObject, Watch } from "@kubernetes/client-node";
 import { FakeClock } from "../../common/clock.ts";
 import { type KubeSim, startKubeSim } from "./server.ts";
-import { clientsFor, node, waitFor } from "./test_support.ts";
+import { clientsFor, node, waitFor } from "./testdata/test_support.ts";
 
 interface Seen {
   type: string;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLinode, getLinodes, getVPC } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, withSim } from "./test_client.ts";
+import { failure, withSim } from "./testdata/test_client.ts";
 
 async function admin(origin: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${origin}/__admin/${path}`, {

@@ -104,6 +104,10 @@ export function updateConfigInterface(
   if (rec.linode.interface_generation === "linode") throw linodeGenerationError();
   const iface = instances.interface(ids.linodeId, ids.configId, ids.ifaceId);
   checkFixed(iface, body);
+  if (body.ipv6 !== undefined && body.ipv6 !== null) {
+    // Not emulated over HTTP: seed VPC IPv6 with `world.addInstance({ vpc: { ipv6: true } })`.
+    throw fieldError("ipv6", "The emulator sets up VPC interface IPv6 only through its world");
+  }
   if (body.ipv4 !== undefined && body.ipv4 !== null && !isRecord(body.ipv4)) {
     throw fieldError("ipv4", "ipv4 must be an object");
   }

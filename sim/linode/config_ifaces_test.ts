@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getConfigInterface, getLinodeConfigs, getVPCIPs, updateConfigInterface } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 type Ids = readonly [linodeId: number, configId: number, ifaceId: number];
 

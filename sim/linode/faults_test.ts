@@ -3,7 +3,7 @@ import { getLinode, getLinodes, getVPCs, updateConfigInterface } from "@linode/a
 import { FakeClock } from "../../common/clock.ts";
 import { startLinodeSim } from "./server.ts";
 import { withRequestContext } from "../../linode/transport.ts";
-import { failure, oneSubnetVpc, settled, waitFor, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, settled, waitFor, withSim } from "./testdata/test_client.ts";
 
 Deno.test("faults.error() answers 500/502/503/504 for a count, then recovers", async () => {
   await using sim = await startLinodeSim();

@@ -18,7 +18,7 @@ import {
 } from "@linode/api-v4";
 import type { FirewallRules } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 const RULES = {
   inbound_policy: "DROP" as const,

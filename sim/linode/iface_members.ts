@@ -6,7 +6,8 @@ import type {
   SimPublicInterfaceData,
 } from "./instance_shape.ts";
 import { isPrivateIpv4 } from "./ip.ts";
-import type { VpcMember } from "./store_vpcs.ts";
+import type { VpcMember, VpcMemberIpv6 } from "./vpc_member.ts";
+import type { SimVpcIpv6 } from "./vpc_ipv6.ts";
 
 const NONE: readonly string[] = [];
 
@@ -92,6 +93,12 @@ export function publicData(addresses: readonly string[], slaac: string | null): 
   };
 }
 
+/** The member's IPv6 as the listings need it, read from the interface's `ipv6` object. */
+function memberIpv6(ipv6: SimVpcIpv6 | null | undefined): VpcMemberIpv6 | undefined {
+  const slaac = ipv6?.slaac[0];
+  return ipv6 && slaac ? { range: slaac.range, address: slaac.address, isPublic: ipv6.is_public } : undefined;
+}
+
 /** A config profile VPC interface as a subnet member; `active` is kept on the interface itself. */
 export function configMember(linode: SimLinode, configId: number, iface: SimInterface): VpcMember {
   return {
@@ -103,6 +110,7 @@ export function configMember(linode: SimLinode, configId: number, iface: SimInte
       active: iface.active,
       addresses: iface.ipv4?.vpc ? [{ address: iface.ipv4.vpc, nat_1_1: iface.ipv4.nat_1_1 ?? null }] : [],
       ranges: iface.ip_ranges ?? [],
+      ipv6: memberIpv6(iface.ipv6),
     }),
     ranges: () => iface.ip_ranges ?? NONE,
   };
@@ -122,6 +130,7 @@ export function linodeMember(linode: SimLinode, iface: SimLinodeInterface): VpcM
         nat_1_1: a.nat_1_1_address,
       })),
       ranges: (iface.vpc?.ipv4.ranges ?? []).map((r) => r.range),
+      ipv6: memberIpv6(iface.vpc?.ipv6),
     }),
     ranges: () => iface.vpc?.ipv4.ranges.length ? iface.vpc.ipv4.ranges.map((r) => r.range) : NONE,
   };

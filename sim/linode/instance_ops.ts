@@ -76,6 +76,11 @@ export function linodeIps(rec: InstanceRecord, vpcs: VpcStore): LinodeIpsBody {
     ...legacy,
     ...rec.interfaces.flatMap((i) => i.vpc ? vpcs.ipsOfInterface(i.vpc.subnet_id, i.id) : []),
   ];
+  const vpcIpv6 = [
+    ...rec.config.interfaces.filter((i) => i.purpose === "vpc" && i.subnet_id)
+      .flatMap((i) => vpcs.ipv6sOfInterface(i.subnet_id ?? 0, i.id)),
+    ...rec.interfaces.flatMap((i) => i.vpc ? vpcs.ipv6sOfInterface(i.vpc.subnet_id, i.id) : []),
+  ];
   const body: LinodeIpsBody = {
     ipv4: {
       public: v4.filter((ip) => !isPrivateIpv4(ip)).map((ip) => address(rec, ip, true)),
@@ -92,7 +97,7 @@ export function linodeIps(rec: InstanceRecord, vpcs: VpcStore): LinodeIpsBody {
       slaac: ipv6Address(rec, slaac, true),
       link_local: ipv6Address(rec, linkLocal, false),
       global: [],
-      vpc: [],
+      vpc: vpcIpv6,
     };
   }
   return body;

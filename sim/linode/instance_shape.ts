@@ -1,4 +1,5 @@
 /** Wire shapes of a Linode and its boot config, built with the API's defaults. */
+import type { SimVpcIpv6 } from "./vpc_ipv6.ts";
 import type { Config, ConfigInterfaceIPv4, Interface, Linode, LinodeSpecs } from "@linode/api-v4";
 
 /** Every status the API reports for an instance. */
@@ -38,7 +39,7 @@ export type SimLinode = Omit<Linode, "status" | "interface_generation"> & {
 export type SimInterface = Omit<Interface, "ipv4" | "ip_ranges" | "ipv6"> & {
   ipv4: ConfigInterfaceIPv4 | null;
   ip_ranges: string[] | null;
-  ipv6: null;
+  ipv6: SimVpcIpv6 | null;
 };
 
 /** A config profile whose interfaces are `SimInterface`s. */
@@ -52,6 +53,8 @@ export interface SimVpcInterfaceData {
     addresses: { address: string; primary: boolean; nat_1_1_address: string | null }[];
     ranges: { range: string }[];
   };
+  /** Only on an interface whose subnet has IPv6. */
+  ipv6?: SimVpcIpv6;
 }
 
 /** The `public` part of a Linode interface. */

@@ -6,11 +6,26 @@ import { ApiError, apiTime, type Body, fieldError, isRecord, notFound } from "./
 import { newLinodeInterface, publicData, publicIpv4s } from "./iface_members.ts";
 import type { SimLinodeInterface } from "./instance_shape.ts";
 import { applyVpcPart, changesAddresses, optObject } from "./linode_iface_vpc.ts";
-import type { InstanceRecord } from "./store_instances.ts";
-import type { World } from "./world.ts";
+import type { InstanceRecord, InstanceStore } from "./store_instances.ts";
+import type { FirewallStore } from "./store_firewalls.ts";
+import type { VpcStore } from "./store_vpcs.ts";
+import type { Ids } from "./ids.ts";
+import type { Clock } from "../../common/clock.ts";
 
 const KINDS = ["public", "vpc", "vlan"] as const;
 type Kind = typeof KINDS[number];
+
+/**
+ * The parts of the Linode world the interface operations use. `World` implements it; naming the parts here,
+ * not `World`, keeps `world.ts` (which updates interfaces) and this file out of an import circle.
+ */
+export interface IfaceWorld {
+  readonly instances: InstanceStore;
+  readonly firewallStore: FirewallStore;
+  readonly vpcs: VpcStore;
+  readonly ids: Ids;
+  readonly clock: Clock;
+}
 
 /**
  * The 400 for a Linode interface call on a Linode using config profile interfaces. The docs only say
@@ -24,7 +39,7 @@ export function legacyGenerationError(): ApiError {
 }
 
 /** The record of a Linode that uses Linode interfaces (404 when unknown, 400 on the other generation). */
-export function linodeGenRecord(world: World, linodeId: number): InstanceRecord {
+export function linodeGenRecord(world: IfaceWorld, linodeId: number): InstanceRecord {
   const rec = world.instances.require(linodeId);
   if (rec.linode.interface_generation !== "linode") throw legacyGenerationError();
   return rec;
@@ -141,7 +156,7 @@ function checkLimits(rec: InstanceRecord, kind: Kind, body: Body): void {
 }
 
 /** `POST /linode/instances/{id}/interfaces`. */
-export function createLinodeInterface(world: World, linodeId: number, body: Body): SimLinodeInterface {
+export function createLinodeInterface(world: IfaceWorld, linodeId: number, body: Body): SimLinodeInterface {
   const rec = linodeGenRecord(world, linodeId);
   requireOff(rec, "add");
   const kind = typeOfBody(body);
@@ -193,7 +208,7 @@ function updateVlan(iface: SimLinodeInterface, vlan: Body | undefined): void {
  * Network Helper on (the sim's only setting) addresses and `primary` need it powered off, as documented.
  */
 export function updateLinodeInterface(
-  world: World,
+  world: IfaceWorld,
   ids: { linodeId: number; ifaceId: number },
   body: Body,
 ): SimLinodeInterface {
@@ -232,7 +247,7 @@ export function updateLinodeInterface(
 }
 
 /** `DELETE /linode/instances/{id}/interfaces/{interfaceId}`: powered off only; frees its VPC addresses. */
-export function deleteLinodeInterface(world: World, ids: { linodeId: number; ifaceId: number }): void {
+export function deleteLinodeInterface(world: IfaceWorld, ids: { linodeId: number; ifaceId: number }): void {
   const rec = linodeGenRecord(world, ids.linodeId);
   const iface = linodeInterface(rec, ids.ifaceId);
   requireOff(rec, "delete");

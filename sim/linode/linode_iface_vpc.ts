@@ -136,10 +136,16 @@ export function applyVpcPart(
   vpc: Body,
 ): void {
   const current = iface.vpc;
+  if (vpc.ipv6 !== undefined && vpc.ipv6 !== null) {
+    // Not emulated over HTTP: seed VPC IPv6 with `world.addInstance({ vpc: { ipv6: true } })`.
+    throw fieldError("vpc.ipv6", "The emulator sets up VPC interface IPv6 only through its world");
+  }
   const plan = planVpc(vpcs, rec, current, vpc);
   const info = vpcs.subnetInfo(plan.subnetId);
   if (!info) throw new ApiError(500, [{ reason: "Subnet missing" }]);
-  if (current) vpcs.detach(current.subnet_id, iface.id);
+  // The IPv6 range stays with the interface while it stays in its subnet (a routed-range update).
+  const ipv6 = current?.subnet_id === plan.subnetId ? current.ipv6 : undefined;
+  if (current) vpcs.detach(current.subnet_id, iface.id, true);
   const keep = current?.ipv4.addresses.map((a) => ({ ...a, wanted: a.address }));
   try {
     const addresses = reserve(vpcs, plan, plan.addresses ?? keep ?? []);
@@ -149,7 +155,7 @@ export function applyVpcPart(
         ? current?.ipv4.ranges.map((r) => r.range) ?? []
         : checkRanges(vpcs, target, plan.ranges, (i) => `vpc.ipv4.ranges[${i}].range`);
       const ipv4 = { addresses, ranges: ranges.map((range) => ({ range })) };
-      iface.vpc = { vpc_id: info.vpcId, subnet_id: plan.subnetId, ipv4 };
+      iface.vpc = { vpc_id: info.vpcId, subnet_id: plan.subnetId, ipv4, ...(ipv6 ? { ipv6 } : {}) };
     } catch (e) {
       for (const a of addresses) vpcs.release(plan.subnetId, a.address);
       throw e;
@@ -158,6 +164,7 @@ export function applyVpcPart(
     if (current) restore(vpcs, rec, iface, current);
     throw e;
   }
+  if (current && !ipv6) vpcs.releaseIpv6(current.subnet_id, iface.id);
   vpcs.attach(plan.subnetId, linodeMember(rec.linode, iface));
 }
 

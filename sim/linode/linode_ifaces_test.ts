@@ -13,7 +13,7 @@ import {
 } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 /** The CAPL layout: one subnet 10.0.0.0/8 (plus `spare` in 172.16.0.0/24); a and b use Linode interfaces. */
 async function world() {

@@ -10,7 +10,7 @@ import {
   getLinodes,
 } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, oneSubnetVpc, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, withSim } from "./testdata/test_client.ts";
 
 Deno.test("getLinodes() lists instances with the API's fields", async () => {
   await using sim = await startLinodeSim();

@@ -7,7 +7,7 @@ import {
 } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 async function nodeBalancer(sim: LinodeSim, type = "common"): Promise<number> {
   const nb = await withSim(

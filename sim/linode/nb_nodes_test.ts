@@ -8,7 +8,7 @@ import {
 } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, oneSubnetVpc, rawCall, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, rawCall, withSim } from "./testdata/test_client.ts";
 
 type Node = Record<string, unknown> & { id: number };
 

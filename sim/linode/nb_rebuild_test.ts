@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getNodeBalancerConfigNodes, rebuildNodeBalancerConfig } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 Deno.test("rebuildNodeBalancerConfig() updates nodes sent with an id, creates the others and deletes the rest", async () => {
   await using sim = await startLinodeSim();

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getNodeBalancerConfigNodes, getNodeBalancerConfigs, getNodeBalancers } from "@linode/api-v4";
 import { goCcmCreateBody } from "./seed_nodebalancers.ts";
 import { startLinodeSim } from "./server.ts";
-import { oneSubnetVpc, withSim } from "./test_client.ts";
+import { oneSubnetVpc, withSim } from "./testdata/test_client.ts";
 
 Deno.test("world.addNodeBalancer() seeds a Go-CCM-made NodeBalancer at a given IP that the API then shows", async () => {
   await using sim = await startLinodeSim();

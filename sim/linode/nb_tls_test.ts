@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
-import { makeCert, sha1Fingerprint } from "./tls_fixture.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
+import { makeCert, sha1Fingerprint } from "./testdata/tls_fixture.ts";
 
 type Config = Record<string, unknown> & { id: number };
 

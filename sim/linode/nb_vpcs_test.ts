@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getNodeBalancerVPCConfigBeta, getNodeBalancerVPCConfigsBeta, getVPC } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, oneSubnetVpc, rawCall, withSim } from "./test_client.ts";
+import { failure, oneSubnetVpc, rawCall, withSim } from "./testdata/test_client.ts";
 
 function create(sim: LinodeSim, body: unknown) {
   return withSim(sim, () => rawCall("POST", "/nodebalancers", body)) as Promise<

@@ -10,7 +10,7 @@ import {
 } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 /** A node body as api-v4 takes it: address and port apart (it joins them as "ip:port"). */
 function node(label: string, address: string, port = 30080) {

@@ -3,7 +3,7 @@ import { getLinodes } from "@linode/api-v4";
 import type { Filter } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, withSim } from "./test_client.ts";
+import { failure, withSim } from "./testdata/test_client.ts";
 
 async function fleet(count: number): Promise<LinodeSim> {
   const sim = await startLinodeSim();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getProfile } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, withSim } from "./test_client.ts";
+import { failure, withSim } from "./testdata/test_client.ts";
 
 Deno.test("getProfile() answers the token's user on /v4 and /v4beta, and 401 without the token", async () => {
   await using sim = await startLinodeSim();

@@ -3,7 +3,7 @@ import { getNodeBalancers } from "@linode/api-v4";
 import { FakeClock } from "../../common/clock.ts";
 import { DOCUMENTED_RATE_LIMITS, isCollection } from "./rate_limit.ts";
 import { startLinodeSim } from "./server.ts";
-import { apiFetch, failure, withSim } from "./test_client.ts";
+import { apiFetch, failure, withSim } from "./testdata/test_client.ts";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 type ReservedIp = {
   address: string;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startLinodeSim } from "./server.ts";
-import { apiFetch, oneSubnetVpc } from "./test_client.ts";
+import { apiFetch, oneSubnetVpc } from "./testdata/test_client.ts";
 
 Deno.test("the NodeBalancer VPC and reserved IP routes are counted by route template", async () => {
   await using sim = await startLinodeSim();

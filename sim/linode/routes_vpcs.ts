@@ -54,4 +54,9 @@ export const VPC_ROUTES: readonly Route[] = [
     path: "vpcs/:id/ips",
     handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ips(vpcOr404(ctx).id), VPC_IP_FILTER_FIELDS),
   },
+  {
+    method: "GET",
+    path: "vpcs/:id/ipv6s",
+    handle: (ctx) => listResponse(ctx, ctx.world.vpcs.ipv6s(vpcOr404(ctx).id), VPC_IP_FILTER_FIELDS),
+  },
 ];

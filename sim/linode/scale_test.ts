@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLinodes, getVPCsIPs } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { oneSubnetVpc, withSim } from "./test_client.ts";
+import { oneSubnetVpc, withSim } from "./testdata/test_client.ts";
 
 Deno.test("getLinodes() lists 5,000 instances in ten pages of 500", async () => {
   await using sim = await startLinodeSim();

@@ -51,6 +51,8 @@ export interface GoCcmService {
   /** `backend_vpcs` subnet when the cluster runs in a VPC. */
   backendSubnetId?: number;
   type?: "common" | "premium";
+  /** `client_conn_throttle` (the Go CCM's code sends 0 without the annotation). */
+  throttle?: number;
 }
 
 /** The Go CCM pads node names shorter than 3 characters with "node-" and cuts them at 32. */
@@ -69,7 +71,7 @@ export function goCcmCreateBody(svc: GoCcmService): Body {
   return {
     label: svc.label,
     region: svc.region ?? "us-east",
-    client_conn_throttle: 0,
+    client_conn_throttle: svc.throttle ?? 0,
     tags: svc.tags ?? [],
     type: svc.type ?? "common",
     ...(svc.backendSubnetId === undefined ? {} : { backend_vpcs: [{ subnet_id: svc.backendSubnetId }] }),

@@ -1,9 +1,11 @@
 /** Linode instances, their boot config, and their interfaces of either generation. */
+import { type AddInstanceVpcIpv6, parseSlaacRequest, type SimVpcIpv6, vpcIpv6Part } from "./vpc_ipv6.ts";
 import type { Clock } from "../../common/clock.ts";
 import { apiTime, fieldError, notFound } from "./http.ts";
 import {
   configMember,
   linodeMember,
+  macOf,
   newLinodeInterface,
   publicConfigInterface,
   publicData,
@@ -23,7 +25,8 @@ import {
   type SimLinodeStatus,
 } from "./instance_shape.ts";
 import { formatIpv4 } from "./ip.ts";
-import type { VpcMember, VpcStore } from "./store_vpcs.ts";
+import type { VpcStore } from "./store_vpcs.ts";
+import type { VpcMember } from "./vpc_member.ts";
 import { checkRanges } from "./vpc_ranges.ts";
 
 /** Where `world.addInstance` attaches a Linode: its VPC interface's subnet, address, NAT and ranges. */
@@ -36,6 +39,11 @@ export interface AddInstanceVpc {
   nat1to1?: boolean;
   /** Routed ranges, validated as the API validates them. */
   ipRanges?: string[];
+  /**
+   * The interface's VPC IPv6: a SLAAC `/64` of the subnet's IPv6 range (`true`: the next free one, as
+   * `ipv6.slaac: [{range: "auto"}]`), in which the Linode takes its SLAAC address; the subnet must have one.
+   */
+  ipv6?: AddInstanceVpcIpv6;
 }
 
 /** Input of `world.addInstance`. */
@@ -103,6 +111,11 @@ export class InstanceStore {
     if (input.vpc && this.#vpcs.vpcOfSubnet(input.vpc.subnetId) !== input.vpc.vpcId) {
       throw fieldError("subnet_id", `Subnet ${input.vpc.subnetId} is not in VPC ${input.vpc.vpcId}`);
     }
+    // Checked before anything is allocated, so a refused IPv6 request leaves nothing behind.
+    if (input.vpc?.ipv6) {
+      const v6 = parseSlaacRequest(input.vpc.ipv6, "vpc.ipv6");
+      this.#vpcs.planIpv6(input.vpc.subnetId, "vpc.ipv6", v6.cidr);
+    }
     const seq = this.#seq;
     const now = apiTime(this.#clock.now());
     const slaac = input.ipv6 === undefined ? slaacOf(seq) : input.ipv6;
@@ -141,6 +154,7 @@ export class InstanceStore {
     const address = this.#vpcs.allocate(vpc.subnetId, vpc.ipv4, "vpc.ipv4");
     const iface = vpcConfigInterface(this.#ids.next("interface"), active, { ...vpc, address });
     if (vpc.nat1to1 && iface.ipv4) iface.ipv4.nat_1_1 = publicIpv4s(rec.linode)[0] ?? null;
+    if (vpc.ipv6) iface.ipv6 = this.#ipv6Of(vpc.subnetId, vpc.ipv6, iface.id);
     rec.config.interfaces = [publicConfigInterface(this.#ids.next("interface"), active), iface];
     this.#attachSeeded(vpc, configMember(rec.linode, rec.config.id, iface), (ranges) => {
       iface.ip_ranges = ranges;
@@ -164,10 +178,18 @@ export class InstanceStore {
         ipv4: { addresses: [{ address, primary: true, nat_1_1_address: nat }], ranges: [] },
       },
     });
+    if (vpc.ipv6 && iface.vpc) iface.vpc.ipv6 = this.#ipv6Of(vpc.subnetId, vpc.ipv6, iface.id);
     rec.interfaces.push(iface);
     this.#attachSeeded(vpc, linodeMember(rec.linode, iface), (ranges) => {
       if (iface.vpc) iface.vpc.ipv4.ranges = ranges.map((range) => ({ range }));
     });
+  }
+
+  /** The `ipv6` part of a seeded VPC interface: a SLAAC `/64` of its subnet's range. */
+  #ipv6Of(subnetId: number, request: Exclude<AddInstanceVpcIpv6, false>, interfaceId: number): SimVpcIpv6 {
+    const v6 = parseSlaacRequest(request, "vpc.ipv6");
+    const range = this.#vpcs.allocateIpv6(subnetId, interfaceId, "vpc.ipv6", v6.cidr);
+    return vpcIpv6Part(range, macOf(interfaceId), v6.isPublic);
   }
 
   /** Attaches a seeded interface, then applies its ranges with the API's rules (undone on a refusal). */

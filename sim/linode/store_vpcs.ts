@@ -3,6 +3,7 @@ import type { Subnet, VPC } from "@linode/api-v4";
 import type { Clock } from "../../common/clock.ts";
 import { ApiError, apiTime, fieldError } from "./http.ts";
 import type { Ids } from "./ids.ts";
+import type { VpcMember } from "./vpc_member.ts";
 import {
   type Cidr,
   cidrContains,
@@ -14,32 +15,9 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { memberEntries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
-
-/** One VPC address of an interface, with its 1:1 NAT address. */
-export interface VpcAddress {
-  address: string;
-  nat_1_1: string | null;
-}
-
-/** What the VPC listings need of an interface, read live from the interface object that owns it. */
-export interface VpcMemberState {
-  active: boolean;
-  addresses: readonly VpcAddress[];
-  ranges: readonly string[];
-}
-
-/** An interface attached to a subnet: a config profile interface or a Linode interface. */
-export interface VpcMember {
-  linodeId: number;
-  /** The config profile of a legacy interface; null for a Linode interface, as the API lists it. */
-  configId: number | null;
-  interfaceId: number;
-  region: string;
-  state(): VpcMemberState;
-  /** The routed ranges alone: cheap, as every address allocation reads them. */
-  ranges(): readonly string[];
-}
+import { type Cidr6, formatCidr6 } from "../../common/ipv6.ts";
+import { pickInterfaceRange, planVpcIpv6 } from "./vpc_ipv6.ts";
+import { memberEntries, memberIpv6Entries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 
 /** A subnet as the range rules see it. */
 export interface SubnetInfo {
@@ -54,6 +32,9 @@ interface SubnetState extends SubnetInfo {
   subnet: Subnet;
   used: Set<number>;
   members: Map<number, VpcMember>;
+  /** The subnet's IPv6 range, and the SLAAC `/64` of each interface holding one. */
+  ipv6?: Cidr6;
+  ipv6Used: Map<number, Cidr6>;
 }
 
 /** VPC and subnet labels: 1–64 ASCII letters, digits and dashes. */
@@ -104,6 +85,8 @@ export class VpcStore {
         throw fieldError(`subnets[${i}].ipv4`, "Subnet ranges must not overlap");
       }
     });
+    const taken = [...this.#vpcs.values()].flatMap((v) => v.ipv6 ?? []).map((r) => r.range ?? "");
+    const v6 = planVpcIpv6(input, taken);
     const id = this.#ids.next("vpc");
     const vpc: VPC = {
       id,
@@ -114,12 +97,14 @@ export class VpcStore {
       created: now,
       updated: now,
     };
-    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now)));
+    // Without IPv6 the key is left out (the API's shape for such VPCs is not documented).
+    if (v6.vpc) vpc.ipv6 = [{ range: formatCidr6(v6.vpc) }];
+    specs.forEach((s, i) => vpc.subnets.push(this.#addSubnet(vpc, s, cidrs[i] as Cidr, now, v6.subnets[i])));
     this.#vpcs.set(id, vpc);
     return this.get(id) as VPC;
   }
 
-  #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string): Subnet {
+  #addSubnet(vpc: VPC, spec: { label: string; ipv4: string }, cidr: Cidr, now: string, ipv6?: Cidr6): Subnet {
     const id = this.#ids.next("subnet");
     const subnet: Subnet = {
       id,
@@ -130,9 +115,35 @@ export class VpcStore {
       created: now,
       updated: now,
     };
+    if (ipv6) subnet.ipv6 = [{ range: formatCidr6(ipv6) }];
     const info = { id, vpcId: vpc.id, label: spec.label, region: vpc.region, cidr };
-    this.#subnets.set(id, { ...info, subnet, used: new Set(), members: new Map() });
+    this.#subnets.set(id, {
+      ...info,
+      subnet,
+      used: new Set(),
+      members: new Map(),
+      ipv6,
+      ipv6Used: new Map(),
+    });
     return subnet;
+  }
+
+  /**
+   * The SLAAC `/64` an interface would get in its subnet: `wanted` when it lies in the subnet's IPv6 range
+   * and is free, else the next free one. A 400 on `field` when the subnet has no IPv6 or none is left.
+   * Reserves nothing, so a caller checks before allocating anything else.
+   */
+  planIpv6(subnetId: number, field: string, wanted?: Cidr6): Cidr6 {
+    const state = this.#subnets.get(subnetId);
+    if (!state?.ipv6) throw fieldError(field, `Subnet ${subnetId} has no IPv6 range`);
+    return pickInterfaceRange(state.ipv6, [...state.ipv6Used.values()], field, wanted);
+  }
+
+  /** Gives an interface the SLAAC `/64` `planIpv6` chose (freed by `detach`); 400s as `planIpv6`. */
+  allocateIpv6(subnetId: number, interfaceId: number, field: string, wanted?: Cidr6): Cidr6 {
+    const range = this.planIpv6(subnetId, field, wanted);
+    this.#subnets.get(subnetId)?.ipv6Used.set(interfaceId, range);
+    return range;
   }
 
   /** The wire shape of one VPC, subnets listing their Linodes. */
@@ -283,13 +294,24 @@ export class VpcStore {
     this.#subnets.get(subnetId)?.members.set(member.interfaceId, member);
   }
 
-  /** Removes an interface from its subnet and frees its addresses. */
-  detach(subnetId: number, interfaceId: number): void {
+  /** Removes an interface from its subnet and frees its addresses (its IPv6 range too, unless `keepIpv6`). */
+  detach(subnetId: number, interfaceId: number, keepIpv6 = false): void {
     const state = this.#subnets.get(subnetId);
     const member = state?.members.get(interfaceId);
     if (!state || !member) return;
     for (const a of member.state().addresses) this.release(subnetId, a.address);
+    if (!keepIpv6) state.ipv6Used.delete(interfaceId);
     state.members.delete(interfaceId);
+  }
+
+  /** A subnet's IPv6 range, if it has one. */
+  subnetIpv6(subnetId: number): Cidr6 | undefined {
+    return this.#subnets.get(subnetId)?.ipv6;
+  }
+
+  /** Frees an interface's IPv6 range (it moved to another subnet). */
+  releaseIpv6(subnetId: number, interfaceId: number): void {
+    this.#subnets.get(subnetId)?.ipv6Used.delete(interfaceId);
   }
 
   /** Members in interface id order, which a re-attach (a moved address) does not change. */
@@ -308,11 +330,27 @@ export class VpcStore {
     return out;
   }
 
+  /** `GET /vpcs/{id}/ipv6s` entries: one per interface with a VPC IPv6 (SLAAC) address. */
+  ipv6s(vpcId: number): VpcIpEntry[] {
+    const out: VpcIpEntry[] = [];
+    for (const s of this.#subnets.values()) {
+      if (s.vpcId === vpcId) { for (const m of this.#sorted(s)) out.push(...memberIpv6Entries(s, m)); }
+    }
+    return out;
+  }
+
   /** VPC IP entries of one interface (for `GET /linode/instances/{id}/ips`). */
   ipsOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
     const state = this.#subnets.get(subnetId);
     const member = state?.members.get(interfaceId);
     return state && member ? memberEntries(state, member) : [];
+  }
+
+  /** VPC IPv6 entries of one interface (`ipv6.vpc` of `GET /linode/instances/{id}/ips`). */
+  ipv6sOfInterface(subnetId: number, interfaceId: number): VpcIpEntry[] {
+    const state = this.#subnets.get(subnetId);
+    const member = state?.members.get(interfaceId);
+    return state && member ? memberIpv6Entries(state, member) : [];
   }
 
   /** Forgets every VPC. */

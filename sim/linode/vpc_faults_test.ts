@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLinodeInterfaces, getVPCIPs, getVPCsIPs } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, settled, waitFor, withSim } from "./test_client.ts";
+import { failure, rawCall, settled, waitFor, withSim } from "./testdata/test_client.ts";
 
 async function world() {
   const sim = await startLinodeSim();

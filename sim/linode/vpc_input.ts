@@ -6,7 +6,9 @@ export interface CreateVpcInput {
   label: string;
   region: string;
   description?: string;
-  subnets?: { label: string; ipv4: string }[];
+  /** `[{ range?: "/52" }]`: checked by the store (`vpc_ipv6.ts`). */
+  ipv6?: unknown;
+  subnets?: { label: string; ipv4: string; ipv6?: unknown }[];
 }
 
 /** A `POST /vpcs` body → `create` input; wrong types are 400s on the field. */
@@ -17,10 +19,12 @@ export function parseVpcInput(body: Body): CreateVpcInput {
     label: optString(body, "label") ?? "",
     region: optString(body, "region") ?? "",
     description: optString(body, "description"),
+    ipv6: body.ipv6,
     subnets: raw.map((s, i) => {
       if (!isRecord(s)) throw fieldError(`subnets[${i}]`, "Must be an object");
       const prefix = `subnets[${i}].`;
-      return { label: optString(s, "label", prefix) ?? "", ipv4: optString(s, "ipv4", prefix) ?? "" };
+      const ipv6 = s.ipv6;
+      return { label: optString(s, "label", prefix) ?? "", ipv4: optString(s, "ipv4", prefix) ?? "", ipv6 };
     }),
   };
 }

@@ -1,7 +1,7 @@
 /** The entries of `GET /vpcs/ips` and `GET /vpcs/{id}/ips`: one per VPC address and one per routed range. */
 import type { VPCIP } from "@linode/api-v4";
 import { type Cidr, formatIpv4, maskOf } from "./ip.ts";
-import type { VpcMember } from "./store_vpcs.ts";
+import type { VpcMember, VpcMemberIpv6, VpcMemberState } from "./vpc_member.ts";
 
 /**
  * One VPC IP entry as the API sends it (keys as recorded in linodego's `TestVPC_ListAllIPAddresses`
@@ -28,10 +28,10 @@ export const VPC_IP_FILTER_FIELDS: ReadonlySet<string> = new Set([
   "subnet_id",
 ]);
 
-/** Entries for one member of a subnet: its addresses first, then its routed ranges. */
-export function memberEntries(subnet: { id: number; vpcId: number; cidr: Cidr }, m: VpcMember): VpcIpEntry[] {
-  const state = m.state();
-  const base = {
+type Subnet = { id: number; vpcId: number; cidr: Cidr };
+
+function entryBase(subnet: Subnet, m: VpcMember, state: VpcMemberState) {
+  return {
     active: state.active,
     config_id: m.configId,
     interface_id: m.interfaceId,
@@ -46,6 +46,12 @@ export function memberEntries(subnet: { id: number; vpcId: number; cidr: Cidr },
     ipv6_is_public: null,
     ipv6_range: null,
   };
+}
+
+/** Entries for one member of a subnet: its addresses first, then its routed ranges. */
+export function memberEntries(subnet: Subnet, m: VpcMember): VpcIpEntry[] {
+  const state = m.state();
+  const base = entryBase(subnet, m, state);
   const addresses = state.addresses.map((a): VpcIpEntry => ({
     ...base,
     address: a.address,
@@ -64,6 +70,30 @@ export function memberEntries(subnet: { id: number; vpcId: number; cidr: Cidr },
     prefix: null,
   }));
   return [...addresses, ...ranges];
+}
+
+/** The `GET /vpcs/{id}/ipv6s` entry of one member (none without a VPC IPv6 address). */
+export function memberIpv6Entries(subnet: Subnet, m: VpcMember): VpcIpEntry[] {
+  const state = m.state();
+  return state.ipv6 ? [ipv6Entry(entryBase(subnet, m, state), state.ipv6)] : [];
+}
+
+/**
+ * One `GET /vpcs/{id}/ipv6s` entry: IPv4 keys null (the reference example sends `address` and
+ * `address_range` null), the SLAAC address under `ipv6_addresses`, the interface's /64 and `ipv6_is_public`.
+ */
+function ipv6Entry(base: ReturnType<typeof entryBase>, v6: VpcMemberIpv6): VpcIpEntry {
+  return {
+    ...base,
+    address: null,
+    address_range: null,
+    gateway: null,
+    nat_1_1: null,
+    prefix: 64,
+    ipv6_range: v6.range,
+    ipv6_is_public: v6.isPublic,
+    ipv6_addresses: [{ slaac_address: v6.address }],
+  };
 }
 
 /**

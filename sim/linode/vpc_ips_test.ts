@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getVPCIPs, getVPCsIPs } from "@linode/api-v4";
 import type { Filter } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, withSim } from "./test_client.ts";
+import { failure, withSim } from "./testdata/test_client.ts";
 
 /**
  * 60 legacy Linodes (one address and one range each, every third offline) and 10 Linodes with Linode

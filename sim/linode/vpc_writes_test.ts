@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getLinodeConfigs, getLinodeIPs, getVPCIPs, getVPCsIPs } from "@linode/api-v4";
 import type { LinodeSim } from "./server.ts";
 import { startLinodeSim } from "./server.ts";
-import { rawCall, withSim } from "./test_client.ts";
+import { rawCall, withSim } from "./testdata/test_client.ts";
 
 type Row = [linodeId: number | null, address: string | null, range: string | null, active: boolean];
 

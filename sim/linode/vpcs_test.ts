@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { deleteVPC, getSubnet, getSubnets, getVPC, getVPCIPs, getVPCs, getVPCsIPs } from "@linode/api-v4";
 import { startLinodeSim } from "./server.ts";
-import { failure, rawCall, withSim } from "./test_client.ts";
+import { failure, rawCall, withSim } from "./testdata/test_client.ts";
 
 async function vpcWorld() {
   const sim = await startLinodeSim();

@@ -2,13 +2,14 @@
  * The goal state of a demo cluster, read from the emulators alone (so it serves in-process CCMs and CCM
  * processes alike): every Node initialised as its own Linode (the demo world labels Linodes like their Nodes),
  * its pod CIDR routed and `NetworkUnavailable=False`; every LoadBalancer Service at a NodeBalancer with one
- * config per port, each backed by every Ready Node.
+ * config per port, each backed by every eligible Node (NotReady ones included, as upstream).
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { KubeSim } from "../../sim/kube/server.ts";
 import type { LinodeSim } from "../../sim/linode/server.ts";
 import type { NodeBalancerSnapshot } from "../../sim/mod.ts";
 import { UNINITIALIZED_TAINT } from "../../sim/kubelet.ts";
+import { isEligibleNode } from "../../controllers/service/nodebalancer/backends.ts";
 
 /** Both emulators of a world. */
 export interface Sims {
@@ -61,23 +62,23 @@ function nodeProblems(sims: Sims, node: V1Node, idOf: (name: string) => number):
   return out;
 }
 
-function serviceProblems(sims: Sims, service: V1Service, readyNodes: number): string[] {
+function serviceProblems(sims: Sims, service: V1Service, eligibleNodes: number): string[] {
   const name = service.metadata?.name ?? "";
   if (service.metadata?.deletionTimestamp) return [`${name} still terminating`];
   const nb = nodeBalancerOf(sims, service);
   if (!nb) return [`${name} has no NodeBalancer at its status`];
   const ports = service.spec?.ports?.length ?? 0;
   if (nb.configs.length !== ports) return [`${name}: ${nb.configs.length} configs for ${ports} ports`];
-  return nb.configs.filter((c) => c.nodes.length !== readyNodes)
-    .map((c) => `${name}: port ${c.port} has ${c.nodes.length} backends, ${readyNodes} Ready Nodes`);
+  return nb.configs.filter((c) => c.nodes.length !== eligibleNodes)
+    .map((c) => `${name}: port ${c.port} has ${c.nodes.length} backends, ${eligibleNodes} eligible Nodes`);
 }
 
 /** What still differs from the goal state; empty once converged. `idOf` may cache Linode ids. */
 export function convergenceProblems(sims: Sims, idOf = (name: string) => linodeIdOf(sims, name)): string[] {
   const nodes = nodesOf(sims);
-  const ready = nodes.filter(isReady).length;
+  const eligible = nodes.filter(isEligibleNode).length;
   return [
     ...nodes.flatMap((n) => nodeProblems(sims, n, idOf)),
-    ...loadBalancersOf(sims).flatMap((s) => serviceProblems(sims, s, ready)),
+    ...loadBalancersOf(sims).flatMap((s) => serviceProblems(sims, s, eligible)),
   ];
 }

@@ -10,7 +10,8 @@ import { SafetyMonitor } from "./safety.ts";
 import { report, scaled } from "./scale.ts";
 import { type ChaosWorld, startChaosWorld } from "./world.ts";
 
-const INFORMERS = ["nodes", "services", "secrets"];
+/** The informers the CCM runs: Secrets are read by name, never watched. */
+const INFORMERS = ["nodes", "services"];
 
 /** Asserts every informer is watching again and the Node informer holds exactly the store's Nodes. */
 async function assertInformersRecovered(w: ChaosWorld): Promise<void> {

@@ -11,7 +11,7 @@ import { SafetyMonitor } from "./safety.ts";
 import { newSeed, report, scaled, withSeed } from "./scale.ts";
 import { type ChaosWorld, startChaosWorld } from "./world.ts";
 
-/** Changes that need Linode writes: two Nodes join, one leaves the backends and comes back, a Service is added. */
+/** Changes that need Linode writes: two Nodes join, a Service is added; one Node flaps NotReady (its backends stay, as upstream). */
 async function churn(w: ChaosWorld, safety: SafetyMonitor, stepMs: number): Promise<void> {
   w.addNode("joined-1");
   await w.tick(stepMs);

@@ -40,7 +40,7 @@ export async function withSeed<T>(seed: number, fn: (random: () => number) => Pr
   }
 }
 
-/** Prints a case's measurements under `deno task chaos` (or with `CHAOS_REPORT=1`), for the README table. */
+/** Prints a case's measurements under `deno task chaos` (or with `CHAOS_REPORT=1`), for the table in docs/measurements.md. */
 export function report(name: string, values: Readonly<Record<string, unknown>>): void {
   if (LONG_FORM || Deno.env.get("CHAOS_REPORT") === "1") {
     console.log(`chaos ${name}: ${JSON.stringify(values)}`);

@@ -23,7 +23,7 @@ export function readHealthCheck(
   reader: AnnotationReader,
 ): (protocol: Protocol) => HealthCheckSpec | undefined {
   const type = reader.oneOf("check-type", CHECK_TYPES);
-  const path = readPath(reader);
+  const { path, keepPath } = readPath(reader, type === "http" || type === "http_body");
   const body = reader.raw("check-body");
   const intervalSec = reader.int("check-interval", 2, 3600) ?? HEALTH_DEFAULTS.intervalSec;
   const timeoutSec = reader.int("check-timeout", 1, 30) ?? HEALTH_DEFAULTS.timeoutSec;
@@ -34,7 +34,7 @@ export function readHealthCheck(
     const blamed = reader.has("check-timeout") ? "check-timeout" : "check-interval";
     reader.fail(blamed, reader.raw(blamed) ?? "");
   }
-  if (type === "http_body" && (body === undefined || body.trim() === "")) {
+  if (type === "http_body" && (body === undefined || body === "")) {
     reader.fail("check-body", body ?? "", "a non-empty regular expression (check-type is http_body)");
   }
   if (!["http", "http_body"].includes(type ?? "") && (reader.has("check-path") || reader.has("check-body"))) {
@@ -49,17 +49,30 @@ export function readHealthCheck(
     return {
       type: t,
       path: isHttp ? path ?? HEALTH_DEFAULTS.path : null,
-      body: t === "http_body" ? body?.trim() ?? null : null,
+      body: t === "http_body" ? body ?? null : null,
       intervalSec,
       timeoutSec,
       attempts,
       passive: protocol === "udp" ? false : passive,
+      keepPath: isHttp && keepPath,
     };
   };
 }
 
-function readPath(reader: AnnotationReader): string | undefined {
+/**
+ * The Go CCM sends a path without its leading `/` (or with spaces around it) as it is, which the API refuses
+ * (its `check_path` pattern), failing that port's update: here an existing config keeps its path and a new
+ * one gets `/`. An empty path is the Go CCM's `/`.
+ */
+function readPath(reader: AnnotationReader, used: boolean): { path: string | undefined; keepPath: boolean } {
   const path = reader.raw("check-path");
-  if (path === undefined || path.trim() === "") return undefined;
-  return path.trim().startsWith("/") ? path.trim() : reader.fail("check-path", path);
+  // Unused without an http check (a warning says so below), as the Go CCM ignores it then.
+  if (!used || path === undefined || path === "") return { path: undefined, keepPath: false };
+  if (path.startsWith("/") && path === path.trim()) return { path, keepPath: false };
+  reader.tolerate(
+    "check-path",
+    path,
+    `${HEALTH_DEFAULTS.path} on a new config; an existing config keeps its path`,
+  );
+  return { path: undefined, keepPath: true };
 }

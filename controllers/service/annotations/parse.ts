@@ -2,42 +2,90 @@
  * `parseServiceAnnotations`: a Service's `service.beta.kubernetes.io/linode-loadbalancer-*` annotations and
  * the CCM-wide defaults, as one frozen `ServiceSpec`, or every invalid annotation at once. Names, values,
  * bool spellings and precedence (port JSON → default annotation → built-in) follow the Go CCM; where the Go
- * CCM silently reads a bad value as a default (a bool other than its spellings, an out-of-range throttle,
- * an unknown type), this is an error instead, so nothing changes until the Service is fixed. Pure.
+ * CCM reads a bad value leniently (a bool other than its spellings, an out-of-range throttle, an unknown
+ * type, see `lenient.ts`), the Service goes on syncing with the value the Go CCM would use, the field keeping
+ * its current value on an existing NodeBalancer, and the value is reported in `lenient`; values the Go CCM
+ * refuses are `errors`, and nothing changes until they are fixed. Pure.
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import { annotationInfo, ANNOTATIONS } from "./table.ts";
-import { AnnotationReader, type AnnotationWarning } from "./values.ts";
+import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./values.ts";
 import type { ServiceDefaults } from "./defaults.ts";
 import type { InvalidAnnotationError } from "../errors.ts";
 import { readFirewall } from "./firewall_acl.ts";
 import { readHealthCheck } from "./health.ts";
-import { TAG_MAX_CHARS, TAG_MIN_CHARS } from "../ownership.ts";
+import {
+  readNodeBalancerId,
+  readNodeBalancerType,
+  readShapeBool,
+  readTags,
+  readThrottle,
+} from "./lenient.ts";
 import { portFamily, readPortDefaults, resolvePort } from "./ports.ts";
-import type { NodeBalancerType, PortSpec, ServiceSpec } from "./spec.ts";
+import type { KeptNodeBalancerField, PortSpec, ServiceSpec } from "./spec.ts";
 import { readBackendVpc, readFrontendVpc } from "./vpc.ts";
 
-/** The Go CCM's connection throttle default per its README. */
-export const DEFAULT_THROTTLE = 20;
+/** Says why nothing is deleted on a bool the Go CCM would read as false. */
+const KEPT_WHILE_UNREADABLE = "nothing is deleted while it is unreadable; the Go CCM reads false";
 
-const NB_TYPES: readonly NodeBalancerType[] = ["common", "premium", "premium_40gb"];
-
-/** The outcome: a frozen spec, or every invalid annotation (warnings in both cases). */
+/** The outcome: a frozen spec, or every invalid annotation (warnings and lenient values in both cases). */
 export type AnnotationResult =
   | { readonly ok: true; readonly spec: ServiceSpec }
   | {
     readonly ok: false;
     readonly errors: readonly InvalidAnnotationError[];
     readonly warnings: readonly AnnotationWarning[];
+    readonly lenient: readonly LenientValue[];
   };
 
-/** Reads every annotation of `service` over `defaults`; see the module comment. */
-export function parseServiceAnnotations(service: V1Service, defaults: ServiceDefaults): AnnotationResult {
+/** What an existing NodeBalancer shows now, which an unparsable bool governing it keeps. */
+export interface CurrentNodeBalancerShape {
+  /** True when its backends are IPv6 addresses, false when IPv4; absent when it has none (or is new). */
+  readonly ipv6Backends?: boolean;
+}
+
+/** Says what an existing NodeBalancer keeps on an unparsable `enable-ipv6-backends`. */
+const KEEPS_BACKEND_FAMILY = "an existing NodeBalancer keeps its backends' address family";
+
+/** The shape of the Service's status: hostname-only, IPv6 present; nothing known without an ingress. */
+function ingressShape(ingress: readonly V1LoadBalancerIngress[]): { hostnameOnly?: boolean; ipv6?: boolean } {
+  if (ingress.length === 0) return {};
+  const hostnameOnly = ingress.every((i) => !i.ip && i.hostname);
+  // A hostname-only status cannot tell whether IPv6 was on.
+  return hostnameOnly ? { hostnameOnly } : { hostnameOnly, ipv6: ingress.some((i) => i.ip?.includes(":")) };
+}
+
+/**
+ * Reads every annotation of `service` over `defaults`; `current` is what its existing NodeBalancer shows (see
+ * `CurrentNodeBalancerShape`). See the module comment.
+ */
+export function parseServiceAnnotations(
+  service: V1Service,
+  defaults: ServiceDefaults,
+  current: CurrentNodeBalancerShape = {},
+): AnnotationResult {
   const reader = new AnnotationReader(service.metadata?.annotations);
   const servicePorts = service.spec?.ports ?? [];
   warnUnknown(reader, servicePorts.map((p) => p.port));
-  const ipv6Backends = reader.bool("enable-ipv6-backends") ??
-    defaults.services.enableIpv6ForNodeBalancerBackends;
+  const backends = readShapeBool(reader, "enable-ipv6-backends", current.ipv6Backends, KEEPS_BACKEND_FAMILY);
+  const ipv6Backends = backends?.value ?? defaults.services.enableIpv6ForNodeBalancerBackends;
+  const shape = ingressShape(service.status?.loadBalancer?.ingress ?? []);
+  const hostnameOnly = readShapeBool(
+    reader,
+    "hostname-only-ingress",
+    shape.hostnameOnly,
+    shape.hostnameOnly === undefined
+      ? "a Service with a status keeps its hostname-only reading"
+      : `the status is ${shape.hostnameOnly ? "" : "not "}hostname-only`,
+  );
+  const ipv6Ingress = readShapeBool(
+    reader,
+    "enable-ipv6-ingress",
+    shape.ipv6,
+    shape.ipv6 === undefined
+      ? "a Service with an IP in its status keeps its IPv6 reading"
+      : `the status ${shape.ipv6 ? "has" : "has no"} IPv6 address`,
+  );
   const portDefaults = readPortDefaults(reader);
   const health = readHealthCheck(reader);
   const ports = servicePorts.flatMap((sp) => resolvePort(reader, sp, portDefaults, health) ?? []);
@@ -45,37 +93,39 @@ export function parseServiceAnnotations(service: V1Service, defaults: ServiceDef
   const firewall = readFirewall(reader, families);
   const backendVpc = readBackendVpc(reader, defaults, ipv6Backends);
   const frontendVpc = readFrontendVpc(reader);
+  const throttle = readThrottle(reader);
+  const type = readNodeBalancerType(reader, defaults);
+  const tags = readTags(reader);
+  const keep: KeptNodeBalancerField[] = [
+    ...(throttle.keep ? ["client_conn_throttle" as const] : []),
+    ...(type.keep ? ["type" as const] : []),
+    ...(tags.keep ? ["tags" as const] : []),
+  ];
   const spec = {
-    throttle: reader.int("throttle", 0, 20) ?? DEFAULT_THROTTLE,
-    nodeBalancerType: reader.oneOf("nodebalancer-type", NB_TYPES) ??
-      defaults.services.defaultNodeBalancerType,
-    nodeBalancerId: reader.id("nodebalancer-id") ?? null,
-    preserve: reader.bool("preserve") ?? false,
+    throttle: throttle.value,
+    nodeBalancerType: type.value,
+    nodeBalancerId: readNodeBalancerId(reader),
+    preserve: reader.lenientBool("preserve", true, KEPT_WHILE_UNREADABLE) ?? false,
     reservedIpv4: reader.ipv4("reserved-ipv4") ?? null,
-    retainReservedIpv4: reader.bool("retain-reserved-ipv4") ?? true,
-    hostnameOnlyIngress: reader.bool("hostname-only-ingress") ?? defaults.hostnameOnlyIngress,
-    ipv6Ingress: reader.bool("enable-ipv6-ingress") ?? defaults.services.enableIpv6ForLoadBalancers,
+    retainReservedIpv4: reader.lenientBool("retain-reserved-ipv4", true, KEPT_WHILE_UNREADABLE) ?? true,
+    hostnameOnlyIngress: hostnameOnly?.value ?? defaults.hostnameOnlyIngress,
+    ipv6Ingress: ipv6Ingress?.value ?? defaults.services.enableIpv6ForLoadBalancers,
     ipv6Backends,
-    tags: readTags(reader),
+    keepsBackendFamily: backends?.keep ?? false,
+    tags: tags.value,
     ports: uniquePorts(ports),
+    keep,
     warnings: reader.warnings,
+    lenient: reader.lenient,
   };
   const errors = dedupe(reader.errors);
-  if (errors.length > 0) return { ok: false, errors, warnings: [...reader.warnings] };
+  if (errors.length > 0) {
+    return { ok: false, errors, warnings: [...reader.warnings], lenient: [...reader.lenient] };
+  }
   if (firewall === undefined || backendVpc === undefined || frontendVpc === undefined) {
     throw new TypeError("parseServiceAnnotations: an invalid value was not reported"); // a bug here, not input
   }
   return { ok: true, spec: deepFreeze<ServiceSpec>({ ...spec, firewall, backendVpc, frontendVpc }) };
-}
-
-function readTags(reader: AnnotationReader): string[] {
-  const raw = reader.raw("tags");
-  if (raw === undefined) return [];
-  // The Go CCM splits without trimming; trimmed tags are what a person means by "a, b".
-  const tags = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
-  const bad = tags.find((t) => t.length < TAG_MIN_CHARS || t.length > TAG_MAX_CHARS);
-  if (bad !== undefined) reader.fail("tags", raw);
-  return tags;
 }
 
 function warnUnknown(reader: AnnotationReader, ports: readonly number[]): void {

@@ -118,7 +118,7 @@ function check<T extends string>(
   allowed: readonly T[],
   accepted: string,
 ): T | undefined {
-  const lower = setting.value.trim().toLowerCase();
+  const lower = setting.value.toLowerCase();
   const found = allowed.find((a) => a === lower);
   if (found !== undefined) return found;
   if (setting.source !== null) {
@@ -137,22 +137,47 @@ export function portFamily(servicePort: V1ServicePort): PortFamily | undefined {
   return p === "TCP" ? "tcp" : p === "UDP" ? "udp" : undefined;
 }
 
+/**
+ * A valid protocol of the other family (http on a UDP port, udp on a TCP one), from `default-protocol` or the
+ * port's own JSON: the Go CCM applies it to that port as it is (`getPortProtocol` checks only that it is one
+ * of tcp, udp, http, https); here the port keeps its own family's protocol (an existing config keeps its
+ * protocol). Undefined for anything else (a built-in default never mismatches; an unknown protocol is an error).
+ */
+function otherFamilyProtocol(
+  reader: AnnotationReader,
+  setting: Setting,
+  port: number,
+  family: PortFamily,
+  allowed: readonly Protocol[],
+): { protocol: Protocol; keep: true } | undefined {
+  const value = setting.value.toLowerCase();
+  if (setting.source === null || !PROTOCOLS.some((p) => p === value)) return undefined;
+  reader.tolerate(
+    setting.source,
+    reader.raw(setting.source) ?? setting.value,
+    `${family} on ${family.toUpperCase()} port ${port} when new; an existing config keeps its protocol`,
+    `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`,
+  );
+  return { protocol: family, keep: true };
+}
+
 function resolveProtocol(
   reader: AnnotationReader,
   json: PortJson,
   port: number,
   family: PortFamily,
   defaults: PortDefaults,
-): Protocol | undefined {
+): { protocol: Protocol; keep: boolean } | undefined {
   const setting = pick(json, "protocol", port, fromDefault(defaults.protocol, "default-protocol")) ??
     { value: family, source: null };
   const allowed: readonly Protocol[] = family === "udp" ? ["udp"] : ["tcp", "http", "https"];
-  return check(
-    reader,
-    setting,
-    allowed,
-    `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`,
-  );
+  // Lower-cased, not trimmed, as the Go CCM reads it.
+  const found = allowed.find((a) => a === setting.value.toLowerCase());
+  if (found !== undefined) return { protocol: found, keep: false };
+  const lenient = otherFamilyProtocol(reader, setting, port, family, allowed);
+  if (lenient !== undefined) return lenient;
+  check(reader, setting, allowed, `protocol ${orList(allowed)} for ${family.toUpperCase()} port ${port}`);
+  return undefined;
 }
 
 function resolveTls(
@@ -161,7 +186,8 @@ function resolveTls(
   port: number,
   protocol: Protocol,
 ): string | null {
-  const name = json["tls-secret-name"]?.trim() || null;
+  // As written: the Go CCM looks the Secret up by it.
+  const name = json["tls-secret-name"] || null;
   if (protocol === "https" && name === null) {
     reader.fail(`port-${port}`, reader.raw(`port-${port}`) ?? "", `"tls-secret-name" for https port ${port}`);
   } else if (protocol === "udp" && name !== null) {
@@ -175,7 +201,7 @@ function resolveTls(
 function resolveUdpCheckPort(reader: AnnotationReader, json: PortJson, port: number, defaults: PortDefaults) {
   const own = json["udp-check-port"];
   if (own === undefined || own === "") return defaults.udpCheckPort ?? DEFAULT_UDP_CHECK_PORT;
-  const n = parseWholeNumber(own.trim());
+  const n = parseWholeNumber(own);
   if (n !== undefined && n >= 1 && n <= 65535) return n;
   reader.fail(`port-${port}`, reader.raw(`port-${port}`) ?? own, `"udp-check-port" from 1 to 65535`);
   return undefined;
@@ -210,8 +236,9 @@ export function resolvePort(
   const family = portFamily(servicePort);
   const json = readPortJson(reader, port);
   if (family === undefined || json === undefined) return undefined;
-  const protocol = resolveProtocol(reader, json, port, family, defaults);
-  if (protocol === undefined) return undefined;
+  const resolved = resolveProtocol(reader, json, port, family, defaults);
+  if (resolved === undefined) return undefined;
+  const protocol = resolved.protocol;
   const proxySetting = pick(json, "proxy-protocol", port, defaults.proxyProtocol) ??
     { value: "none", source: null };
   const proxyAllowed: readonly NodeBalancerProxyProtocol[] = family === "udp" ? ["none"] : PROXY_PROTOCOLS;
@@ -247,5 +274,9 @@ export function resolvePort(
     tlsSecretName,
     udpCheckPort,
     check: checkSpec,
+    keep: [
+      ...(resolved.keep ? ["protocol" as const] : []),
+      ...(checkSpec.keepPath ? ["check_path" as const] : []),
+    ],
   };
 }

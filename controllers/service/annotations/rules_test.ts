@@ -24,6 +24,7 @@ Deno.test("parseServiceAnnotations() applies every default to a Service without 
     hostnameOnlyIngress: false,
     ipv6Ingress: false,
     ipv6Backends: false,
+    keepsBackendFamily: false,
     tags: [],
     firewall: { kind: "none" },
     backendVpc: null,
@@ -45,9 +46,13 @@ Deno.test("parseServiceAnnotations() applies every default to a Service without 
         timeoutSec: 3,
         attempts: 2,
         passive: false,
+        keepPath: false,
       },
+      keep: [],
     }],
+    keep: [],
     warnings: [],
+    lenient: [],
   });
 });
 
@@ -94,9 +99,13 @@ for (const value of [...TRUE_SPELLINGS, ...FALSE_SPELLINGS]) {
 }
 
 for (const value of ["yes", "no", "on", "", " true", "tRuE"]) {
-  Deno.test(`parseServiceAnnotations() refuses the bool ${JSON.stringify(value)} instead of reading false`, () => {
-    const result = parse({ preserve: value });
-    assert.equal(result.ok, false);
+  Deno.test(`parseServiceAnnotations() reports the bool ${JSON.stringify(value)} and reads it as the Go CCM`, () => {
+    const spec = specOf(parse({ "hostname-only-ingress": value, preserve: value }));
+    assert.deepEqual([spec.hostnameOnlyIngress, spec.preserve], [false, true]);
+    assert.equal(spec.lenient.length, 2);
+  });
+  Deno.test(`parseServiceAnnotations() refuses the bool ${JSON.stringify(value)} in check-passive, as the Go CCM`, () => {
+    assert.equal(parse({ "check-passive": value }).ok, false);
   });
 }
 
@@ -166,15 +175,15 @@ Deno.test("parseServiceAnnotations() udp-check-port: port JSON over the annotati
 
 Deno.test("parseServiceAnnotations() reports every invalid annotation at once", () => {
   const result = parse({
-    throttle: "abc",
+    "check-timeout": "abc",
     "check-interval": "abc",
-    preserve: "yes",
-    "nodebalancer-type": "x",
+    "check-passive": "yes",
+    "nodebalancer-id": "-4",
   });
   if (result.ok) assert.fail("expected errors");
   assert.deepEqual(
     result.errors.map((e) => e.key).sort(),
-    ["check-interval", "nodebalancer-type", "preserve", "throttle"].map(annotationKey).sort(),
+    ["check-interval", "check-passive", "check-timeout", "nodebalancer-id"].map(annotationKey).sort(),
   );
 });
 

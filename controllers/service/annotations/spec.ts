@@ -3,10 +3,16 @@
  * for, with every default applied. Types only.
  */
 import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
-import type { AnnotationWarning } from "./values.ts";
+import type { AnnotationWarning, LenientValue } from "./values.ts";
 
 /** A NodeBalancer plan type. */
 export type NodeBalancerType = "common" | "premium" | "premium_40gb";
+
+/** A NodeBalancer field an existing NodeBalancer keeps because the annotation governing it was read leniently. */
+export type KeptNodeBalancerField = "client_conn_throttle" | "type" | "tags";
+
+/** A config field an existing config keeps because the annotation governing it was read leniently. */
+export type KeptConfigField = "protocol" | "check_path";
 
 /** A NodeBalancer health check type. */
 export type CheckType = "none" | "connection" | "http" | "http_body";
@@ -26,6 +32,8 @@ export interface HealthCheckSpec {
   readonly attempts: number;
   /** Always false for udp (the API refuses passive checks there). */
   readonly passive: boolean;
+  /** True when `check-path` was read leniently: an existing config keeps its path. */
+  readonly keepPath: boolean;
 }
 
 /** One Service port as a NodeBalancer config, defaults applied (port JSON → default-* → built-in). */
@@ -42,6 +50,8 @@ export interface PortSpec {
   /** Set for udp only. */
   readonly udpCheckPort: number | null;
   readonly check: HealthCheckSpec;
+  /** Fields an existing config keeps (a value read leniently). */
+  readonly keep: readonly KeptConfigField[];
 }
 
 /** Where a VPC subnet comes from: an ID, or labels the caller resolves (`GET /vpcs`, subnets). */
@@ -88,6 +98,11 @@ export interface ServiceSpec {
   readonly hostnameOnlyIngress: boolean;
   readonly ipv6Ingress: boolean;
   readonly ipv6Backends: boolean;
+  /**
+   * True when `enable-ipv6-backends` was read leniently: an existing NodeBalancer keeps its backends' address
+   * family (the caller plans again with `CurrentNodeBalancerShape` once it has read it).
+   */
+  readonly keepsBackendFamily: boolean;
   /** The `tags` annotation only (the planner adds cluster, flag and ownership tags). */
   readonly tags: readonly string[];
   readonly firewall: FirewallSpec;
@@ -96,5 +111,9 @@ export interface ServiceSpec {
   readonly frontendVpc: FrontendVpcSpec | null;
   /** The Service's TCP and UDP ports, in Service order. */
   readonly ports: readonly PortSpec[];
+  /** Fields an existing NodeBalancer keeps (a value read leniently). */
+  readonly keep: readonly KeptNodeBalancerField[];
   readonly warnings: readonly AnnotationWarning[];
+  /** Values read leniently, as the Go CCM reads them: a Warning Event, and `lint` errors. */
+  readonly lenient: readonly LenientValue[];
 }

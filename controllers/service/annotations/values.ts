@@ -12,17 +12,39 @@ export interface AnnotationWarning {
   readonly message: string;
 }
 
+/**
+ * A value the Go CCM reads without complaint (as a default, clamped, or ignored) but which is not what its
+ * docs accept: the Service goes on syncing with `used`, a Warning Event says so, and `lint` reports an error.
+ */
+export interface LenientValue {
+  /** The full annotation name. */
+  readonly key: string;
+  /** The value as written on the Service. */
+  readonly value: string;
+  /** What is accepted, as in an `InvalidAnnotationError`. */
+  readonly accepted: string;
+  /** What applies instead, in words: `20 (the Go CCM clamps to 0–20); an existing NodeBalancer keeps its own`. */
+  readonly used: string;
+  /** `<key>="<value>": expected <accepted>; used <used>`. */
+  readonly message: string;
+}
+
 /** A whole number as Go's `strconv.Atoi` reads it (optional sign, decimal digits), or undefined. */
 export function parseWholeNumber(text: string): number | undefined {
   if (!/^[+-]?\d{1,15}$/.test(text)) return undefined;
   return Number(text);
 }
 
-/** The typed getters over one Service's annotations; problems accumulate in `errors` and `warnings`. */
+/**
+ * The typed getters over one Service's annotations; problems accumulate in `errors` and `warnings`. Values are
+ * read untrimmed, as the Go CCM reads them (`strconv.Atoi`, map lookups, name matches): `" 5"` is refused
+ * where the Go CCM refuses it, and read leniently where it reads it leniently (`lenient.ts`).
+ */
 export class AnnotationReader {
   readonly #values: Readonly<Record<string, string>>;
   readonly errors: InvalidAnnotationError[] = [];
   readonly warnings: AnnotationWarning[] = [];
+  readonly lenient: LenientValue[] = [];
 
   constructor(annotations: Readonly<Record<string, string>> | undefined) {
     this.#values = annotations ?? {};
@@ -51,6 +73,26 @@ export class AnnotationReader {
     return undefined;
   }
 
+  /** Records a value read leniently (as the Go CCM reads it); `used` says what applies instead. */
+  tolerate(name: string, value: string, used: string, accepted = acceptedText(name)): void {
+    const key = annotationKey(name);
+    const message = `${key}=${JSON.stringify(value)}: expected ${accepted}; used ${used}`;
+    this.lenient.push({ key, value, accepted, used, message });
+  }
+
+  /**
+   * A Go bool that the Go CCM reads as false when unparsable (its `getServiceBoolAnnotation`): such a value
+   * gives `fallback`, reported with `why`, instead of stopping the Service.
+   */
+  lenientBool(name: string, fallback: boolean, why: string): boolean | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const parsed = parseGoBool(value);
+    if (parsed !== undefined) return parsed;
+    this.tolerate(name, value, `${fallback} (${why})`, BOOL_ACCEPTED);
+    return fallback;
+  }
+
   /** Records a warning about `name`. */
   warn(name: string, message: string): void {
     this.warnings.push({ key: annotationKey(name), message });
@@ -67,7 +109,7 @@ export class AnnotationReader {
   int(name: string, min: number, max: number): number | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    const n = parseWholeNumber(value.trim());
+    const n = parseWholeNumber(value);
     return n !== undefined && n >= min && n <= max ? n : this.fail(name, value);
   }
 
@@ -80,7 +122,7 @@ export class AnnotationReader {
   oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    const lower = value.trim().toLowerCase();
+    const lower = value.toLowerCase();
     return allowed.find((a) => a === lower) ?? this.fail(name, value);
   }
 
@@ -88,10 +130,13 @@ export class AnnotationReader {
   cidr(name: string, family: 4 | 6): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    return cidrFamily(value.trim()) === family ? value.trim() : this.fail(name, value);
+    return cidrFamily(value) === family ? value : this.fail(name, value);
   }
 
-  /** An IPv4 address. */
+  /**
+   * An IPv4 address, trimmed: the Go CCM sends it untrimmed, which the API refuses on a new NodeBalancer while
+   * an existing one only gets an Event (its IP cannot change); trimmed, both are served (docs/migration.md).
+   */
   ipv4(name: string): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
@@ -99,10 +144,10 @@ export class AnnotationReader {
     return isIpAddress(ip) && !ip.includes(":") ? ip : this.fail(name, value);
   }
 
-  /** A non-empty string, trimmed. */
+  /** A non-empty name without surrounding spaces (the Go CCM matches it as written, so one never matches). */
   text(name: string): string | undefined {
     const value = this.raw(name);
     if (value === undefined) return undefined;
-    return value.trim() !== "" ? value.trim() : this.fail(name, value);
+    return value !== "" && value === value.trim() ? value : this.fail(name, value);
   }
 }

@@ -1,15 +1,18 @@
 /**
  * Cloud Firewalls of a Service's NodeBalancer: `firewall-id` attaches the named firewall (detaching the one
  * it replaces, as the Go CCM does); `firewall-acl` keeps a CCM-managed firewall's rules in line with the
- * annotation and the Service's ports. A managed firewall carries the Service's ownership tag; only such a
- * firewall is ever deleted (when the ACL goes, or with the Service). Attached firewalls come from the
- * NodeBalancer detail cache and every change is written back to it, so an unchanged Service costs no call.
+ * annotation and the Service's ports; with neither, the NodeBalancer has no firewall (as the Go CCM: removing
+ * `firewall-id` detaches that firewall). A managed firewall carries the Service's ownership tag; only such a
+ * firewall is ever deleted (when the ACL goes, or with the Service), and only when its devices, re-read just
+ * before, show nothing else on it: one someone has since attached elsewhere is only detached. Attached
+ * firewalls come from the NodeBalancer detail cache and every change is written back to it, so an unchanged
+ * Service costs no call.
  */
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { FirewallState } from "../../../cache/types.ts";
 import type { FirewallApi } from "../../../linode/firewalls.ts";
-import type { DesiredFirewall } from "../nodebalancer/desired.ts";
+import type { DesiredFirewall } from "./rules.ts";
 import { sameFirewallRules } from "./compare.ts";
 
 /** The firewall calls the service controller makes. `LinodeClient.firewalls` implements it. */
@@ -39,23 +42,38 @@ export async function firewallForCreate(
   return { firewallId: created.id, created };
 }
 
+/** The firewall's devices, read now: the one that is `nbId`, and how many others there are. */
+async function devicesOf(deps: FirewallDeps, firewallId: number, nbId: number) {
+  const devices = await deps.firewalls.listDevices(firewallId);
+  const isNb = (d: (typeof devices)[number]) => d.entity.type === "nodebalancer" && d.entity.id === nbId;
+  return { device: devices.find(isNb), others: devices.filter((d) => !isNb(d)).length };
+}
+
 /** Detaches `nbId` from a firewall (the device id needs one listing). */
 async function detach(deps: FirewallDeps, firewallId: number, nbId: number): Promise<void> {
-  const devices = await deps.firewalls.listDevices(firewallId);
-  const device = devices.find((d) => d.entity.type === "nodebalancer" && d.entity.id === nbId);
+  const { device } = await devicesOf(deps, firewallId, nbId);
   if (device) await deps.firewalls.deleteDevice(firewallId, device.id);
 }
 
-/** True when the firewall is ours and protects nothing but this NodeBalancer. */
-function isOursAlone(fw: FirewallState, nbId: number, ownershipTag: string): boolean {
-  const others = fw.entities.filter((e) => !(e.type === "nodebalancer" && e.id === nbId));
-  return fw.tags.includes(ownershipTag) && others.length === 0;
+/**
+ * Takes `nbId` off a firewall. One of ours that, read just now, protects nothing else is deleted (which
+ * detaches it too); any other is only detached, so a user's firewall, or one of ours someone has since
+ * attached elsewhere, survives.
+ */
+async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
+  const { device, others } = await devicesOf(deps, fw.id, nbId);
+  if (fw.tags.includes(ownershipTag) && others === 0) {
+    await deps.firewalls.delete(fw.id);
+    return `deleted firewall ${fw.id}`;
+  }
+  if (device) await deps.firewalls.deleteDevice(fw.id, device.id);
+  return `detached firewall ${fw.id}`;
 }
 
-/** Detaches `nbId` from a firewall, and deletes the firewall when it is ours and protects nothing else. */
-async function release(deps: FirewallDeps, fw: FirewallState, nbId: number, ownershipTag: string) {
-  if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
-  else await detach(deps, fw.id, nbId);
+/** Deletes a detached firewall of ours when, read just now, nothing else uses it. */
+async function deleteIfUnused(deps: FirewallDeps, fw: FirewallState, ownershipTag: string): Promise<void> {
+  if (!fw.tags.includes(ownershipTag)) return;
+  if ((await deps.firewalls.listDevices(fw.id)).length === 0) await deps.firewalls.delete(fw.id);
 }
 
 /**
@@ -83,7 +101,7 @@ async function attachById(
       throw e;
     }
   }
-  for (const fw of replaced) if (isOursAlone(fw, nbId, ownershipTag)) await deps.firewalls.delete(fw.id);
+  for (const fw of replaced) await deleteIfUnused(deps, fw, ownershipTag);
   deps.cache.details.setFirewalls(nbId, [await deps.firewalls.get(firewallId)]);
   return [`attached firewall ${firewallId}`];
 }
@@ -140,14 +158,27 @@ export async function reconcileFirewall(
       return await attachById(deps, nbId, attached, firewall.firewallId, ownershipTag);
     }
     if (firewall.kind === "acl") return await syncAcl(deps, nbId, attached, firewall, ownershipTag);
-    return await releaseManaged(deps, nbId, ownershipTag);
+    return await releaseAll(deps, nbId, attached, ownershipTag);
   } catch (e) {
     deps.cache.details.forget(nbId);
     throw e;
   }
 }
 
-/** Detaches (and deletes, when nothing else uses it) every firewall of ours on the NodeBalancer. */
+/** No firewall wanted: every attached one is released (ours deleted when unused, others detached). */
+async function releaseAll(
+  deps: FirewallDeps,
+  nbId: number,
+  attached: readonly FirewallState[],
+  ownershipTag: string,
+): Promise<string[]> {
+  const done: string[] = [];
+  for (const fw of attached) done.push(await release(deps, fw, nbId, ownershipTag));
+  if (done.length) deps.cache.details.setFirewalls(nbId, []);
+  return done;
+}
+
+/** Releases every firewall of ours on the NodeBalancer (before it is deleted or handed over). */
 export async function releaseManaged(
   deps: FirewallDeps,
   nbId: number,
@@ -155,7 +186,8 @@ export async function releaseManaged(
 ): Promise<string[]> {
   const attached = await deps.cache.details.firewalls(nbId);
   const managed = attached.filter((f) => f.tags.includes(ownershipTag));
-  for (const fw of managed) await release(deps, fw, nbId, ownershipTag);
+  const done: string[] = [];
+  for (const fw of managed) done.push(await release(deps, fw, nbId, ownershipTag));
   if (managed.length) deps.cache.details.setFirewalls(nbId, attached.filter((f) => !managed.includes(f)));
-  return managed.map((f) => `removed firewall ${f.id}`);
+  return done;
 }

@@ -2,11 +2,24 @@
  * The inbound rules of the CCM-managed Cloud Firewall of a `firewall-acl` Service, shaped as the Go CCM
  * shapes them (an allowList's addresses ACCEPTed under an inbound DROP policy, a denyList's DROPped under
  * ACCEPT; 255 addresses per rule; label `<ACTION>-<service>` and a description naming the NodeBalancer),
- * with one difference: UDP ports get UDP rules, where the Go CCM writes TCP rules only. Pure.
+ * with one difference: UDP ports get UDP rules, where the Go CCM writes TCP rules only. Also the planned
+ * firewall's shape (`DesiredFirewall`), which the NodeBalancer plan carries. Pure.
  */
 import type { FirewallRuleType, UpdateFirewallRules } from "@linode/api-v4";
 import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/firewall_acl.ts";
 import type { AclAddresses, PortSpec } from "../annotations/spec.ts";
+
+/** The Cloud Firewall of a Service's NodeBalancer, as planned (`DesiredNodeBalancer.firewall`). */
+export type DesiredFirewall =
+  | { readonly kind: "none" }
+  | { readonly kind: "id"; readonly firewallId: number }
+  | {
+    readonly kind: "acl";
+    /** For a new firewall. */
+    readonly label: string;
+    readonly tags: readonly string[];
+    readonly rules: UpdateFirewallRules;
+  };
 
 const RULE_LABEL_MAX = 32;
 const RULE_DESCRIPTION_MAX = 100;

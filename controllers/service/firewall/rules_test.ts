@@ -20,7 +20,9 @@ function portSpec(port: number, family: "tcp" | "udp"): PortSpec {
       timeoutSec: 3,
       attempts: 2,
       passive: false,
+      keepPath: false,
     },
+    keep: [],
   };
 }
 

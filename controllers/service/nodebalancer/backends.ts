@@ -1,12 +1,14 @@
 /**
- * Which Nodes back a Service's NodeBalancer and at which address: Ready Nodes, minus those labelled
- * `node.kubernetes.io/exclude-from-external-load-balancers` or tainted `ToBeDeletedByClusterAutoscaler` (the
- * upstream service controller's filters). The address is the Go CCM's: the public IPv6 annotation for IPv6
+ * Which Nodes back a Service's NodeBalancer and at which address: upstream's `stableNodeSetPredicates`
+ * (k8s.io/cloud-provider v0.35.4, the version the Go CCM pins): not being deleted, not excluded by the
+ * `node.kubernetes.io/exclude-from-external-load-balancers` label, not tainted `ToBeDeletedByClusterAutoscaler`.
+ * Readiness is not among them: a NotReady Node keeps its backends (the NodeBalancer's health checks take it out
+ * of rotation), so a flapping Node writes nothing. The address is the Go CCM's: the public IPv6 annotation for IPv6
  * backends; the first InternalIP (the VPC address, which the node controller lists first) with VPC
  * backends; else the `node.k8s.linode.com/private-ip` annotation, then the first InternalIP. Pure.
  */
 import type { V1Node } from "@kubernetes/client-node";
-import { isIpAddress } from "../../../config/env.ts";
+import { isIpAddress, parseGoBool } from "../../../config/env.ts";
 import { isPrivateIpv4, PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../../node/addresses.ts";
 
 /** Label that keeps a Node out of every load balancer (its value does not matter). */
@@ -31,12 +33,21 @@ export interface SkippedNode {
   readonly reason: string;
 }
 
-/** True when the Node may carry load-balancer traffic. */
+/**
+ * Upstream's `nodeIncludedPredicate`: without the exclusion label, or with a value Go's `strconv.ParseBool`
+ * reads as false; any other value (`true`, `""`, `yes`) excludes.
+ */
+export function isIncludedNode(node: V1Node): boolean {
+  const labels = node.metadata?.labels ?? {};
+  if (!Object.hasOwn(labels, EXCLUDE_LABEL)) return true;
+  return parseGoBool(labels[EXCLUDE_LABEL] ?? "") === false;
+}
+
+/** True when the Node may carry load-balancer traffic (upstream's `stableNodeSetPredicates`). */
 export function isEligibleNode(node: V1Node): boolean {
-  const ready = (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-  const excluded = Object.hasOwn(node.metadata?.labels ?? {}, EXCLUDE_LABEL);
+  const deleting = node.metadata?.deletionTimestamp !== undefined && node.metadata.deletionTimestamp !== null;
   const leaving = (node.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT);
-  return ready && !excluded && !leaving;
+  return !deleting && isIncludedNode(node) && !leaving;
 }
 
 /** The Go CCM's backend label: the Node name cut to 32 characters, `node-` in front when shorter than 3. */
@@ -84,4 +95,14 @@ export function planBackends(
 /** `ip:port`, with brackets for IPv6 (Go's `net.JoinHostPort`). */
 export function backendAddress(ip: string, nodePort: number): string {
   return ip.includes(":") ? `[${ip}]:${nodePort}` : `${ip}:${nodePort}`;
+}
+
+/**
+ * Whether the backends now on a NodeBalancer are IPv6 (`[ip]:port`) or IPv4 addresses; undefined when it has
+ * none or both (nothing to keep).
+ */
+export function backendFamilyOf(nodes: readonly { readonly address: string }[]): boolean | undefined {
+  const v6 = nodes.filter((n) => n.address.startsWith("[")).length;
+  if (nodes.length === 0 || (v6 > 0 && v6 < nodes.length)) return undefined;
+  return v6 > 0;
 }

@@ -3,14 +3,15 @@
  * request bodies follow directly. A TLS private key is held in `SecretPem`, which prints and serialises as
  * `<REDACTED>`, so logging a plan or an action cannot leak it. Types and that one class.
  */
+import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
 import type {
-  Algorithm,
-  NodeBalancerProxyProtocol,
-  Protocol,
-  Stickiness,
-  UpdateFirewallRules,
-} from "@linode/api-v4";
-import type { CheckType, NodeBalancerType, PortFamily } from "../annotations/spec.ts";
+  CheckType,
+  KeptConfigField,
+  KeptNodeBalancerField,
+  NodeBalancerType,
+  PortFamily,
+} from "../annotations/spec.ts";
+import type { DesiredFirewall } from "../firewall/rules.ts";
 
 const REDACTED = "<REDACTED>";
 
@@ -97,19 +98,9 @@ export interface DesiredConfig {
   readonly udp_check_port: number | null;
   readonly tls: DesiredTls | null;
   readonly nodes: readonly DesiredNode[];
+  /** Fields an existing config keeps: their annotation was read leniently (a new config takes the value above). */
+  readonly keep?: readonly KeptConfigField[];
 }
-
-/** The Cloud Firewall of the NodeBalancer. */
-export type DesiredFirewall =
-  | { readonly kind: "none" }
-  | { readonly kind: "id"; readonly firewallId: number }
-  | {
-    readonly kind: "acl";
-    /** For a new firewall. */
-    readonly label: string;
-    readonly tags: readonly string[];
-    readonly rules: UpdateFirewallRules;
-  };
 
 /** A VPC attachment of a new NodeBalancer (`vpcs` on create). */
 export interface DesiredVpc {
@@ -132,4 +123,6 @@ export interface DesiredNodeBalancer {
   readonly frontendVpc: DesiredVpc | null;
   readonly firewall: DesiredFirewall;
   readonly configs: readonly DesiredConfig[];
+  /** Fields an existing NodeBalancer keeps: their annotation was read leniently (a new one takes the value above). */
+  readonly keep?: readonly KeptNodeBalancerField[];
 }

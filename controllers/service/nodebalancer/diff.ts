@@ -1,8 +1,10 @@
 /**
  * `diffNodeBalancer`: the fewest API writes that turn a NodeBalancer as read (api-v4 shapes) into the
  * planned one, updating in place wherever the API allows (throttle, tags, config fields, node address,
- * label, weight and mode) so ids, the IP and node ids survive; an empty list when nothing differs. Configs
- * match by port and protocol family (tcp 53 and udp 53 are two configs). Also lists each field that
+ * label, weight and mode) so ids, the IP and node ids survive; an empty list when nothing differs. A field
+ * the desired state marks `keep` (its annotation was read leniently) is left as it is. Configs
+ * match by port and protocol family (tcp 53 and udp 53 are two configs), except that a kept protocol also
+ * matches the port's config of the other family (see `matchConfig`). Also lists each field that
  * differs, old and new, for one Normal Event, and what differs but cannot change in place. Pure.
  */
 import { type ConfigBody, configBody, nodeBody } from "./bodies.ts";
@@ -62,6 +64,7 @@ function configUpdate(desired: DesiredConfig, current: CurrentConfig, field: str
   const body: ConfigBody = {};
   const changes: FieldChange[] = [];
   for (const name of CONFIG_FIELDS) {
+    if (desired.keep?.some((k) => k === name)) continue;
     const want = full[name];
     const have = current[name];
     if (want === undefined || want === have) continue;
@@ -81,6 +84,32 @@ function configUpdate(desired: DesiredConfig, current: CurrentConfig, field: str
   return { body, changes };
 }
 
+/**
+ * The index in `unmatched` of the config `want` updates: the one of its port and family; or, when its protocol
+ * is kept (read leniently) and the Service has no port of the other family there, the port's config of the
+ * other family, which the Go CCM made by applying such a protocol as it is (udp on a TCP port). -1: none.
+ */
+function matchConfig(
+  unmatched: readonly CurrentConfig[],
+  want: DesiredConfig,
+  desired: DesiredNodeBalancer,
+): number {
+  const i = unmatched.findIndex((c) => c.port === want.port && familyOf(c.protocol) === want.family);
+  if (i >= 0 || !want.keep?.includes("protocol")) return i;
+  if (desired.configs.some((c) => c.port === want.port && c.family !== want.family)) return -1;
+  return unmatched.findIndex((c) => c.port === want.port);
+}
+
+/**
+ * A config kept in the other family: its settings stay (those of `want`'s family do not fit it), its
+ * nodes follow the Nodes with the mode its family takes (udp nodes have none).
+ */
+function asOtherFamily(want: DesiredConfig, have: CurrentConfig): DesiredConfig {
+  const udp = familyOf(have.protocol) === "udp";
+  const nodes = want.nodes.map(({ mode: _, ...n }) => udp ? n : { ...n, mode: "accept" as const });
+  return { ...want, nodes };
+}
+
 function sameTags(a: readonly string[], b: readonly string[]): boolean {
   const set = new Set(a);
   return set.size === new Set(b).size && b.every((t) => set.has(t));
@@ -90,7 +119,8 @@ function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBa
   const nb = current.nodeBalancer;
   const body: { client_conn_throttle?: number; tags?: string[] } = {};
   const changes: FieldChange[] = [];
-  if (nb.client_conn_throttle !== desired.client_conn_throttle) {
+  const keepThrottle = desired.keep?.includes("client_conn_throttle") ?? false;
+  if (!keepThrottle && nb.client_conn_throttle !== desired.client_conn_throttle) {
     body.client_conn_throttle = desired.client_conn_throttle;
     changes.push({
       field: "client_conn_throttle",
@@ -98,9 +128,12 @@ function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBa
       new: desired.client_conn_throttle,
     });
   }
-  if (!sameTags(nb.tags, desired.tags)) {
-    body.tags = [...desired.tags];
-    changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...desired.tags].sort() });
+  // Kept tags (a tag the API refuses was read leniently): none is removed, the planned ones are added.
+  const keepTags = desired.keep?.includes("tags") ?? false;
+  const tags = keepTags ? [...new Set([...nb.tags, ...desired.tags])] : desired.tags;
+  if (!sameTags(nb.tags, tags)) {
+    body.tags = [...tags];
+    changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...tags].sort() });
   }
   return { body, changes };
 }
@@ -110,7 +143,8 @@ function immutableFields(current: CurrentNodeBalancer, desired: DesiredNodeBalan
   const nb = current.nodeBalancer;
   const out: FieldChange[] = [];
   const add = (field: string, old: ChangeValue, value: ChangeValue) => out.push({ field, old, new: value });
-  if (nb.type !== undefined && nb.type !== desired.type) add("type", nb.type, desired.type);
+  const keepType = desired.keep?.includes("type") ?? false;
+  if (!keepType && nb.type !== undefined && nb.type !== desired.type) add("type", nb.type, desired.type);
   if (desired.ipv4 !== null && nb.ipv4 !== desired.ipv4) add("ipv4", nb.ipv4, desired.ipv4);
   const frontend = desired.frontendVpc?.subnet_id ?? null;
   if (
@@ -136,7 +170,7 @@ export function diffNodeBalancer(
   const later: NodeBalancerAction[] = [];
   for (const want of desired.configs) {
     const field = keyOf(want.port, want.family);
-    const i = unmatched.findIndex((c) => c.port === want.port && familyOf(c.protocol) === want.family);
+    const i = matchConfig(unmatched, want, desired);
     const target = { nodeBalancerId, port: want.port, family: want.family };
     if (i < 0) {
       actions.push({
@@ -149,13 +183,14 @@ export function diffNodeBalancer(
     }
     const [have] = unmatched.splice(i, 1);
     if (have === undefined) continue;
-    const update = configUpdate(want, have, field);
+    const fits = familyOf(have.protocol) === want.family ? want : asOtherFamily(want, have);
+    const update = fits === want ? configUpdate(want, have, field) : { body: {}, changes: [] };
     if (update.changes.length > 0) {
       later.push({ kind: "updateConfig", ...target, configId: have.id, body: update.body });
     }
     const nodes = diffNodes(
       { ...target, configId: have.id, field },
-      want.nodes,
+      fits.nodes,
       current.nodes.get(have.id) ?? [],
     );
     later.push(...nodes.actions);

@@ -6,7 +6,8 @@ import { describeAction, diffNodeBalancer, formatChanges } from "./diff.ts";
 import { applyActions, asCurrent } from "../testdata/diff_fixtures.ts";
 import type { CurrentNodeBalancer } from "./diff_types.ts";
 import { defaults, node, port, service } from "../testdata/fixtures.ts";
-import { planNodeBalancer, type TlsMaterial } from "./plan.ts";
+import { planNodeBalancer } from "./plan.ts";
+import type { TlsMaterial } from "../tls/secrets.ts";
 
 const CERT_A = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----";
 const CERT_B = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----";
@@ -226,4 +227,57 @@ Deno.test("formatChanges() prints each field with old and new value", () => {
     ]),
     "client_conn_throttle: 0 → 20; tags: [a] → [a, b]; configs[443/tcp]: (none) → https",
   );
+});
+
+Deno.test("diffNodeBalancer() leaves what a lenient value governs as it is and updates everything else", () => {
+  const lenient = service({
+    annotations: {
+      throttle: "50",
+      "nodebalancer-type": "huge",
+      "check-type": "http",
+      "check-path": "healthz",
+      tags: "team-a,ab",
+    },
+  });
+  const old = desiredFor(
+    service({
+      annotations: { throttle: "5", "check-type": "http", "check-path": "/up", tags: "team-a,team-b" },
+    }),
+  );
+  const current = asCurrent(old);
+  const before = {
+    ...current,
+    nodeBalancer: { ...current.nodeBalancer, type: "premium" as const },
+    nodes: new Map([...current.nodes].map(([id, nodes]) => [id, nodes.slice(1)])), // a Node joined since
+  };
+  const diff = diffNodeBalancer(before, desiredFor(lenient));
+  assert.deepEqual(diff.immutable, [], "type kept, not reported");
+  assert.deepEqual(diff.actions.map((a) => a.kind), ["createNode"]);
+  assert.deepEqual(diff.changes.map((c) => c.field), ["configs[80/tcp].nodes[node-n1]"]);
+});
+
+Deno.test("diffNodeBalancer() keeps the protocol of a port whose default-protocol is of the other family", () => {
+  const current = asCurrent(desiredFor(service({ annotations: { "default-protocol": "http" } })));
+  const desired = desiredFor(service({ annotations: { "default-protocol": "udp" } }));
+  assert.equal(desired.configs[0]?.protocol, "tcp", "a new config would be tcp");
+  const fields = diffNodeBalancer(current, desired).changes.map((c) => c.field);
+  assert.ok(!fields.includes("configs[80/tcp].protocol"), fields.join());
+});
+
+Deno.test("diffNodeBalancer() keeps a config the Go CCM made in the other family from a lenient protocol, its nodes following", () => {
+  // The Go CCM applied default-protocol udp to TCP port 80 as it is: a udp config on port 80.
+  const goMade = desiredFor(service({ ports: [port(80, "UDP")], annotations: {} }), threeNodes().slice(1));
+  const current = asCurrent(goMade);
+  const desired = desiredFor(service({ annotations: { "default-protocol": "udp" } }));
+  assert.deepEqual(desired.configs.map((c) => [c.family, c.keep]), [["tcp", ["protocol"]]]);
+  const diff = diffNodeBalancer(current, desired);
+  assert.deepEqual(diff.actions.map((a) => a.kind), ["createNode"], "kept, not replaced; node-n1 added");
+  const add = diff.actions[0];
+  assert.ok(add?.kind === "createNode" && add.body.mode === undefined, "a udp node has no mode");
+  // A Service with a UDP port 80 of its own keeps that config for it.
+  const both = desiredFor(
+    service({ ports: [port(80), port(80, "UDP")], annotations: { "default-protocol": "udp" } }),
+  );
+  const kinds = diffNodeBalancer(current, both).actions.map((a) => a.kind);
+  assert.ok(kinds.includes("createConfig"), kinds.join());
 });

@@ -13,6 +13,8 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { NodeBalancerSummary } from "../../../cache/types.ts";
 import { isNotFound } from "../../../linode/errors.ts";
+import { InvalidInputError } from "../../loop/run_queue.ts";
+import { isAdoptable, type OwnershipContext, ownershipOf, whyNotAdoptable } from "../ownership.ts";
 import type { NodeBalancerWrites } from "./apply.ts";
 
 /** Which rule tied the NodeBalancer to the Service. */
@@ -38,6 +40,17 @@ export interface FindOptions {
 /** The annotated NodeBalancer does not exist (yet): retried, never replaced by a new one. */
 export class AnnotatedNodeBalancerMissingError extends Error {
   override name = "AnnotatedNodeBalancerMissingError";
+}
+
+/**
+ * The NodeBalancer a rule points at is provably not this Service's to take (another cluster's, another live
+ * Service's, or not provably this cluster's): nothing is written to it; a Warning, no retry until a change.
+ */
+export class NodeBalancerNotOwnedError extends InvalidInputError {
+  override name = "NodeBalancerNotOwnedError";
+  constructor(readonly nodeBalancerId: number, message: string) {
+    super(message);
+  }
 }
 
 /** The listing could not be refreshed: whether the Service has a NodeBalancer is unknown. */
@@ -100,25 +113,35 @@ async function byAnnotation(deps: FinderDeps, id: number): Promise<NodeBalancerS
 export async function findNodeBalancer(
   deps: FinderDeps,
   svc: V1Service,
-  rules: { nodeBalancerId?: number; ownershipTag: string },
+  rules: { nodeBalancerId?: number; ownershipTag: string; owner: OwnershipContext },
   options: FindOptions,
 ): Promise<FoundNodeBalancer | undefined> {
   if (rules.nodeBalancerId !== undefined) {
-    return { nb: await byAnnotation(deps, rules.nodeBalancerId), via: "annotation" };
+    return checkOwner({ nb: await byAnnotation(deps, rules.nodeBalancerId), via: "annotation" }, rules.owner);
   }
   const snapshot = await deps.cache.list({ maxAgeMs: options.maxAgeMs() });
-  const owned = snapshot.data.filter((nb) => nb.tags.includes(rules.ownershipTag));
+  // A foreign identity tag beside our ownership tag (a 64-bit UID prefix shared across clusters): not ours.
+  const owned = snapshot.data.filter((nb) =>
+    nb.tags.includes(rules.ownershipTag) && ownershipOf(nb.tags, rules.owner).kind === "this-service"
+  );
   if (owned.length) {
     // Two would be a leftover of a crash between create and status: the one in the status wins.
     const oldest = owned.reduce((a, b) => a.id <= b.id ? a : b);
     return { nb: findByStatus(svc, owned)?.nb ?? oldest, via: "ownership-tag" };
   }
   const found = findByStatus(svc, snapshot.data);
-  if (found) return found;
+  if (found) return checkOwner(found, rules.owner);
   if (snapshot.stale || snapshot.ageMs > options.maxAgeMs()) {
     throw new NodeBalancersUnknownError(
       "Cannot tell whether the Service has a NodeBalancer: the listing is stale",
     );
   }
   return undefined;
+}
+
+/** The found NodeBalancer when this Service may take it; else `NodeBalancerNotOwnedError`. */
+function checkOwner(found: FoundNodeBalancer, owner: OwnershipContext): FoundNodeBalancer {
+  const ownership = ownershipOf(found.nb.tags, owner);
+  if (isAdoptable(ownership)) return found;
+  throw new NodeBalancerNotOwnedError(found.nb.id, whyNotAdoptable(found.nb.id, ownership));
 }

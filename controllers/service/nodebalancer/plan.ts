@@ -16,7 +16,6 @@ import {
 import type { ServiceDefaults } from "../annotations/defaults.ts";
 import {
   type DesiredConfig,
-  type DesiredFirewall,
   type DesiredNode,
   type DesiredNodeBalancer,
   type DesiredTls,
@@ -24,7 +23,8 @@ import {
   SecretPem,
 } from "./desired.ts";
 import { ServicePlanError } from "../errors.ts";
-import { planFirewallRules } from "../firewall/rules.ts";
+import { type DesiredFirewall, planFirewallRules } from "../firewall/rules.ts";
+import type { TlsMaterial } from "../tls/secrets.ts";
 import { nodeBalancerLabel, nodeBalancerTags } from "../ownership.ts";
 import { deepFreeze } from "../annotations/parse.ts";
 import { portFamily } from "../annotations/ports.ts";
@@ -36,14 +36,6 @@ import type {
   ServiceSpec,
 } from "../annotations/spec.ts";
 
-/** The `tls.crt` and `tls.key` of a Secret, as text. */
-export interface TlsMaterial {
-  readonly cert: string;
-  readonly key: string;
-  /** SHA-256 fingerprint of the certificate, for comparing with the API's `ssl_fingerprint`. */
-  readonly fingerprint?: string | null;
-}
-
 /** What the planner needs besides the Service, its spec and the Nodes. */
 export interface PlanOptions {
   readonly defaults: ServiceDefaults;
@@ -53,6 +45,8 @@ export interface PlanOptions {
   readonly frontendSubnetId?: number | null;
   /** TLS material by Secret name (the Service's namespace); absent names are missing Secrets. */
   readonly tls?: ReadonlyMap<string, TlsMaterial>;
+  /** The cluster identity tag (`../identity.ts`), put on the NodeBalancer beside its ownership tag. */
+  readonly clusterIdTag?: string;
 }
 
 /** The plan, or why there is none; `skippedNodes` are eligible Nodes without a usable address. */
@@ -95,7 +89,13 @@ export function planNodeBalancer(
   });
   const { defaults } = options;
   const label = nodeBalancerLabel(defaults.services.nodeBalancerPrefix, uid);
-  const tags = nodeBalancerTags(defaults.clusterName, defaults.services.nodeBalancerTags, spec.tags, uid);
+  const tags = nodeBalancerTags(
+    defaults.clusterName,
+    defaults.services.nodeBalancerTags,
+    spec.tags,
+    uid,
+    options.clusterIdTag,
+  );
   const desired: DesiredNodeBalancer = {
     label,
     region: defaults.region,
@@ -107,6 +107,7 @@ export function planNodeBalancer(
     frontendVpc,
     firewall: firewallOf(spec, service.metadata?.name ?? "", label, tags),
     configs,
+    ...(spec.keep.length > 0 ? { keep: spec.keep } : {}),
   };
   return { ok: true, desired: deepFreeze(desired), skippedNodes: skipped };
 }
@@ -223,6 +224,7 @@ function configOf(p: PortSpec, tls: DesiredTls | null, nodes: DesiredNode[]): De
     udp_check_port: p.udpCheckPort,
     tls,
     nodes,
+    ...(p.keep.length > 0 ? { keep: p.keep } : {}),
   };
 }
 

@@ -31,7 +31,7 @@ function problemsOf(result: PlanResult): string[] {
   return result.errors.map((e) => e.problem);
 }
 
-Deno.test("planNodeBalancer() plans label, tags, throttle, type and one config per port over Ready Nodes", () => {
+Deno.test("planNodeBalancer() plans label, tags, throttle, type and one config per port over eligible Nodes", () => {
   const desired = desiredOf(plan(service({ ports: [port(80, "TCP", 30080)] })));
   assert.deepEqual(desired, {
     label: "ccm-665544332211",
@@ -82,14 +82,26 @@ Deno.test("planNodeBalancer() gives udp configs nodes without a mode and the udp
   );
 });
 
+const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
+
+/** Upstream's `stableNodeSetPredicates` (k8s.io/cloud-provider v0.35.4): readiness is not one of them. */
 const ELIGIBILITY: { name: string; node: V1Node; eligible: boolean }[] = [
   { name: "Ready", node: node("a"), eligible: true },
-  { name: "NotReady", node: node("a", { ready: "False" }), eligible: false },
-  { name: "Ready Unknown", node: node("a", { ready: "Unknown" }), eligible: false },
-  { name: "no Ready condition", node: node("a", { ready: null }), eligible: false },
+  { name: "NotReady", node: node("a", { ready: "False" }), eligible: true },
+  { name: "Ready Unknown", node: node("a", { ready: "Unknown" }), eligible: true },
+  { name: "no Ready condition", node: node("a", { ready: null }), eligible: true },
+  { name: `labelled ${EXCLUDE}=true`, node: node("a", { labels: { [EXCLUDE]: "true" } }), eligible: false },
+  { name: `labelled ${EXCLUDE}="" (empty)`, node: node("a", { labels: { [EXCLUDE]: "" } }), eligible: false },
   {
-    name: "labelled exclude-from-external-load-balancers (any value)",
-    node: node("a", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "false" } }),
+    name: `labelled ${EXCLUDE}=yes (not a Go bool)`,
+    node: node("a", { labels: { [EXCLUDE]: "yes" } }),
+    eligible: false,
+  },
+  { name: `labelled ${EXCLUDE}=false`, node: node("a", { labels: { [EXCLUDE]: "false" } }), eligible: true },
+  { name: `labelled ${EXCLUDE}=0`, node: node("a", { labels: { [EXCLUDE]: "0" } }), eligible: true },
+  {
+    name: "being deleted",
+    node: { ...node("a"), metadata: { name: "a", deletionTimestamp: new Date(0) } },
     eligible: false,
   },
   {
@@ -257,7 +269,7 @@ const ERRORS: {
   {
     name: "no eligible Node",
     svc: service(),
-    nodes: [node("a", { ready: "False" })],
+    nodes: [node("a", { labels: { [EXCLUDE]: "true" } })],
     want: ["NoEligibleNodes"],
   },
   { name: "no Node at all", svc: service(), nodes: [], want: ["NoEligibleNodes"] },

@@ -28,7 +28,7 @@ const p0 = (s: ServiceSpec) => s.ports[0];
 export const VALID: ValidCase[] = [
   { covers: "throttle", ann: { throttle: "0" }, get: (s) => s.throttle, want: 0 },
   { covers: "throttle", ann: { throttle: "20" }, get: (s) => s.throttle, want: 20 },
-  { covers: "throttle", ann: { throttle: " +5 " }, get: (s) => s.throttle, want: 5 },
+  { covers: "throttle", ann: { throttle: "+5" }, get: (s) => s.throttle, want: 5 },
   {
     covers: "default-protocol",
     ann: { "default-protocol": "http" },
@@ -106,8 +106,15 @@ export const VALID: ValidCase[] = [
   {
     covers: "check-body",
     ann: { "check-type": "http_body", "check-body": "ok" },
+    get: (s) => s.ports[0]?.check.body,
+    want: "ok",
+  },
+  // The Go CCM refuses only an empty body; the API takes any regular expression, spaces too.
+  {
+    covers: "check-body",
+    ann: { "check-type": "http_body", "check-body": " ok " },
     get: (s) => [p0(s)?.check.path, p0(s)?.check.body],
-    want: ["/", "ok"],
+    want: ["/", " ok "],
   },
   {
     covers: "check-interval",

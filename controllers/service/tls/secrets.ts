@@ -1,20 +1,30 @@
 /**
- * TLS Secrets for HTTPS ports: read from the Secret informer (watched, never polled), and remembered per
- * Service so that a changed Secret enqueues exactly the Services that use it. Certificates and keys stay in
- * memory: nothing here logs them or puts them in an error.
+ * TLS Secrets for HTTPS ports: only the Secrets that Service annotations name are read, one `get` each, and
+ * re-read every `SECRET_REFRESH_MS` while a Service uses them, so a rotated certificate reaches the
+ * NodeBalancer within that period (the Go CCM reads them on each sync). Nothing lists or watches Secrets, so
+ * the CCM never holds the cluster's other Secrets (Helm releases, service-account tokens) and its RBAC needs
+ * `get` only. Certificates and keys stay in memory: nothing here logs them or puts them in an error.
  */
 import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
-import type { TlsMaterial } from "../nodebalancer/plan.ts";
 
-/** Secrets as the informer holds them. `Informer<V1Secret>` implements it. */
-export interface SecretLister {
-  get(key: string): V1Secret | undefined;
-  onChange(handler: (kind: "add" | "update" | "delete", secret: V1Secret) => void): () => void;
-  readonly synced: boolean;
+/** The `tls.crt` and `tls.key` of a Secret, as text. */
+export interface TlsMaterial {
+  readonly cert: string;
+  readonly key: string;
+  /** SHA-1 fingerprint of the certificate (`certificateFingerprint`), for comparing with the API's `ssl_fingerprint`. */
+  readonly fingerprint?: string | null;
 }
 
-/** The Secret informer has not listed yet (or cannot): whether a Secret exists is unknown, so retry. */
+/** Reads one Secret by name; undefined when it does not exist. `kube/clients.ts` `secretReader` implements it. */
+export interface SecretReader {
+  read(namespace: string, name: string): Promise<V1Secret | undefined>;
+}
+
+/** How often a Secret in use is read again, to notice a rotated certificate. */
+export const SECRET_REFRESH_MS = 60_000;
+
+/** A Secret could not be read: whether it exists is unknown, so retry (never plan without it). */
 export class SecretsUnavailableError extends Error {
   override name = "SecretsUnavailableError";
 }
@@ -55,33 +65,63 @@ export function tlsMaterial(secret: V1Secret): TlsMaterial | undefined {
   return cert && key ? { cert, key, fingerprint: certificateFingerprint(cert) } : undefined;
 }
 
-/** Which Services read which Secrets, for enqueueing on Secret changes; and the material, memoised. */
+/** One Secret as last read: its version (`null` when missing) and its TLS material, if complete. */
+interface ReadSecret {
+  readonly version: string | null;
+  readonly material: TlsMaterial | undefined;
+}
+
+/** Which Services read which Secrets, for enqueueing on Secret changes; and the material, as last read. */
 export class TlsSecrets {
-  readonly #lister: SecretLister;
+  readonly #reader: SecretReader;
   /** Service key → Secret keys (`ns/name`) its last plan read. */
   readonly #uses = new Map<string, ReadonlySet<string>>();
-  readonly #memo = new Map<string, { version: string; material: TlsMaterial | undefined }>();
+  readonly #read = new Map<string, ReadSecret>();
 
-  constructor(lister: SecretLister) {
-    this.#lister = lister;
+  constructor(reader: SecretReader) {
+    this.#reader = reader;
   }
 
   /**
-   * The TLS material of `names` (Secrets in `namespace`) for Service `serviceKey`, and which it read; a missing
-   * or incomplete Secret is absent from the map. Throws `SecretsUnavailableError` until the informer synced.
+   * The TLS material of `names` (Secrets in `namespace`) for Service `serviceKey`; a missing or incomplete
+   * Secret is absent from the map. A Secret read before is not read again (`refresh` keeps it current).
+   * Throws `SecretsUnavailableError` when one cannot be read.
    */
-  materialFor(serviceKey: string, namespace: string, names: readonly string[]): Map<string, TlsMaterial> {
+  async materialFor(
+    serviceKey: string,
+    namespace: string,
+    names: readonly string[],
+  ): Promise<Map<string, TlsMaterial>> {
     const keys = new Set(names.map((n) => `${namespace}/${n}`));
     if (keys.size) this.#uses.set(serviceKey, keys);
     else this.#uses.delete(serviceKey);
+    this.#dropUnused();
     const out = new Map<string, TlsMaterial>();
-    if (keys.size === 0) return out;
-    if (!this.#lister.synced) throw new SecretsUnavailableError("Cannot read TLS Secrets: not listed yet");
     for (const name of names) {
-      const material = this.#read(`${namespace}/${name}`);
-      if (material) out.set(name, material);
+      const key = `${namespace}/${name}`;
+      const read = this.#read.get(key) ?? await this.#load(key);
+      if (read.material) out.set(name, read.material);
     }
     return out;
+  }
+
+  /**
+   * Reads every Secret in use again; answers the Services using one that changed (created, rotated,
+   * deleted). A Secret that cannot be read now keeps its last reading: doubt changes nothing.
+   */
+  async refresh(): Promise<string[]> {
+    const changed = new Set<string>();
+    for (const key of this.#inUse()) {
+      const before = this.#read.get(key);
+      let after: ReadSecret;
+      try {
+        after = await this.#load(key);
+      } catch {
+        continue;
+      }
+      if (before?.version !== after.version) { for (const svc of this.servicesUsing(key)) changed.add(svc); }
+    }
+    return [...changed];
   }
 
   /** The Services whose last plan read the Secret `secretKey` (`ns/name`). */
@@ -89,22 +129,40 @@ export class TlsSecrets {
     return [...this.#uses].filter(([, keys]) => keys.has(secretKey)).map(([svc]) => svc);
   }
 
-  /** Forgets a Service (deleted, or no longer a LoadBalancer). */
-  forget(serviceKey: string): void {
-    this.#uses.delete(serviceKey);
+  /** The Secrets held in memory (`ns/name`): only those some Service uses. */
+  held(): string[] {
+    return [...this.#read.keys()];
   }
 
-  #read(key: string): TlsMaterial | undefined {
-    const secret = this.#lister.get(key);
-    if (!secret) {
-      this.#memo.delete(key);
-      return undefined;
+  /** Forgets a Service (deleted, or no longer a LoadBalancer), and the Secrets only it used. */
+  forget(serviceKey: string): void {
+    this.#uses.delete(serviceKey);
+    this.#dropUnused();
+  }
+
+  #inUse(): Set<string> {
+    return new Set([...this.#uses.values()].flatMap((keys) => [...keys]));
+  }
+
+  #dropUnused(): void {
+    const used = this.#inUse();
+    for (const key of this.#read.keys()) if (!used.has(key)) this.#read.delete(key);
+  }
+
+  async #load(key: string): Promise<ReadSecret> {
+    const slash = key.indexOf("/");
+    let secret: V1Secret | undefined;
+    try {
+      secret = await this.#reader.read(key.slice(0, slash), key.slice(slash + 1));
+    } catch (e) {
+      throw new SecretsUnavailableError(`Cannot read TLS Secret ${key}`, { cause: e });
     }
-    const version = `${secret.metadata?.uid}/${secret.metadata?.resourceVersion}`;
-    const memo = this.#memo.get(key);
-    if (memo?.version === version) return memo.material;
-    const material = tlsMaterial(secret);
-    this.#memo.set(key, { version, material });
-    return material;
+    const version = secret ? `${secret.metadata?.uid}/${secret.metadata?.resourceVersion}` : null;
+    const last = this.#read.get(key);
+    if (last && last.version === version) return last;
+    const read = { version, material: secret ? tlsMaterial(secret) : undefined };
+    // A Service forgotten while this read was under way does not bring its Secret back.
+    if (this.#inUse().has(key)) this.#read.set(key, read);
+    return read;
   }
 }

@@ -1,7 +1,7 @@
 /** Test helper: sends `@linode/api-v4` calls to a sim through the CCM's own transport (linode/transport.ts). */
-import { rawRequest, withRequestContext } from "../../linode/transport.ts";
-import { isRecord } from "./http.ts";
-import type { LinodeSim } from "./server.ts";
+import { rawRequest, withRequestContext } from "../../../linode/transport.ts";
+import { isRecord } from "../http.ts";
+import type { LinodeSim } from "../server.ts";
 
 /** Runs `fn` with api-v4 calls sent to `sim` (token and signal overridable), as a `LinodeClient` sends them. */
 export function withSim<T>(
@@ -21,12 +21,18 @@ export function withSim<T>(
 /** Creates a VPC with one subnet (default 10.0.0.0/24) and returns what `addInstance({ vpc })` takes. */
 export function oneSubnetVpc(
   sim: LinodeSim,
-  options: { label?: string; ipv4?: string } = {},
+  options: { label?: string; ipv4?: string; ipv6?: boolean } = {},
 ): { vpcId: number; subnetId: number } {
+  // With `ipv6`: a /52 for the VPC (the first, 2600:3c05:0:1000::/52) and a /56 of it for the subnet.
   const vpc = sim.world.createVpc({
     label: options.label ?? "vpc-1",
     region: "us-east",
-    subnets: [{ label: "sn", ipv4: options.ipv4 ?? "10.0.0.0/24" }],
+    ...(options.ipv6 ? { ipv6: [{ range: "/52" }] } : {}),
+    subnets: [{
+      label: "sn",
+      ipv4: options.ipv4 ?? "10.0.0.0/24",
+      ...(options.ipv6 ? { ipv6: [{ range: "auto" }] } : {}),
+    }],
   });
   const subnet = vpc.subnets[0];
   if (!subnet) throw new Error("createVpc returned no subnet");

@@ -1,7 +1,7 @@
 /** Helpers for the emulator's tests: real client-node clients, status assertions, builders, polling. */
 import assert from "node:assert/strict";
 import { ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Node } from "@kubernetes/client-node";
-import type { KubeSim } from "./server.ts";
+import type { KubeSim } from "../server.ts";
 
 /** client-node clients pointed at an emulator through its own kubeconfig. */
 export function clientsFor(

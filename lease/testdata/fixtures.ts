@@ -1,19 +1,19 @@
 /** Shared fixtures of the lease tests: a kube emulator, candidates with their own path to it, samplers. */
 import { KubeConfig } from "@kubernetes/client-node";
-import { type Clock, type FakeClock, systemClock } from "../common/clock.ts";
-import { makeKubeClients } from "../kube/clients.ts";
-import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
-import { type KubeSim, startKubeSim } from "../sim/mod.ts";
-import { startProxy, type TcpProxy } from "../sim/proxy.ts";
+import { type Clock, type FakeClock, systemClock } from "../../common/clock.ts";
+import { makeKubeClients } from "../../kube/clients.ts";
+import { componentLogger } from "../../common/log.ts";
+import { Registry } from "../../server/metrics.ts";
+import { type KubeSim, startKubeSim } from "../../sim/mod.ts";
+import { startProxy, type TcpProxy } from "../../sim/proxy.ts";
 import {
   type ElectionOutcome,
   type LeaderCallbacks,
   LeaderElector,
   type LeaderElectorDeps,
-} from "./elector.ts";
-import { SwitchFence } from "./fence.ts";
-import { LeaseWatch } from "./watch.ts";
+} from "../elector.ts";
+import { SwitchFence } from "../fence.ts";
+import { LeaseWatch } from "../watch.ts";
 import {
   KubeLeaseApi,
   type LeaseApi,
@@ -22,7 +22,7 @@ import {
   type LeaseRecord,
   type LeaseSnapshot,
   newIdentity,
-} from "./lease.ts";
+} from "../lease.ts";
 
 /** Short durations, passed as options (the defaults are main's business). */
 export const LEASE_MS = 1000;

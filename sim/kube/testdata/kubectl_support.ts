@@ -1,5 +1,5 @@
 /** Runs the real kubectl against an emulator in tests; tests are ignored when it is not installed. */
-import type { KubeSim } from "./server.ts";
+import type { KubeSim } from "../server.ts";
 
 const KUBECTL = "/usr/bin/kubectl";
 

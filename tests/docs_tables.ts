@@ -1,14 +1,14 @@
 /**
- * The README's configuration tables, generated from the flag table (`config/flag_table.ts`) and the
- * variables `config/env.ts` reads, so the README cannot drift from what the program accepts.
- * tests/readme_test.ts compares; `deno task readme` rewrites the marked block of README.md.
+ * The configuration tables of docs/configuration.md, generated from the flag table (`config/flag_table.ts`)
+ * and the variables `config/env.ts` reads, so the docs cannot drift from what the program accepts.
+ * tests/docs_test.ts compares; `deno task docs` rewrites the marked block of docs/configuration.md.
  */
 import { ENV_VARS } from "../config/env.ts";
 import { FLAG_GROUP_TITLES, type FlagGroup, FLAGS, type FlagSpec } from "../config/flag_table.ts";
 import { formatGoDuration } from "../config/flags.ts";
 
-/** Where the generated block sits in README.md. */
-export const BEGIN = "<!-- generated:configuration begin (deno task readme) -->";
+/** Where the generated block sits in docs/configuration.md. */
+export const BEGIN = "<!-- generated:configuration begin (deno task docs) -->";
 /** End of the generated block. */
 export const END = "<!-- generated:configuration end -->";
 
@@ -63,21 +63,27 @@ export function normalise(text: string): string {
   return text.replace(/-{3,}/g, "---").replace(/\s+/g, " ").trim();
 }
 
-/** The generated block of `readme`, between the markers; undefined when they are missing. */
-export function generatedBlock(readme: string): string | undefined {
-  const start = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  return start < 0 || end < start ? undefined : readme.slice(start + BEGIN.length, end);
+/** The generated block of `page`, between the markers; undefined when they are missing. */
+export function generatedBlock(page: string): string | undefined {
+  const start = page.indexOf(BEGIN);
+  const end = page.indexOf(END);
+  return start < 0 || end < start ? undefined : page.slice(start + BEGIN.length, end);
 }
 
-/** `readme` with its generated block replaced by a fresh one. */
-export function withFreshBlock(readme: string): string {
-  const block = generatedBlock(readme);
-  if (block === undefined) throw new TypeError(`README.md has no ${BEGIN} … ${END} block`);
-  return readme.replace(`${BEGIN}${block}${END}`, `${BEGIN}\n\n${configurationMarkdown()}\n\n${END}`);
+/** `page` with its generated block replaced by a fresh one. */
+export function withFreshBlock(page: string): string {
+  const block = generatedBlock(page);
+  if (block === undefined) throw new TypeError(`docs/configuration.md has no ${BEGIN} … ${END} block`);
+  return page.replace(`${BEGIN}${block}${END}`, `${BEGIN}\n\n${configurationMarkdown()}\n\n${END}`);
 }
 
 if (import.meta.main) {
-  const path = new URL("../README.md", import.meta.url);
+  const path = new URL("../docs/configuration.md", import.meta.url);
   Deno.writeTextFileSync(path, withFreshBlock(Deno.readTextFileSync(path)));
+  // Formatted with the project's settings, so the page passes `deno fmt --check` as written.
+  const config = new URL("../deno.json", import.meta.url).pathname;
+  const fmt = new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", "--config", config, path.pathname],
+  });
+  if (!(await fmt.output()).success) throw new Error(`deno fmt failed on ${path.pathname}`);
 }

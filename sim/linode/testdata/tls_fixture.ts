@@ -1,6 +1,6 @@
 /** Test fixture: certificates and keys for `https` NodeBalancer configs, and their expected fingerprints. */
 import { createPrivateKey } from "node:crypto";
-import { loadX509 } from "../../server/x509.ts";
+import { loadX509 } from "../../../server/x509.ts";
 
 /** A PEM certificate, its key in the requested encoding, and the DER certificate. */
 export interface TestCert {
