@@ -16,7 +16,7 @@ import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
-import { Informer, type KubeObject } from "../kube/informer.ts";
+import { type ChangeKind, Informer, type KubeObject } from "../kube/informer.ts";
 import { trimNode } from "../kube/trim.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
@@ -216,6 +216,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
       logFor: componentLogger,
     })
     : undefined;
+  // A deleted Node's or Service's Event bookkeeping goes with it.
+  const forgetEvents = (kind: ChangeKind, obj: { metadata?: { uid?: string } }) => {
+    if (kind === "delete") events.forget(obj.metadata?.uid);
+  };
+  nodes.onChange(forgetEvents);
+  service?.services.onChange(forgetEvents);
   return {
     config,
     clock,

@@ -60,27 +60,41 @@ export function isClusterRange(range: string, cluster: readonly Cidr4[]): boolea
   return c !== undefined && cluster.some((outer) => cidrWithin(c, outer));
 }
 
-/** Most texts a `CidrMemo` keeps before it starts over (a cluster has about two per Node). */
-const MEMO_LIMIT = 100_000;
+type Parsed = { cidr: Cidr4 | undefined; canonical: string | undefined };
 
 /**
  * The parses of `cidr.ts`, remembered by text. Every route pass plans every Node: at 5,000 Nodes a cold
  * start's passes parsed the same pod CIDRs and ranges millions of times (bench/startup_scaling.ts). One memo
- * lives as long as the controller; it forgets everything when it grows past `MEMO_LIMIT` texts.
+ * lives as long as the controller; a text not read in the last two passes (`endPass`) is forgotten, so the
+ * pod CIDRs and ranges of deleted Nodes are not kept (a soak adds and removes Nodes for ever).
  */
 export class CidrMemo {
-  readonly #parsed = new Map<string, { cidr: Cidr4 | undefined; canonical: string | undefined }>();
+  #current = new Map<string, Parsed>();
+  #previous = new Map<string, Parsed>();
 
   /** `parseCidr4` and `canonicalCidr4` of `text` in one. */
-  #get(text: string) {
-    let hit = this.#parsed.get(text);
+  #get(text: string): Parsed {
+    let hit = this.#current.get(text);
     if (!hit) {
-      if (this.#parsed.size >= MEMO_LIMIT) this.#parsed.clear();
-      const cidr = parseCidr4(text);
-      hit = { cidr, canonical: cidr && formatCidr4(cidr) };
-      this.#parsed.set(text, hit);
+      hit = this.#previous.get(text);
+      if (!hit) {
+        const cidr = parseCidr4(text);
+        hit = { cidr, canonical: cidr && formatCidr4(cidr) };
+      }
+      this.#current.set(text, hit);
     }
     return hit;
+  }
+
+  /** Ends a pass: what was not read during it or the pass before is forgotten. */
+  endPass(): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+  }
+
+  /** How many texts are remembered (for tests). */
+  get size(): number {
+    return new Set([...this.#current.keys(), ...this.#previous.keys()]).size;
   }
 
   /** `canonicalCidr4(text)`. */

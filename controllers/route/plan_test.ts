@@ -221,3 +221,18 @@ Deno.test("CidrMemo answers as the parsers do, for valid, host-bit, IPv6 and inv
     }
   }
 });
+
+Deno.test("CidrMemo forgets a text not read in the last two passes (a deleted Node's pod CIDR)", () => {
+  const memo = new CidrMemo();
+  memo.canonical("10.192.1.0/24");
+  memo.canonical("10.192.2.0/24");
+  memo.endPass();
+  // The Node with 10.192.2.0/24 is gone: only the other is read from now on.
+  memo.canonical("10.192.1.0/24");
+  assert.equal(memo.size, 2, "kept for one more pass");
+  memo.endPass();
+  memo.canonical("10.192.1.0/24");
+  memo.endPass();
+  assert.equal(memo.size, 1);
+  assert.equal(memo.canonical("10.192.1.0/24"), "10.192.1.0/24");
+});

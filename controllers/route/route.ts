@@ -279,6 +279,7 @@ export async function reconcileRoutes(
   if (toLearn.length) {
     planned = planRoutes({ ...input, ips: (await deps.vpcIps.get({ maxAgeMs: Infinity })).data });
   }
+  state.cidrs.endPass();
   state.keepLearned(new Set(planned.nodes.filter((n) => n.targets.length === 0).map((n) => n.linodeId)));
   const { writes, nodes } = planned;
   const outcomes = await applyWrites(deps, state, writes, {
