@@ -147,9 +147,14 @@ export class EventRecorder implements EventSink {
     if (!uid) return;
     // Keys are JSON arrays holding the UID as one string element.
     const needle = `,${JSON.stringify(uid)},`;
-    for (const map of [this.#buckets, this.#written]) {
-      for (const key of map.keys()) if (key.includes(needle)) map.delete(key);
-    }
+    const drop = () => {
+      for (const map of [this.#buckets, this.#written]) {
+        for (const key of map.keys()) if (key.includes(needle)) map.delete(key);
+      }
+    };
+    drop();
+    // After the Events still queued (a Service's `DeletedLoadBalancer`, recorded just before it went).
+    this.#tail = this.#tail.then(drop);
   }
 
   /** Resolves when every Event recorded so far has been written (or given up on). */
