@@ -77,12 +77,13 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
         /^6-node steady state, CCM running +\d+/m,
         /^one at a time +5 .* 5 +0 +5$/m,
         /^burst +5 .* 5 +0 +5$/m,
-        /^ +20 +\S+ +\S+ +0 +0 +1\.2 +\S/m,
+        /^ +20 +\S+ +\S+ +0 +0 +0\.6 +\S/m,
+        /^new Linode \+ its Node +2 .* 0 full \/ 4 targeted +p95 <= 2000 ms: met$/m,
       ]
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 2, 1, 3, 19]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 3, 1, 3, 19]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
     await assertCcmResults(dir);

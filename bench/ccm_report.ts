@@ -36,7 +36,8 @@ export function buildCcmReport(r: CcmResults): CcmReport {
     `calls counted by the Linode emulator over a ${
       num(window)
     } s window per cluster (every periodic refresh ` +
-    `at least twice: the 5 min node status period, the 60 s VPC IP TTL), then scaled to a minute; the ` +
+    `at least twice: the 5 min node status period, which is also the VPC IP drift period), then scaled to a ` +
+    `minute; the ` +
     `hourly orphaned-NodeBalancer check (one NodeBalancer listing, +0.017/min) is longer than the window and ` +
     `not in it`,
     `clusters: N Nodes in one VPC with pod CIDRs routed, ${r.services} LoadBalancer Services on port 80; ` +
@@ -51,6 +52,11 @@ export function buildCcmReport(r: CcmResults): CcmReport {
     `start-up: Nodes registered before the spawn; the Services are created once every Node is initialised ` +
     `and routed; RSS from /proc/<pid>/status (sampled every 10 s), heap from the process's /metrics, CPU ` +
     `from /proc/<pid>/stat over the steady window`,
+    `start-up floor under the API's documented rate limits: one interface write per Node at 800 calls per ` +
+    `120 s shared by every call (the "general" limit; "command" allows the same 400/min), so N / 400 ` +
+    `minutes whatever the CCM does (750 s at 5,000); the 60 s target is with the emulator's generous limits`,
+    `calls per new LoadBalancer Service: the API's create takes every config and node in one call, but ` +
+    `answers without config or node ids, which later updates need: the goal <= 1.5 needs those read lazily`,
     ...(r.quick ? ["QUICK RUN: small sizes and a short window; figures are not representative"] : []),
   ];
   return { rows, notes };

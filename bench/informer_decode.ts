@@ -18,7 +18,7 @@ import { startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode } from "../sim/kubelet.ts";
 
 /** A Node as a watch delivers it after the CCM initialised it: wire JSON, with the images kubelet reports. */
-function wireNode(i: number): Record<string, unknown> {
+export function wireNode(i: number): Record<string, unknown> {
   const node = kubeletNode(`node-${i}`, { providerID: `linode://${1000 + i}`, taints: [] });
   node.metadata = {
     ...node.metadata,

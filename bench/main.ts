@@ -108,7 +108,8 @@ async function runInProcess(o: BenchOptions, done: (table: Table) => void): Prom
     if (o.only.has("memory")) done(memoryTable(memory, largest));
   }
   if (o.only.has("routes")) {
-    const route = { latencyNodes: o.routeNodes, sizes: o.routeCostNodes, periodSec: o.periodSec };
+    const newLinodes = o.quick ? 2 : 10;
+    const route = { latencyNodes: o.routeNodes, newLinodes, sizes: o.routeCostNodes, periodSec: o.periodSec };
     for (const t of await benchRoutes({ ...route, windowSec: o.windowSec })) done(t);
   }
   if (o.only.has("ipam")) done(await benchIpam({ nodes: o.ipamNodes }));

@@ -6,20 +6,28 @@
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
-import { clusterMembers, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
+import { clusterMembers, hasTagContaining, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
+import { isNotFound } from "../linode/errors.ts";
 
 /** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient.instances` implements it. */
 export interface InstanceSource {
   list(filter?: Record<string, unknown>): Promise<readonly LinodeInstance[]>;
+  /** One Linode; rejects with a `not_found` `LinodeApiError` when it does not exist. */
+  get?(linodeId: number): Promise<LinodeInstance>;
 }
+
+/** What a targeted read looks for: one Linode by id, or the Linodes labelled so. */
+export type InstanceKey = { readonly id: number } | { readonly label: string };
 
 /** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
 export interface VpcIpReader {
   get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
   peek(): Snapshot<readonly VpcIp[]> | undefined;
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
+  /** Reads one Linode's interfaces and records its VPC entries (see `VpcIpCache.learnLinode`). */
+  learnLinode?(linodeId: number): Promise<readonly VpcIp[]>;
 }
 
 /** Options of `InstanceCache`. */
@@ -82,15 +90,21 @@ export class InstanceCache {
   readonly #cell: TtlCell<readonly LinodeInstance[]>;
   readonly #vpcIps: VpcIpReader | undefined;
   readonly #listeners = new Set<InstanceChangeListener>();
+  readonly #source: InstanceSource;
+  readonly #filter: Record<string, unknown> | undefined;
   readonly #tagFilter: string | undefined;
   readonly #subnetIds: (() => ReadonlySet<number>) | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
   #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
+  /** Counts changes of the VPC addresses (not of routed ranges): the index is rebuilt only when they change. */
+  #vpcAddressGeneration = 0;
 
   constructor(source: InstanceSource, options: InstanceCacheOptions) {
     // No region filter: the Go CCM lists every region, and a region filter could hide a real member.
     const tagFilter = options.tagFilter;
     const filter = tagFilter ? { tags: { "+contains": tagFilter } } : undefined;
+    this.#source = source;
+    this.#filter = filter;
     this.#tagFilter = tagFilter;
     this.#subnetIds = options.subnetIds;
     this.#cell = new TtlCell({
@@ -104,7 +118,11 @@ export class InstanceCache {
     });
     this.#vpcIps = options.vpcIps;
     this.#cell.onChange((a, b) => this.#emit(diffInstances(a, b)));
-    this.#vpcIps?.onChange((a, b) => this.#emit(diffVpcIps(a, b)));
+    this.#vpcIps?.onChange((a, b) => {
+      const changed = diffVpcIps(a, b);
+      if (changed.size > 0 || a === undefined) this.#vpcAddressGeneration++;
+      this.#emit(changed);
+    });
   }
 
   /**
@@ -142,6 +160,43 @@ export class InstanceCache {
     return this.#cell.refresh();
   }
 
+  /**
+   * A targeted read of one Linode (by id: `GET /linode/instances/{id}`; by label: a listing filtered to that
+   * label and the tag filter, one page) for a Node newer than the cached listing, instead of a listing of every
+   * Linode. What it finds with a tag containing the tag filter is recorded in the cache, and with VPCs
+   * configured its interfaces are read too (one call), since VPC membership decides whether it counts; the
+   * index applies the same membership rules as to the listing. A 404 is a confirmed absence. Rejects when a
+   * read fails.
+   */
+  async fetch(key: InstanceKey): Promise<readonly LinodeInstance[]> {
+    const source = this.#source;
+    let found: readonly LinodeInstance[];
+    if ("id" in key) {
+      const get = source.get?.bind(source);
+      if (!get) return [];
+      // Under the listing's backoff: while the API fails, a new Node's retries add no calls beyond it.
+      const one = await this.#cell.guard(() =>
+        get(key.id).catch((e) => isNotFound(e) ? undefined : Promise.reject(e))
+      );
+      if (!one) {
+        this.forgetInstance(key.id);
+        return [];
+      }
+      found = [one];
+    } else found = await this.#cell.guard(() => source.list({ ...this.#filter, label: key.label }));
+    const tagFilter = this.#tagFilter;
+    const mine = found.filter((i) => !tagFilter || hasTagContaining(i.tags, tagFilter));
+    // Interfaces first: a Linode recorded without its VPC addresses would not count as a member yet.
+    for (const i of mine) await this.learnVpcIps(i.id);
+    for (const i of mine) this.recordInstance(i);
+    return mine;
+  }
+
+  /** Reads one Linode's VPC interfaces into the merged VPC addresses (nothing without configured VPCs). */
+  async learnVpcIps(linodeId: number): Promise<void> {
+    await this.#vpcIps?.learnLinode?.(linodeId);
+  }
+
   /** Write-through after this CCM changed or read a Linode, so the next read does not go to the API. */
   recordInstance(instance: LinodeInstance): void {
     this.#cell.write((list) => [...list.filter((i) => i.id !== instance.id), instance]);
@@ -170,7 +225,7 @@ export class InstanceCache {
     const vpc = v ?? this.#lastVpc;
     if (v) this.#lastVpc = v;
     const subnetIds = this.#subnetIds?.();
-    const key = `${i.generation}/${vpc?.generation ?? -1}/${[...subnetIds ?? []].join(",")}`;
+    const key = `${i.generation}/${vpc ? this.#vpcAddressGeneration : -1}/${[...subnetIds ?? []].join(",")}`;
     if (this.#index?.key !== key) {
       const vpcAddresses = vpcAddressesByLinode(vpc?.data ?? [], subnetIds);
       // Write-through records (a Linode read by id) pass the same rules as the listing. Without VPC data yet

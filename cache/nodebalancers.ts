@@ -28,6 +28,8 @@ export interface NodeBalancerCacheOptions {
   region?: string;
   /** Refresh interval (default: `LINODE_INSTANCE_CACHE_TTL`, 15 s). */
   ttlMs?: number;
+  /** Age after which a NodeBalancer's configs, nodes and firewalls are read again (default 1 h). */
+  detailsMaxAgeMs?: number;
   retry?: BackoffOptions;
 }
 
@@ -38,7 +40,10 @@ export class NodeBalancerCache {
   readonly details: NodeBalancerDetailCache;
 
   constructor(source: NodeBalancerSource, options: NodeBalancerCacheOptions) {
-    this.details = new NodeBalancerDetailCache(source, options.metrics);
+    this.details = new NodeBalancerDetailCache(source, options.metrics, {
+      clock: options.clock,
+      maxAgeMs: options.detailsMaxAgeMs,
+    });
     const filter = options.region ? { region: options.region } : undefined;
     this.#cell = new TtlCell({
       name: "nodebalancers",

@@ -111,6 +111,23 @@ export class TtlCell<T> {
     this.#nextAttemptAt = 0;
   }
 
+  /**
+   * A read of the same API outside the cell (a targeted read of one object), under the cell's backoff: while
+   * refreshes back off after a failure it is refused with the last error and sends nothing, and its own
+   * failure backs refreshes off as a failed refresh does, so reads of any kind stay within one backoff. Its
+   * result is the caller's; the cached data is not changed.
+   */
+  async guard<R>(read: () => Promise<R>): Promise<R> {
+    if (this.#o.clock.monotonic() < this.#nextAttemptAt) throw this.#lastError;
+    try {
+      return await read();
+    } catch (error) {
+      this.#lastError = error;
+      this.#nextAttemptAt = this.#o.clock.monotonic() + this.#retry.next();
+      throw error;
+    }
+  }
+
   /** The current data without any refresh, or undefined before the first load. */
   peek(): Snapshot<T> | undefined {
     return this.#data ? this.#snapshot(this.#data) : undefined;

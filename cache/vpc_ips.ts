@@ -10,6 +10,7 @@ import { isNotFound } from "../linode/errors.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import type { Snapshot, Vpc, VpcIp } from "./types.ts";
 import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";
+import { type LinodeInterfaceSource, readLinodeVpcIps } from "./linode_vpc_ips.ts";
 
 /** Lists one VPC's addresses, all pages. `LinodeClient.vpcs` implements it. */
 export interface VpcIpSource {
@@ -31,6 +32,8 @@ export interface VpcIpCacheOptions {
   /** `LINODE_ROUTES_CACHE_TTL_SECONDS` in ms (default 60 s). */
   ttlMs?: number;
   retry?: BackoffOptions;
+  /** Targeted reads of one Linode's interfaces (`learnLinode`); without it, `learnLinode` reads nothing. */
+  interfaces?: LinodeInterfaceSource;
 }
 
 /** One VPC interface: the VPC it is in, its Linode and its id (config or Linode interface alike). */
@@ -65,6 +68,11 @@ export function withIpRanges(
   return [...kept, ...added];
 }
 
+/** Replaces every entry of Linode `linodeId` with `entries` (a targeted read of that Linode). Pure. */
+export function withLinodeIps(ips: readonly VpcIp[], linodeId: number, entries: readonly VpcIp[]): VpcIp[] {
+  return [...ips.filter((ip) => ip.linode_id !== linodeId), ...entries];
+}
+
 async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Promise<VpcIp[]> {
   if (vpcs.stale) throw new Error("Cannot list VPC addresses while the VPC list is stale");
   const lists = await Promise.all(vpcs.data.flatMap((v) => [
@@ -78,8 +86,15 @@ async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Pro
 /** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */
 export class VpcIpCache {
   readonly #cell: TtlCell<readonly VpcIp[]>;
+  readonly #vpcs: VpcReader;
+  readonly #interfaces: LinodeInterfaceSource | undefined;
+  readonly #learning = new Map<number, Promise<readonly VpcIp[]>>();
+  /** True while a range write-through is applied: addresses do not change, so their listeners are not told. */
+  #rangesOnly = false;
 
   constructor(source: VpcIpSource, vpcs: VpcReader, options: VpcIpCacheOptions) {
+    this.#vpcs = vpcs;
+    this.#interfaces = options.interfaces;
     this.#cell = new TtlCell<readonly VpcIp[]>({
       name: "vpc_ips",
       ttlMs: options.ttlMs ?? DEFAULT_VPC_TTL_MS,
@@ -117,11 +132,44 @@ export class VpcIpCache {
 
   /** Write-through after this CCM replaced the routed ranges of a VPC interface (either generation). */
   recordIpRanges(target: VpcInterfaceRef, ranges: readonly string[]): void {
-    this.#cell.write((ips) => withIpRanges(ips, target, ranges));
+    this.#rangesOnly = true;
+    try {
+      this.#cell.write((ips) => withIpRanges(ips, target, ranges));
+    } finally {
+      this.#rangesOnly = false;
+    }
   }
 
-  /** Calls `listener` whenever the addresses change; returns the unsubscribe. */
+  /**
+   * Reads one Linode's interfaces (one call, or two for a Linode without configuration-profile interfaces)
+   * and records its entries in the configured VPCs in place of the cached ones: what a new Node needs,
+   * without listing the whole VPC. Single-flight per Linode; rejects when the read fails (nothing recorded).
+   * Resolves to the Linode's entries.
+   */
+  learnLinode(linodeId: number): Promise<readonly VpcIp[]> {
+    const inflight = this.#learning.get(linodeId);
+    if (inflight) return inflight;
+    const p = this.#learn(linodeId).finally(() => this.#learning.delete(linodeId));
+    this.#learning.set(linodeId, p);
+    return p;
+  }
+
+  async #learn(linodeId: number): Promise<readonly VpcIp[]> {
+    if (!this.#interfaces || !this.#vpcs.configured) return [];
+    const vpcs = await this.#vpcs.get({ maxAgeMs: Infinity });
+    const entries = await readLinodeVpcIps(this.#interfaces, linodeId, new Set(vpcs.data.map((v) => v.id)));
+    this.#cell.write((ips) => withLinodeIps(ips, linodeId, entries));
+    return entries;
+  }
+
+  /**
+   * Calls `listener` whenever the addresses may have changed (a listing, a targeted read), not on this CCM's
+   * own range writes: at 5,000 Nodes each write would otherwise make every listener compare 10,000 entries,
+   * 5,000 times over during a cold start (bench/startup_scaling.ts). Returns the unsubscribe.
+   */
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void {
-    return this.#cell.onChange(listener);
+    return this.#cell.onChange((previous, next) => {
+      if (!this.#rangesOnly) listener(previous, next);
+    });
   }
 }

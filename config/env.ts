@@ -35,7 +35,12 @@ export const ENV_VARS: readonly { name: string; def: string; help: string }[] = 
   { name: "LINODE_URL", def: "https://api.linode.com/v4", help: "API URL; last path segment is the version" },
   { name: "LINODE_REQUEST_TIMEOUT_SECONDS", def: "120", help: "timeout of one Linode API request" },
   { name: "LINODE_INSTANCE_CACHE_TTL", def: "15", help: "seconds between Linode instance list refreshes" },
-  { name: "LINODE_ROUTES_CACHE_TTL_SECONDS", def: "60", help: "seconds between VPC IP list refreshes" },
+  {
+    name: "LINODE_ROUTES_CACHE_TTL_SECONDS",
+    def: "60",
+    help: "seconds between VPC lookups by name, and before the VPC IP list is re-read while a route write " +
+      "fails (otherwise it is re-read every --node-status-update-frequency; docs/freshness.md)",
+  },
   { name: "LINODE_EXTERNAL_SUBNET", def: "", help: "CIDR of private addresses to report as external" },
   {
     name: "LINODE_HOSTNAME_ONLY_INGRESS",

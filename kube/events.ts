@@ -138,6 +138,25 @@ export class EventRecorder implements EventSink {
     this.#tail = this.#tail.then(() => this.#write(ref, type, reason, text)).finally(() => this.#pending--);
   }
 
+  /**
+   * Forgets the spam-filter bucket and aggregation entries of a deleted object (by UID): no Event can be
+   * aggregated with them again (a re-created object has a new UID), and an operator that creates and deletes
+   * Services for ever must not fill the recorder up to its bound.
+   */
+  forget(uid: string | undefined): void {
+    if (!uid) return;
+    // Keys are JSON arrays holding the UID as one string element.
+    const needle = `,${JSON.stringify(uid)},`;
+    const drop = () => {
+      for (const map of [this.#buckets, this.#written]) {
+        for (const key of map.keys()) if (key.includes(needle)) map.delete(key);
+      }
+    };
+    drop();
+    // After the Events still queued (a Service's `DeletedLoadBalancer`, recorded just before it went).
+    this.#tail = this.#tail.then(drop);
+  }
+
   /** Resolves when every Event recorded so far has been written (or given up on). */
   flush(): Promise<void> {
     return this.#tail;

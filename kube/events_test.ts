@@ -132,6 +132,27 @@ Deno.test("EventRecorder.event() keeps buckets for the maxCached most recent obj
   ]);
 });
 
+Deno.test("EventRecorder.forget() drops a deleted object's bucket and aggregation, and no other's", async () => {
+  await using f = await startFixture();
+  const [a, b] = ["a", "b"].map((name) => refFor(f.kube.store.create("nodes", node(name)), "Node"));
+  assert.ok(a?.uid && b);
+  const r = recorder(f, { clock: new FakeClock(), burst: 1, refillEveryMs: 3_600_000 });
+  r.event(a, "Warning", "Same", "m");
+  r.event(b, "Warning", "Same", "m");
+  // Still queued when a is deleted: forgotten too once written.
+  r.forget(a.uid);
+  await r.flush();
+  // a starts over: a full bucket, and a new Event rather than a PATCH of the old one; b is still limited.
+  r.event(a, "Warning", "Same", "m");
+  r.event(b, "Warning", "Same", "m");
+  await r.flush();
+  assert.deepEqual(storedEvents(f).map((e) => `${e.involvedObject.name} ${e.count}`).sort(), [
+    "a 1",
+    "a 1",
+    "b 1",
+  ]);
+});
+
 Deno.test("EventRecorder.event() never writes a secret and never throws on API errors", async () => {
   await using f = await startFixture();
   const logs = await captureLogs("debug", () => [f.kube.token]);

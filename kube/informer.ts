@@ -63,10 +63,19 @@ export interface InformerOptions extends Selectors {
   minWatchMs?: number;
 }
 
+/** Options of an `Informer` of `T`: what it keeps of each object. */
+export interface TransformOptions<T> {
+  /**
+   * What is stored (and handed to handlers) of each listed or watched object, like client-go's
+   * `TransformFunc`: drop what no reader needs. Default: the object as decoded.
+   */
+  transform?: (obj: T) => T;
+}
+
 /** A self-restarting list+watch cache of one resource, keyed by `objectKey`. */
 export class Informer<T extends KubeObject> {
   readonly #source: ResourceSource<T>;
-  readonly #options: InformerOptions;
+  readonly #options: InformerOptions & TransformOptions<T>;
   readonly #items = new Map<string, T>();
   readonly #handlers = new Set<ChangeHandler<T>>();
   readonly #sync = Promise.withResolvers<void>();
@@ -77,7 +86,7 @@ export class Informer<T extends KubeObject> {
   #synced = false;
   #healthy = false;
 
-  constructor(kc: KubeConfig, source: ResourceSource<T>, options: InformerOptions) {
+  constructor(kc: KubeConfig, source: ResourceSource<T>, options: InformerOptions & TransformOptions<T>) {
     this.#source = source;
     this.#options = options;
     const { log, metrics, backoff, minWatchMs, labelSelector, fieldSelector } = options;
@@ -165,9 +174,14 @@ export class Informer<T extends KubeObject> {
 
   async #relist(signal: AbortSignal): Promise<void> {
     const { labelSelector, fieldSelector } = this.#options;
-    const result = await this.#source.list({ labelSelector, fieldSelector }, signal);
+    let result: ListResult<T> | undefined = await this.#source.list({ labelSelector, fieldSelector }, signal);
+    const resourceVersion = result.metadata?.resourceVersion ?? "";
     const fresh = new Map<string, T>();
-    for (const item of result.items) fresh.set(objectKey(item), item);
+    const keep = this.#options.transform;
+    // Trimmed one by one and the list dropped before the changes are worked out: a relist's peak holds the
+    // decoded list only until every item is trimmed, never beside a second full copy.
+    for (const item of result.items) fresh.set(objectKey(item), keep ? keep(item) : item);
+    result = undefined;
     const changes: [ChangeKind, T, T?][] = [];
     for (const [key, old] of this.#items) if (!fresh.has(key)) changes.push(["delete", old]);
     for (const [key, obj] of fresh) {
@@ -179,7 +193,7 @@ export class Informer<T extends KubeObject> {
     }
     this.#items.clear();
     for (const [key, obj] of fresh) this.#items.set(key, obj);
-    this.#resourceVersion = result.metadata?.resourceVersion ?? "";
+    this.#resourceVersion = resourceVersion;
     for (const [kind, obj, old] of changes) this.#emit(kind, obj, old);
     if (!this.#synced) {
       this.#synced = true;
@@ -215,7 +229,8 @@ export class Informer<T extends KubeObject> {
 
   /** Watch events carry wire JSON; list results are client-node models (Dates and all): make them alike. */
   #deserialize(raw: unknown): T {
-    return fromWire<T>(raw, this.#source.apiVersion, this.#source.kind);
+    const obj = fromWire<T>(raw, this.#source.apiVersion, this.#source.kind);
+    return this.#options.transform ? this.#options.transform(obj) : obj;
   }
 
   #emit(kind: ChangeKind, obj: T, old?: T): void {

@@ -5,6 +5,7 @@ import { TcpProxy } from "../sim/proxy.ts";
 import { type KubeClients, nodeSource } from "./clients.ts";
 import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./testdata/fixtures.ts";
 import { type ChangeKind, Informer } from "./informer.ts";
+import { trimNode } from "./trim.ts";
 
 interface Running extends AsyncDisposable {
   informer: Informer<V1Node>;
@@ -180,4 +181,41 @@ Deno.test("Informer.start() with a label selector sees objects enter and leave i
   label(f, "out", "a");
   await waitFor(() => names(run.informer).join() === "out", "the selection to move");
   assert.deepEqual(run.changes, ["add in", "delete in", "add out"]);
+});
+
+Deno.test("Informer with trimNode keeps only what the controllers read, from the list and from the watch", async () => {
+  await using f = await startFixture({ sim: SIM });
+  const images = [{ names: ["registry.k8s.io/pause:3.9"], sizeBytes: 300_000 }];
+  const withImages = (name: string) => ({
+    ...node(name),
+    status: { images, addresses: [{ type: "Hostname", address: name }], capacity: { cpu: "2" } },
+  });
+  f.kube.store.create("nodes", withImages("n1"));
+  const informer = new Informer(f.clients.kc, nodeSource(f.clients.core), {
+    log: componentLogger("informer-test"),
+    metrics: f.metrics,
+    transform: trimNode,
+  });
+  const ac = new AbortController();
+  const done = informer.start(ac.signal);
+  try {
+    await informer.waitForSync(ac.signal);
+    await waitFor(() => informer.healthy, "a healthy watch");
+    f.kube.store.create("nodes", withImages("n2"));
+    await waitFor(() => informer.get("n2") !== undefined, "n2 watched");
+    for (const name of ["n1", "n2"]) {
+      const kept = informer.get(name);
+      assert.equal(kept?.status?.images, undefined, `${name}: no images`);
+      assert.equal(kept?.status?.capacity, undefined, `${name}: no capacity`);
+      assert.deepEqual(JSON.parse(JSON.stringify(kept?.status?.addresses)), [{
+        type: "Hostname",
+        address: name,
+      }]);
+      assert.equal(kept?.metadata?.name, name);
+      assert.ok(kept?.metadata?.resourceVersion, `${name}: resourceVersion kept`);
+    }
+  } finally {
+    ac.abort();
+    await done;
+  }
 });

@@ -134,7 +134,9 @@ Deno.test("cloud-node gives a new VPC Linode its VPC InternalIP in the same writ
     { type: "Hostname", address: "second" },
     { type: "InternalIP", address: "10.0.0.9" },
   ]);
-  assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 2);
+  // Its own interfaces were read (one call), not every address in the VPC.
+  assert.equal(world.calls("GET /v4/vpcs/{id}/ips"), 1);
+  assert.equal(world.calls("GET /v4/linode/instances/{id}/configs"), 1);
 });
 
 Deno.test("cloud-node keeps the taint of a node without a Linode, warns, and retries", async () => {
@@ -181,13 +183,14 @@ for (const vpc of [undefined, { vpcNames: ["cluster"] }]) {
       () => world.events("InstanceNotFound").some((e) => (e.count ?? 1) >= 3),
       { what: "three failed attempts", stepMs: 250 },
     );
-    // The first load, then one refresh forced by the ghost: its retries read data newer than the ghost.
-    assert.equal(world.calls("GET /v4/linode/instances"), 2);
+    // The first load, a read filtered to its label, then one listing forced by the ghost (a Linode matched
+    // by IP alone is found only in a listing): its retries read data newer than the ghost.
+    assert.equal(world.calls("GET /v4/linode/instances"), 3);
     assert.deepEqual(world.node("ghost")?.spec?.taints, [UNINITIALIZED]);
   });
 }
 
-Deno.test("cloud-node finds a Linode newer than the cache with one forced refresh, without a warning", async () => {
+Deno.test("cloud-node finds a Linode newer than the cache with one read filtered to its label, without a warning", async () => {
   await using world = await startWorld();
   world.linode.world.addInstance({ label: "old", region: "us-east" });
   addNodes(world, kubeletNode("old"));
@@ -201,6 +204,13 @@ Deno.test("cloud-node finds a Linode newer than the cache with one forced refres
   // No time passes: a retry after a backoff or the TTL cannot be what initialises it.
   await world.waitFor(() => isInitialised(world.node("new")), { what: "new initialised" });
   assert.equal(world.calls("GET /v4/linode/instances"), 2);
+  const filters = world.linode.calls.log.filter((c) => c.key === "GET /v4/linode/instances")
+    .map((c) => JSON.parse(c.filter ?? "{}"));
+  assert.deepEqual(
+    filters.at(-1),
+    { label: "new" },
+    "the last read is filtered to its label (no region: members may be in any region)",
+  );
   assert.equal(world.events("InstanceNotFound").length, 0);
 });
 

@@ -4,10 +4,10 @@ import { LIST_VPC_IPS, PUT_CONFIG_INTERFACE, startRouteWorld } from "./route_fix
 
 const NODES = 100;
 
-Deno.test("route: 100 Nodes cost one write each, then one VPC listing per TTL and nothing per Node", async () => {
-  // The defaults: LINODE_ROUTES_CACHE_TTL_SECONDS=60, --route-reconciliation-period=10s.
+Deno.test("route: 100 Nodes cost one write each, then one VPC listing per drift period and nothing per Node", async () => {
+  // The defaults: the drift period is --node-status-update-frequency=5m, --route-reconciliation-period=10s.
   await using w = await startRouteWorld();
-  const ttlMs = w.config.linode.routesCacheTtlMs;
+  const ttlMs = w.config.nodes.statusUpdateFrequencyMs;
   const resyncMs = w.config.routes.reconciliationPeriodMs;
   const ids = Array.from({ length: NODES }, (_, i) => w.addLinode(`worker-${i}`));
   ids.forEach((id, i) => w.addNode(`worker-${i}`, id, `10.192.${i}.0/24`));
@@ -28,7 +28,7 @@ Deno.test("route: 100 Nodes cost one write each, then one VPC listing per TTL an
   const pages = Math.ceil(entries / 500);
   w.linode.calls.reset();
 
-  const periods = 5;
+  const periods = 2;
   const passes = w.passes();
   for (let t = resyncMs; t <= periods * ttlMs; t += resyncMs) {
     const before = w.passes();
@@ -37,9 +37,13 @@ Deno.test("route: 100 Nodes cost one write each, then one VPC listing per TTL an
   }
   await w.settle();
   assert.equal(w.passes() - passes, (periods * ttlMs) / resyncMs, "one pass per resync, no other");
-  // The listing is refreshed by the first resync after it is older than the TTL: every 70 s here.
+  // The listing is refreshed by the first resync after it is older than the drift period: every 310 s here.
   const listings = Math.floor((periods * ttlMs) / (ttlMs + resyncMs));
-  assert.equal(w.calls(LIST_VPC_IPS), listings * pages, "ceil(entries/500) calls per listing, one per TTL");
+  assert.equal(
+    w.calls(LIST_VPC_IPS),
+    listings * pages,
+    "ceil(entries/500) calls per listing, one per drift period",
+  );
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0, "zero repeated writes");
   // Each refresh also lists the VPC's IPv6 (SLAAC) addresses, as the Go CCM does: none here, one page.
   assert.equal(w.calls("GET /v4/vpcs/{id}/ipv6s"), listings, "one IPv6 listing per refresh");

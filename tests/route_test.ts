@@ -126,25 +126,42 @@ Deno.test("route: a Linode without a VPC interface is reported once, not every p
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0);
 });
 
-Deno.test("route: drift is repaired once the listing refreshes: a route removed by hand returns, a range added stays", async () => {
-  const ttlSec = 20;
-  await using w = await startRouteWorld({ env: { LINODE_ROUTES_CACHE_TTL_SECONDS: String(ttlSec) } });
+Deno.test("route: drift is repaired within the drift period: a route removed by hand returns, a range added stays", async () => {
+  // The drift period is the status period (shortened here); the bound is one period plus one resync.
+  await using w = await startRouteWorld({ flags: ["--node-status-update-frequency=1m"] });
+  const driftMs = w.config.nodes.statusUpdateFrequencyMs;
+  const boundMs = driftMs + w.config.routes.reconciliationPeriodMs;
   const id = w.addLinode("worker-1");
   await w.start();
   w.addNode("worker-1", id, "10.192.1.0/24");
   await until(w, () => w.linode.world.ipRanges(id).length === 1, "the route");
   w.linode.world.setIpRanges(id, ["172.16.9.0/24"]);
-  await w.tick((ttlSec * 1_000) / 2, 1_000);
-  assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24"], "a listing within its TTL is trusted");
+  await w.tick(driftMs / 2, 1_000);
+  assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24"], "a listing within the period is trusted");
   assert.equal(w.calls(LIST_VPC_IPS), 1);
   const tookMs = await until(w, () => w.linode.world.ipRanges(id).length === 2, "the repair");
-  assert.ok(
-    tookMs <= (ttlSec * 1_000) / 2 + w.config.routes.reconciliationPeriodMs,
-    `repaired by the first resync after the TTL (${tookMs} ms more)`,
-  );
+  assert.ok(tookMs + driftMs / 2 <= boundMs, `repaired ${tookMs + driftMs / 2} ms after the change`);
   assert.deepEqual(w.linode.world.ipRanges(id), ["172.16.9.0/24", "10.192.1.0/24"]);
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 2);
   assert.equal(w.calls(LIST_VPC_IPS), 2, "one refresh");
+});
+
+Deno.test("route: a Linode's interface replaced by hand is found within the drift period and routed", async () => {
+  await using w = await startRouteWorld({ flags: ["--node-status-update-frequency=1m"] });
+  const driftMs = w.config.nodes.statusUpdateFrequencyMs;
+  const boundMs = driftMs + w.config.routes.reconciliationPeriodMs;
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id, "10.192.1.0/24");
+  await until(w, () => w.linode.world.ipRanges(id).length === 1, "the route");
+  // By hand: the VPC interface is detached and a new one (another id, no ranges) attached.
+  const before = w.linode.world.instances.vpcInterface(id)?.id;
+  w.linode.world.replaceVpcInterface(id);
+  assert.notEqual(w.linode.world.instances.vpcInterface(id)?.id, before);
+  assert.deepEqual(w.linode.world.ipRanges(id), []);
+  const tookMs = await until(w, () => w.linode.world.ipRanges(id).length === 1, "the new interface routed");
+  assert.ok(tookMs <= boundMs, `routed ${tookMs} ms after the change (bound ${boundMs} ms)`);
+  assert.equal(w.calls(LIST_VPC_IPS), 2, "found by the drift listing");
 });
 
 Deno.test("route with the node controllers: a Linode that joins after start is initialised, then routed at once", async () => {
@@ -160,7 +177,8 @@ Deno.test("route with the node controllers: a Linode that joins after start is i
   assert.equal(w.node("worker-1")?.spec?.providerID, `linode://${id}`);
   assert.deepEqual(w.linode.world.ipRanges(id), ["10.192.1.0/24"]);
   assert.ok(tookMs <= 2_000, `routed ${tookMs} ms after joining, not at the next listing`);
-  assert.equal(w.calls(LIST_VPC_IPS), listings + 1, "one refresh, by the lookup of its VPC address");
+  assert.equal(w.calls(LIST_VPC_IPS), listings, "no VPC listing");
+  assert.equal(w.calls("GET /v4/linode/instances/{id}/configs"), 1, "one read of its own interfaces");
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
   assert.equal(w.events("FailedToCreateRoute").length, 0, "never reported as a Linode without VPC interface");
 });

@@ -76,6 +76,7 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
       return startRouteController(deps, {
         clusterCidrs: config.routes.clusterCidrs,
         resyncMs: config.routes.reconciliationPeriodMs,
+        retryListingAfterMs: config.linode.routesCacheTtlMs,
       });
     },
   },

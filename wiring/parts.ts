@@ -16,7 +16,8 @@ import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
-import { Informer, type KubeObject } from "../kube/informer.ts";
+import { type ChangeKind, Informer, type KubeObject } from "../kube/informer.ts";
+import { trimNode } from "../kube/trim.ts";
 import { ALWAYS_LEADING, type Fence, SwitchFence } from "../lease/fence.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
@@ -152,7 +153,15 @@ function caches(config: Config, deps: PartsDeps, linode: LinodeClient) {
   const selection = { vpcNames: v.names, vpcIds: v.ids, subnetNames: v.subnetNames, subnetIds: v.subnetIds };
   const vpcTtlMs = config.linode.routesCacheTtlMs;
   const vpcs = new VpcCache(linode.vpcs, selection, { clock, metrics, ttlMs: vpcTtlMs });
-  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, { clock, metrics, ttlMs: vpcTtlMs });
+  // The listing is re-read to find changes made by others once per status period (the drift period), not
+  // per LINODE_ROUTES_CACHE_TTL_SECONDS: this CCM records its own writes, and reads a new Linode's interfaces
+  // directly. The TTL is how soon the route controller re-reads it while a write failed (docs/freshness.md).
+  const vpcIps = new VpcIpCache(linode.vpcs, vpcs, {
+    clock,
+    metrics,
+    ttlMs: config.nodes.statusUpdateFrequencyMs,
+    interfaces: linode,
+  });
   const instances = new InstanceCache(linode.instances, {
     clock,
     metrics,
@@ -190,7 +199,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     listConfigs: (id) => linode.instances.listConfigs(id),
     listInterfaces: (id) => linode.interfaces.list(id),
   }, { metrics });
-  const nodes = new Informer(kc, nodeSource(kube.core), { log: componentLogger("informer"), metrics, clock });
+  const nodes = new Informer(kc, nodeSource(kube.core), {
+    log: componentLogger("informer"),
+    metrics,
+    clock,
+    transform: trimNode,
+  });
   const events = new EventRecorder(kube.core, {
     log: componentLogger("events"),
     clock,
@@ -213,6 +227,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
       logFor: componentLogger,
     })
     : undefined;
+  // A deleted Node's or Service's Event bookkeeping goes with it.
+  const forgetEvents = (kind: ChangeKind, obj: { metadata?: { uid?: string } }) => {
+    if (kind === "delete") events.forget(obj.metadata?.uid);
+  };
+  nodes.onChange(forgetEvents);
+  service?.services.onChange(forgetEvents);
   return {
     config,
     clock,

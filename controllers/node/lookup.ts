@@ -1,16 +1,18 @@
 /**
- * Finding the Linode of an uninitialised Node in the shared cache, and when that may force a refresh.
+ * Finding the Linode of an uninitialised Node in the shared cache, and what to read when the cache predates it.
  *
- * Cached data loaded before a Node was first seen may predate its Linode. Then, instead of a backoff and a
- * Warning, the Node forces one refresh (shared by every Node that needs it), at most one forced refresh per
- * interval and per collection, so a Node whose Linode does not exist costs ≤ 1 listing per interval. Data
- * loaded after the Node was first seen is believed: a miss in it is a real miss.
+ * Cached data loaded before a Node was first seen may predate its Linode. Then the Node reads its own Linode
+ * (by providerID, else by label: one call) and that Linode's interfaces (one call), instead of a listing of
+ * every Linode and every VPC address. Only a Node found neither way (e.g. matched by IP alone) forces a
+ * listing, at most one per interval, so a Node whose Linode does not exist costs ≤ 1 listing per interval.
+ * Data loaded after the Node was first seen is believed: a miss in it is a real miss.
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { InstanceIndex } from "../../cache/instance_index.ts";
 import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
 import type { Clock } from "../../common/clock.ts";
 import { findInstance, type LookupVia } from "./addresses.ts";
+import { parseProviderId } from "../provider_id.ts";
 import { RetryAfterError } from "../loop/run_queue.ts";
 
 /** The cached Linodes. `InstanceCache` implements it. */
@@ -20,6 +22,10 @@ export interface NodeInstances {
   /** Age of the VPC addresses in the index; undefined when no VPC is configured. */
   vpcAgeMs(): number | undefined;
   onChange(listener: (linodeIds: ReadonlySet<number>) => void): () => void;
+  /** A targeted read of one Linode (by id or label), recorded in the cache. */
+  fetch(key: { id: number } | { label: string }): Promise<readonly LinodeInstance[]>;
+  /** A targeted read of one Linode's VPC interfaces, recorded in the cache. */
+  learnVpcIps(linodeId: number): Promise<void>;
 }
 
 /** Default minimum interval between refreshes forced by uninitialised Nodes. */
@@ -97,17 +103,14 @@ export async function lookupNewNode(
     const listOld = pacer.predates(snap.ageMs, firstSeen);
     const vpcOld = predates(pacer, instances.vpcAgeMs(), firstSeen);
     if (!listOld && !vpcOld) return { index: snap.data };
-    if (listOld) pacer.claim("instances", name);
-    if (vpcOld) pacer.claim("vpc", name);
-    snap = await instances.view({
-      ...(listOld ? { maxAgeMs: 0 } : {}),
-      ...(vpcOld ? { vpcMaxAgeMs: 0 } : {}),
-    });
+    // Newer than the data: its own Linode (and, with VPCs, its interfaces) first; a listing only when that
+    // read had no key to go by.
+    const id = parseProviderId(node.spec?.providerID);
+    await instances.fetch(id === undefined ? { label: name } : { id });
+    snap = await instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
     found = findInstance(node, snap.data);
-    const failed = pacer.predates(snap.ageMs, firstSeen) || predates(pacer, instances.vpcAgeMs(), firstSeen);
-    if (!found && failed) {
-      // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
-      throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
+    if (!found && id === undefined) {
+      found = await forcedListing(instances, pacer, node, { firstSeen, listOld, vpcOld });
     }
     if (!found) return { index: snap.data };
   }
@@ -117,9 +120,34 @@ export async function lookupNewNode(
     return { found, index: snap.data };
   }
   if (!pacer.predates(vpcAgeMs, firstSeen)) return { found, index: snap.data };
-  pacer.claim("vpc", name);
-  const fresh = await instances.view({ vpcMaxAgeMs: 0 });
+  // Its Linode may be newer than the VPC listing: read that Linode's interfaces, not the whole VPC.
+  await instances.learnVpcIps(found.instance.id);
+  const fresh = await instances.view({ maxAgeMs: Infinity, vpcMaxAgeMs: Infinity });
   return { found: findInstance(node, fresh.data) ?? found, index: fresh.data };
+}
+
+/** The last resort for a Node matched by IP only: a listing of every Linode (and VPC address), paced. */
+async function forcedListing(
+  instances: NodeInstances,
+  pacer: RefreshPacer,
+  node: V1Node,
+  old: { firstSeen: number; listOld: boolean; vpcOld: boolean },
+) {
+  const name = node.metadata?.name ?? "";
+  const { firstSeen, listOld, vpcOld } = old;
+  if (listOld) pacer.claim("instances", name);
+  if (vpcOld) pacer.claim("vpc", name);
+  const snap = await instances.view({
+    ...(listOld ? { maxAgeMs: 0 } : {}),
+    ...(vpcOld ? { vpcMaxAgeMs: 0 } : {}),
+  });
+  const found = findInstance(node, snap.data);
+  const failed = pacer.predates(snap.ageMs, firstSeen) || predates(pacer, instances.vpcAgeMs(), firstSeen);
+  if (!found && failed) {
+    // The refresh failed: whether the Linode exists is unknown, which is not worth a Warning.
+    throw new Error(`Cannot look up the Linode of node ${name}: the instance list could not be refreshed`);
+  }
+  return found;
 }
 
 function predates(pacer: RefreshPacer, ageMs: number | undefined, firstSeen: number): boolean {

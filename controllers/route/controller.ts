@@ -40,17 +40,22 @@ function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>
   for (const n of deps.nodes.list()) seen.set(n.metadata?.name ?? "", routeFingerprint(n));
   return deps.nodes.onChange((kind, node) => {
     const name = node.metadata?.name ?? "";
+    const linodeId = parseProviderId(node.spec?.providerID);
     if (kind === "delete") {
       seen.delete(name);
       state.recordCondition(name, undefined);
-      const linodeId = parseProviderId(node.spec?.providerID);
-      if (linodeId !== undefined) state.released.set(linodeId, name);
+      if (linodeId !== undefined) {
+        state.released.set(linodeId, name);
+        state.forgetLearned(linodeId);
+      }
       queue.add(ROUTES_KEY);
       return;
     }
     const fingerprint = routeFingerprint(node);
     if (seen.get(name) === fingerprint) return;
     seen.set(name, fingerprint);
+    // A Node that is new or changed gets its Linode's interfaces read at once if the cache lacks them.
+    if (linodeId !== undefined) state.forgetLearned(linodeId);
     queue.add(ROUTES_KEY);
   });
 }

@@ -5,7 +5,7 @@
  */
 import type { VpcIp } from "../../cache/types.ts";
 import type { VpcInterfaceRef } from "../../cache/vpc_ips.ts";
-import { canonicalCidr4, type Cidr4, cidrFamily, isClusterRange } from "./cidr.ts";
+import { type Cidr4, CidrMemo } from "./cidr.ts";
 
 /** A Node as the route controller sees it: only Nodes whose providerID names a Linode. */
 export interface RouteNode {
@@ -28,6 +28,8 @@ export interface PlanInput {
   readonly released: ReadonlySet<number>;
   readonly ips: readonly VpcIp[];
   readonly scope: RouteScope;
+  /** Parses remembered across passes (default: a memo for this call only). */
+  readonly memo?: CidrMemo;
 }
 
 /** One VPC interface that carries routes; `configId` null means a Linode interface. */
@@ -129,27 +131,33 @@ function pickTargets(interfaces: readonly InterfaceState[]): InterfaceState[] {
 export function classifyPodCidrs(
   podCidrs: readonly string[],
   cluster: readonly Cidr4[],
+  memo: CidrMemo = new CidrMemo(),
 ): Pick<NodeRoutes, "wanted" | "outside" | "ipv6" | "invalid"> {
   const wanted: string[] = [];
   const outside: string[] = [];
   const ipv6: string[] = [];
   const invalid: string[] = [];
   for (const text of podCidrs) {
-    const family = cidrFamily(text);
-    const v4 = canonicalCidr4(text);
+    const family = memo.family(text);
+    const v4 = memo.canonical(text);
     if (family === "ipv6") ipv6.push(text);
     else if (family === "invalid" || v4 === undefined) invalid.push(text);
-    else if (!isClusterRange(v4, cluster)) outside.push(v4);
+    else if (!memo.inCluster(v4, cluster)) outside.push(v4);
     else if (!wanted.includes(v4)) wanted.push(v4);
   }
   return { wanted, outside, ipv6, invalid };
 }
 
 /** The new list of one interface: its ranges outside the cluster CIDR kept in order, then `wanted`. */
-function planWrite(state: InterfaceState, wanted: readonly string[], cluster: readonly Cidr4[]) {
+function planWrite(
+  state: InterfaceState,
+  wanted: readonly string[],
+  cluster: readonly Cidr4[],
+  memo: CidrMemo,
+) {
   const current = state.ranges;
-  const have = new Set(current.map((r) => canonicalCidr4(r) ?? r));
-  const keep = current.filter((r) => !isClusterRange(r, cluster) || wanted.includes(canonicalCidr4(r) ?? r));
+  const have = new Set(current.map((r) => memo.canonical(r) ?? r));
+  const keep = current.filter((r) => !memo.inCluster(r, cluster) || wanted.includes(memo.canonical(r) ?? r));
   const removed = current.filter((r) => !keep.includes(r));
   const added = wanted.filter((r) => !have.has(r));
   if (added.length === 0 && removed.length === 0) return undefined;
@@ -170,12 +178,13 @@ function planWrite(state: InterfaceState, wanted: readonly string[], cluster: re
  */
 export function planRoutes(input: PlanInput): RoutePlan {
   const { scope } = input;
+  const memo = input.memo ?? new CidrMemo();
   const interfaces = interfacesByLinode(input.ips, scope);
   const wantedByLinode = new Map<number, string[]>();
   const nodes: NodeRoutes[] = [];
   for (const n of input.nodes) {
     if (n.podCidrs.length === 0) continue;
-    const split = classifyPodCidrs(n.podCidrs, scope.clusterCidrs);
+    const split = classifyPodCidrs(n.podCidrs, scope.clusterCidrs, memo);
     const targets = pickTargets(interfaces.get(n.linodeId) ?? []).map((i) => i.target);
     nodes.push({ node: n.name, linodeId: n.linodeId, ...split, targets });
     const wanted = wantedByLinode.get(n.linodeId) ?? [];
@@ -190,7 +199,7 @@ export function planRoutes(input: PlanInput): RoutePlan {
     if (!wantedByLinode.has(linodeId) && !released) continue;
     const wanted = released ? [] : wantedByLinode.get(linodeId) ?? [];
     for (const state of pickTargets(states)) {
-      const write = planWrite(state, wanted, scope.clusterCidrs);
+      const write = planWrite(state, wanted, scope.clusterCidrs, memo);
       if (write) writes.push(write);
     }
   }

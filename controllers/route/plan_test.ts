@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { VpcIp } from "../../cache/types.ts";
-import { canonicalCidr4, cidrFamily, clusterCidrs4, isClusterRange } from "./cidr.ts";
+import { canonicalCidr4, cidrFamily, CidrMemo, clusterCidrs4, isClusterRange } from "./cidr.ts";
 import { type PlanInput, planRoutes, type RouteNode } from "./plan.ts";
 
 const CLUSTER = clusterCidrs4(["10.192.0.0/10"]);
@@ -209,4 +209,30 @@ Deno.test("isClusterRange() is true only for ranges wholly inside a cluster CIDR
   assert.equal(isClusterRange("10.0.0.0/24", CLUSTER), false);
   assert.equal(isClusterRange("not a cidr", CLUSTER), false);
   assert.equal(canonicalCidr4("10.192.1.9/24"), "10.192.1.0/24");
+});
+
+Deno.test("CidrMemo answers as the parsers do, for valid, host-bit, IPv6 and invalid texts", () => {
+  const memo = new CidrMemo();
+  for (const text of ["10.192.1.0/24", "10.192.1.7/24", "10.5.0.0/16", "fd00::/64", "10.1.2.3", "x/24"]) {
+    for (let round = 0; round < 2; round++) {
+      assert.equal(memo.canonical(text), canonicalCidr4(text), text);
+      assert.equal(memo.family(text), cidrFamily(text), text);
+      assert.equal(memo.inCluster(text, CLUSTER), isClusterRange(text, CLUSTER), text);
+    }
+  }
+});
+
+Deno.test("CidrMemo forgets a text not read in the last two passes (a deleted Node's pod CIDR)", () => {
+  const memo = new CidrMemo();
+  memo.canonical("10.192.1.0/24");
+  memo.canonical("10.192.2.0/24");
+  memo.endPass();
+  // The Node with 10.192.2.0/24 is gone: only the other is read from now on.
+  memo.canonical("10.192.1.0/24");
+  assert.equal(memo.size, 2, "kept for one more pass");
+  memo.endPass();
+  memo.canonical("10.192.1.0/24");
+  memo.endPass();
+  assert.equal(memo.size, 1);
+  assert.equal(memo.canonical("10.192.1.0/24"), "10.192.1.0/24");
 });

@@ -123,13 +123,20 @@ function isReady(node: V1Node): boolean {
   return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
 }
 
+/** What a pass learned: each interface write's outcome, and the Linodes whose interfaces could not be read. */
+export interface PassOutcomes {
+  readonly writes: ReadonlyMap<string, WriteOutcome>;
+  readonly unknown?: ReadonlySet<number>;
+}
+
 /** Reports every planned Node's outcome: Events and log lines, then the condition where it changed. */
 export async function reportNodes(
   deps: ReportDeps,
   state: RouteState,
   nodes: readonly NodeRoutes[],
-  writes: ReadonlyMap<string, WriteOutcome>,
+  outcomes: PassOutcomes,
 ): Promise<void> {
+  const { writes, unknown } = outcomes;
   for (const n of nodes) {
     const node = deps.nodes.get(n.node);
     if (!node) continue;
@@ -143,6 +150,8 @@ export async function reportNodes(
     // A NotReady Node whose Linode left the listing is most likely a deleted Linode: the lifecycle
     // controller's business, not a missing VPC interface worth a Warning.
     if (outcome.kind === "no-interface" && !isReady(node)) outcome = { kind: "pending" };
+    // Its own interfaces could not be read: whether it has one in the VPC is unknown, not worth a Warning.
+    if (outcome.kind === "no-interface" && unknown?.has(n.linodeId)) outcome = { kind: "pending" };
     reportOutcome(deps, state, n, node, outcome);
     if (outcome.kind !== "pending") await writeCondition(deps, state, node, outcome.kind === "routed");
   }

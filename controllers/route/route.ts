@@ -1,8 +1,13 @@
 /**
  * `route`: each Node's IPv4 pod CIDRs become routed ranges of its Linode's VPC interface, so pods reach each
  * other across Linodes. One whole-cluster pass (key `routes`) plans every interface from one cached listing
- * of the configured VPCs and writes only what differs; Node events start a pass at once (coalesced), and a
- * resync every `--route-reconciliation-period` repairs drift from the listing refreshed once per TTL.
+ * of the configured VPCs and writes only what differs; Node events start a pass at once (coalesced).
+ *
+ * The listing is not re-read for freshness: this controller records each of its writes in the cache. A Node
+ * whose Linode is missing from it (a Linode newer than the listing) gets a targeted read of that Linode's
+ * interfaces in the same pass. The listing is re-read only to find changes made by others, once per drift
+ * period (the cache's age limit, see `docs/freshness.md`), and sooner (`retryListingAfterMs`) while a write
+ * failed, since a failure may come from a change the cache does not show.
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { Snapshot, Vpc, VpcIp } from "../../cache/types.ts";
@@ -15,6 +20,7 @@ import type { Registry } from "../../server/metrics.ts";
 import { parseProviderId } from "../provider_id.ts";
 import { type Cidr4, clusterCidrs4 } from "./cidr.ts";
 import {
+  type NodeRoutes,
   planRoutes,
   type RangeWrite,
   type RouteNode,
@@ -35,8 +41,11 @@ export interface RouteNodeLister {
 
 /** The configured VPCs' addresses and routed ranges. `VpcIpCache` implements it. */
 export interface VpcRangeCache {
-  get(): Promise<Snapshot<readonly VpcIp[]>>;
+  /** The listing, re-read first when older than `maxAgeMs` (default: the drift period). */
+  get(options?: { maxAgeMs?: number }): Promise<Snapshot<readonly VpcIp[]>>;
   recordIpRanges(target: VpcInterfaceRef, ranges: readonly string[]): void;
+  /** Reads one Linode's interfaces and records its entries in place of the cached ones; resolves to them. */
+  learnLinode(linodeId: number): Promise<readonly VpcIp[]>;
 }
 
 /** The configured VPCs with their selected subnets. `VpcCache` implements it. */
@@ -71,6 +80,11 @@ export const WRITE_CONCURRENCY = 4;
 export interface ReconcileOptions {
   /** `--cluster-cidr`: only ranges inside its IPv4 CIDRs are ever added or removed. */
   clusterCidrs: readonly string[];
+  /**
+   * While a write failed, the listing is re-read once older than this (`LINODE_ROUTES_CACHE_TTL_SECONDS`);
+   * default: only at the drift period.
+   */
+  retryListingAfterMs?: number;
 }
 
 /** What a pass leaves for later: when to run again for backed-off or paused writes. */
@@ -196,6 +210,48 @@ function settleReleased(
   }
 }
 
+/** Linodes of Nodes with pod CIDRs to route but no VPC interface in the cache, due a read of their own. */
+function linodesToLearn(deps: RouteDeps, state: RouteState, nodes: readonly NodeRoutes[]): number[] {
+  const now = deps.clock.monotonic();
+  const ids = nodes.filter((n) => n.wanted.length > 0 && n.targets.length === 0).map((n) => n.linodeId);
+  return [...new Set(ids)].filter((id) => state.needsLearning(id, now));
+}
+
+/**
+ * Reads the interfaces of each Linode in `ids` (bounded concurrency) and records them in the cache. Returns
+ * the Linodes whose read failed: what they have is unknown, so their Nodes are reported as pending.
+ */
+async function learnLinodes(deps: RouteDeps, state: RouteState, linodeIds: number[], signal: AbortSignal) {
+  const unknown = new Set<number>();
+  const ids = [...linodeIds];
+  const worker = async () => {
+    for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
+      try {
+        const entries = await deps.vpcIps.learnLinode(id);
+        state.learned(id, deps.clock.monotonic(), entries.length > 0);
+      } catch (error) {
+        if (!(error instanceof LinodeApiError) || isAbort(error, signal)) throw error;
+        unknown.add(id);
+        state.learned(id, deps.clock.monotonic(), false);
+        deps.log.debug("cannot read the interfaces of linode {linodeId}: {error}", {
+          linodeId: id,
+          error: error.message,
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, worker));
+  return unknown;
+}
+
+/** The listing to plan from: re-read sooner than the drift period while a write failed. */
+async function listing(deps: RouteDeps, state: RouteState, options: ReconcileOptions) {
+  const sooner = state.hasFailedWrites() && options.retryListingAfterMs !== undefined;
+  const ips = await deps.vpcIps.get(sooner ? { maxAgeMs: options.retryListingAfterMs } : undefined);
+  if (ips.stale) throw new Error("Cannot reconcile routes: the last VPC address listing failed");
+  return ips;
+}
+
 /**
  * Brings every Node's VPC interface in line with its pod CIDRs. Idempotent: a pass over a cluster in place
  * makes no call. Throws (to be retried with backoff) when the listing cannot be trusted: a stale listing
@@ -207,15 +263,24 @@ export async function reconcileRoutes(
   options: ReconcileOptions & { signal: AbortSignal; plan?: PlanScope },
 ): Promise<PassResult> {
   const plan = options.plan ?? LIVE_SCOPE;
-  const ips = await deps.vpcIps.get();
-  if (ips.stale) throw new Error("Cannot reconcile routes: the last VPC address listing failed");
+  const ips = await listing(deps, state, options);
   const vpcs = await deps.vpcs.get({ maxAgeMs: Infinity });
-  const planned = planRoutes({
+  const input = {
     nodes: routeNodes(deps.nodes.list()),
     released: new Set(state.released.keys()),
-    ips: ips.data,
     scope: scopeOf(vpcs.data, clusterCidrs4(options.clusterCidrs)),
-  });
+    memo: state.cidrs,
+  };
+  let planned = planRoutes({ ...input, ips: ips.data });
+  const toLearn = linodesToLearn(deps, state, planned.nodes);
+  const unknown = toLearn.length
+    ? await learnLinodes(deps, state, toLearn, options.signal)
+    : new Set<number>();
+  if (toLearn.length) {
+    planned = planRoutes({ ...input, ips: (await deps.vpcIps.get({ maxAgeMs: Infinity })).data });
+  }
+  state.cidrs.endPass();
+  state.keepLearned(new Set(planned.nodes.filter((n) => n.targets.length === 0).map((n) => n.linodeId)));
   const { writes, nodes } = planned;
   const outcomes = await applyWrites(deps, state, writes, {
     concurrency: WRITE_CONCURRENCY,
@@ -224,6 +289,6 @@ export async function reconcileRoutes(
   });
   state.keepFailures(new Set(writes.map((w) => targetKey(w.target))));
   settleReleased(state, writes, outcomes);
-  await reportNodes({ ...deps, scope: plan }, state, nodes, outcomes);
+  await reportNodes({ ...deps, scope: plan }, state, nodes, { writes: outcomes, unknown });
   return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
 }

@@ -3,11 +3,24 @@
  * backoff, the controller-wide pause after a 429, and which one-time reports were made.
  */
 import { backoffDelayMs, type BackoffOptions } from "../../common/backoff.ts";
+import { CidrMemo } from "./cidr.ts";
 
 /** Default per-interface backoff after a failed write: 1 s doubling to 5 min. */
 export const DEFAULT_WRITE_RETRY: BackoffOptions = { baseMs: 1_000, maxMs: 300_000 };
 /** Default controller-wide pause after a 429 without `Retry-After`: 5 s doubling to 2 min. */
 export const DEFAULT_RATE_LIMIT_PAUSE: BackoffOptions = { baseMs: 5_000, maxMs: 120_000 };
+/**
+ * Default wait before a Linode whose interfaces were read and had none in a configured VPC is read again:
+ * 2 s doubling to 5 min (a Linode still provisioning gets its interface soon; one never in the VPC costs one
+ * read per 5 min).
+ */
+export const DEFAULT_RELEARN: BackoffOptions = { baseMs: 2_000, maxMs: 300_000 };
+
+interface Learned {
+  /** Reads that found no interface in a configured VPC (or failed). */
+  misses: number;
+  retryAtMs: number;
+}
 
 interface Failure {
   attempts: number;
@@ -20,15 +33,19 @@ interface Failure {
 export interface RouteStateOptions {
   writeRetry?: BackoffOptions;
   rateLimitPause?: BackoffOptions;
+  relearn?: BackoffOptions;
 }
 
 /** Mutable memory of one route controller run. All times are the clock's monotonic milliseconds. */
 export class RouteState {
   /** Linode id → name of the deleted Node it belonged to. */
   readonly released = new Map<number, string>();
+  /** Pod CIDR and range parses, kept across passes. */
+  readonly cidrs = new CidrMemo();
   readonly #failures = new Map<string, Failure>();
   readonly #reported = new Set<string>();
   readonly #conditions = new Map<string, string>();
+  readonly #learned = new Map<number, Learned>();
   readonly #o: RouteStateOptions;
   #pausedUntilMs = 0;
   #pauses = 0;
@@ -75,10 +92,39 @@ export class RouteState {
     for (const key of this.#failures.keys()) if (!planned.has(key)) this.#failures.delete(key);
   }
 
-  /** Milliseconds until the next backed-off write or the end of the pause; undefined when nothing waits. */
+  /** True while some interface's last write failed (the listing is then refreshed sooner). */
+  hasFailedWrites(): boolean {
+    return this.#failures.size > 0;
+  }
+
+  /** True when the Linode's interfaces should be read now: never read, or its wait after a miss is over. */
+  needsLearning(linodeId: number, nowMs: number): boolean {
+    const l = this.#learned.get(linodeId);
+    return l === undefined || (l.misses > 0 && nowMs >= l.retryAtMs);
+  }
+
+  /** Records a read of the Linode's interfaces: `found` false (none in a configured VPC, or failed) waits longer each time. */
+  learned(linodeId: number, nowMs: number, found: boolean): void {
+    const misses = found ? 0 : (this.#learned.get(linodeId)?.misses ?? 0) + 1;
+    const delayMs = misses === 0 ? Infinity : backoffDelayMs(misses - 1, this.#o.relearn ?? DEFAULT_RELEARN);
+    this.#learned.set(linodeId, { misses, retryAtMs: nowMs + delayMs });
+  }
+
+  /** Forgets what was read of a Linode (its Node changed or left): the next pass reads it again if needed. */
+  forgetLearned(linodeId: number): void {
+    this.#learned.delete(linodeId);
+  }
+
+  /** Keeps read records only for Linodes that still lack an interface (the others are in the cache). */
+  keepLearned(missing: ReadonlySet<number>): void {
+    for (const id of this.#learned.keys()) if (!missing.has(id)) this.#learned.delete(id);
+  }
+
+  /** Milliseconds until the next backed-off write, re-read or the end of the pause; undefined when nothing waits. */
   nextRetryInMs(nowMs: number): number | undefined {
     let at = this.#pausedUntilMs > nowMs ? this.#pausedUntilMs : Infinity;
     for (const f of this.#failures.values()) at = Math.min(at, f.retryAtMs);
+    for (const l of this.#learned.values()) at = Math.min(at, l.retryAtMs);
     return at === Infinity ? undefined : Math.max(0, at - nowMs);
   }
 

@@ -8,7 +8,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
+import { applyActions, createNodeBalancer, planFingerprint } from "./nodebalancer/apply.ts";
 import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
 import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
@@ -156,6 +156,10 @@ async function updateInPlace(
 ): Promise<NodeBalancerSummary> {
   const { plan, ctx } = planned;
   const nbId = found.nb.id;
+  // Created by this CCM from the same plan and not changed since (within the drift period): nothing to read.
+  if (found.via !== "status-ip" && found.via !== "status-hostname") {
+    if (deps.cache.details.isAsCreated(nbId, planFingerprint(plan.desired))) return found.nb;
+  }
   const tag = ownershipTagOf(deps, svc);
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
   const adopting = found.via === "status-ip" || found.via === "status-hostname";

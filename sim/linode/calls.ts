@@ -21,6 +21,8 @@ export interface CallRecord {
   retryAfterSec?: number;
   /** The parsed JSON body of a POST or PUT (undefined when none or not JSON): what the client sent. */
   body?: unknown;
+  /** The request's `X-Filter` header as sent, when it had one: tells a targeted read from a listing. */
+  filter?: string;
 }
 
 /** Called once per request, synchronously, when its answer is ready. */

@@ -166,6 +166,8 @@ async function handle(req: Request, state: SimState): Promise<Response> {
     call.body = await requestBody(req);
     state.contract?.check(call.key, call.body, userAgent);
   }
+  const filter = req.headers.get("x-filter");
+  if (filter !== null) call.filter = filter;
   const response = await answerApi(req, url, state, call).catch(toErrorResponse);
   state.calls.answered(call, response.status, response.headers.get("retry-after"));
   return response;

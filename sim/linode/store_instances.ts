@@ -265,6 +265,26 @@ export class InstanceStore {
     return this.get(linodeId)?.config.interfaces.find((i) => i.purpose === "vpc");
   }
 
+  /**
+   * What a person editing the config profile does (a `PUT` of the config with a new interface list): its VPC
+   * interface is replaced by a new one (new id, new address, no ranges) in the same subnet. Returns the new id.
+   */
+  replaceVpcInterface(linodeId: number): number {
+    const rec = this.require(linodeId);
+    const old = rec.config.interfaces.find((i) => i.purpose === "vpc");
+    if (!old || typeof old.subnet_id !== "number" || typeof old.vpc_id !== "number") {
+      throw fieldError("interfaces", `Linode ${linodeId} has no config profile VPC interface`);
+    }
+    this.#vpcs.detach(old.subnet_id, old.id);
+    const vpc = { vpcId: old.vpc_id, subnetId: old.subnet_id };
+    const address = this.#vpcs.allocate(vpc.subnetId, undefined, "vpc.ipv4");
+    const iface = vpcConfigInterface(this.#ids.next("interface"), old.active, { ...vpc, address });
+    rec.config.interfaces = rec.config.interfaces.map((i) => i === old ? iface : i);
+    this.#vpcs.attach(vpc.subnetId, configMember(rec.linode, rec.config.id, iface));
+    this.touch(linodeId);
+    return iface.id;
+  }
+
   /** Marks the config as changed now. */
   touch(linodeId: number): void {
     const rec = this.require(linodeId);

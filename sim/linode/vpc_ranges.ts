@@ -53,7 +53,7 @@ function problemOf(vpcs: VpcStore, target: RangeTarget, own: SubnetInfo, cidr: C
   for (const m of vpcs.membersOf(own.vpcId)) {
     if (m.interfaceId === target.interfaceId) continue;
     const hit = m.ranges().find((r) => {
-      const c = parseCidr(r);
+      const c = vpcs.cidrOf(r);
       return c !== undefined && cidrsOverlap(c, cidr);
     });
     if (hit !== undefined) return `${text} overlaps ${hit}, already routed to linode ${m.linodeId}`;

@@ -139,6 +139,11 @@ export class World {
     return this.ipRanges(linodeId);
   }
 
+  /** Replaces a Linode's config profile VPC interface by hand (new id and address, no ranges); returns its id. */
+  replaceVpcInterface(linodeId: number): number {
+    return this.instances.replaceVpcInterface(linodeId);
+  }
+
   /** A copy of a Linode's Linode interfaces ([] for a Linode using config profile interfaces). */
   linodeInterfaces(linodeId: number): SimLinodeInterface[] {
     return structuredClone(this.instances.require(linodeId).interfaces);

@@ -59,6 +59,7 @@ async function cycle(w: ChaosWorld, safety: SafetyMonitor, i: number): Promise<v
 function forgetHistory(w: ChaosWorld): void {
   w.linode.calls.reset();
   w.kube.calls.reset();
+  w.kube.audit.reset();
   w.kube.faults.expireWatchHistory();
   for (const e of w.kube.store.list("events")) {
     w.kube.store.delete("events", e.metadata.name ?? "", e.metadata.namespace);

@@ -121,10 +121,17 @@ export async function applyActions(
   }
 }
 
+/** What a NodeBalancer is created from, as text: the same plan later means the NodeBalancer needs no read. */
+export function planFingerprint(desired: DesiredNodeBalancer): string {
+  // A TLS key serialises redacted; its certificate (and fingerprint) does not, so a new pair still differs.
+  return JSON.stringify(desired);
+}
+
 /**
- * Creates the NodeBalancer with every config and node in one call (attached to `firewallId` when given), then
- * reads its configs and firewalls back once (the create answer has no config or node ids, and an account
- * default firewall may have been attached), so the Service's later syncs read nothing.
+ * Creates the NodeBalancer with every config and node in the one call the API allows (attached to
+ * `firewallId` when given) and reads nothing back: the answer has no config or node ids, which only a later
+ * change needs, so they are read when the plan first differs from this one (`isAsCreated`). One call per new
+ * LoadBalancer Service, as the Go CCM's create.
  */
 export async function createNodeBalancer(
   deps: ApplyDeps,
@@ -133,9 +140,6 @@ export async function createNodeBalancer(
 ): Promise<NodeBalancer> {
   const nb = await deps.nodeBalancers.create(revealCreateBody(createNodeBalancerBody(desired, firewallId)));
   deps.cache.record(nb);
-  const configs = await deps.nodeBalancers.listConfigs(nb.id);
-  const states = await Promise.all(configs.map((c) => configState(deps, nb.id, c)));
-  deps.cache.details.setConfigs(nb.id, states);
-  await deps.cache.details.firewalls(nb.id);
+  deps.cache.details.recordCreated(nb.id, planFingerprint(desired));
   return nb;
 }
