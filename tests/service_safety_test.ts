@@ -70,14 +70,18 @@ Deno.test("service keeps every backend when an API write fails, then converges k
   world.addService("web");
   await ensured(world, "web");
   const before = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
-  const fault = world.linode.faults.error(503, { route: "/nodebalancers/{id}/configs/{id}/nodes*" });
+  // Every backend write fails (reads still work: a NodeBalancer created in one call is read at its first change).
+  const route = "/nodebalancers/{id}/configs/{id}/nodes*";
+  const faults = ["POST", "PUT", "DELETE"].map((method) => world.linode.faults.error(503, { method, route }));
   world.linode.calls.reset();
   world.kube.store.delete("nodes", "node-1");
   world.addNode("node-3", "192.168.140.13");
   await until(
     world,
-    () => warnings(world, "web").some((m) => /HTTP 503/.test(m)),
-    "a Warning with the reason",
+    () =>
+      warnings(world, "web").some((m) => /HTTP 503/.test(m)) &&
+      world.events("UpdateLoadBalancerFailed", "web").length > 0,
+    "a Warning with the reason, and UpdateLoadBalancerFailed (Events are written one after the other)",
   );
   const hosts = world.events("UpdateLoadBalancerFailed", "web").map((e) => e.message ?? "");
   assert.match(
@@ -89,7 +93,7 @@ Deno.test("service keeps every backend when an API write fails, then converges k
     before,
     "nothing removed while adding failed",
   );
-  world.linode.faults.remove(fault);
+  for (const fault of faults) world.linode.faults.remove(fault);
   await until(world, () => {
     const now = backendIds(world.nodeBalancerOf("web"))[80] ?? {};
     return Object.keys(now).length === 2 && Object.keys(now).some((a) => a.startsWith("192.168.140.13:"));

@@ -100,7 +100,12 @@ Deno.test("runCcm() soaked with churn keeps its heap, sockets, timers and call r
   assert.ok(heapGrowth < 2 * 1024 * 1024, `heap grew ${Math.round(heapGrowth / 1024)} KiB after warm-up`);
   // Sockets and fake-clock timers: bounded by what warm-up needed.
   const fdsMax = Math.max(...samples.slice(0, WARM_UP).map((s) => s.fds));
-  assert.ok(measured.every((s) => s.fds <= fdsMax + 2), `open file descriptors grow: ${all}`);
+  // Descriptors are the whole process's: under `deno test --parallel` (the short form runs in `deno task test`)
+  // other test files share it and their sockets come and go, so the short form allows their noise and judges the
+  // trend; the long form (`deno task chaos`, files one at a time) holds the strict bound.
+  const fdsSlack = scaled(16, 2);
+  assert.ok(measured.every((s) => s.fds <= fdsMax + fdsSlack), `open file descriptors grow: ${all}`);
+  assert.ok(slope(measured.map((s) => s.fds)) <= scaled(1, 0.1), `open file descriptors grow: ${all}`);
   const sleepsMax = Math.max(...samples.slice(0, WARM_UP).map((s) => s.sleeps));
   assert.ok(measured.every((s) => s.sleeps <= sleepsMax + 2), `pending sleeps grow: ${all}`);
   // Call rate: the same churn costs the same calls, cycle after cycle.
