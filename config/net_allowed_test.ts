@@ -33,9 +33,9 @@ Deno.test("configTargets() names the Linode API, the in-cluster apiserver or --m
   ]);
   assert.deepEqual(
     targetsOf(
-      configOf(["--master=https://10.0.0.5:6443", "--secure-port=0"], { LINODE_URL: "https://x.test/v4" }),
+      configOf(["--master=https://127.0.0.5:6443", "--secure-port=0"], { LINODE_URL: "https://x.test/v4" }),
     ),
-    ["LINODE_URL x.test:443", "--master 10.0.0.5:6443"],
+    ["LINODE_URL x.test:443", "--master 127.0.0.5:6443"],
   );
   // A kubeconfig file's server is known once it is loaded (wiring/net_check.ts).
   assert.deepEqual(targetsOf(configOf(["--kubeconfig=/etc/kubernetes/ccm.conf", "--bind-address=::"])), [

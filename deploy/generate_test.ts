@@ -121,10 +121,10 @@ Deno.test("netAllowList() lists the Linode API, the apiserver and the listen add
   assert.equal(
     netAllowList({
       linodeUrl: "https://api.linode.com/v4",
-      apiservers: ["https://10.0.0.5:6443", "https://api.linode.com"],
+      apiservers: ["https://127.0.0.5:6443", "https://api.linode.com"],
       listen: "0.0.0.0:10258",
     }),
-    "api.linode.com:443,10.0.0.5:6443,0.0.0.0:10258",
+    "api.linode.com:443,127.0.0.5:6443,0.0.0.0:10258",
   );
   assert.equal(
     netAllowList({ linodeUrl: "http://127.0.0.1/v4", apiservers: [], listen: "[::]:1" }),

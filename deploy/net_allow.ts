@@ -6,7 +6,7 @@
  *
  *   deno task manifest --net-allow --kubeconfig=/etc/linode-ccm/kubeconfig [--linode-url=URL]
  *     [--listen=0.0.0.0:10258|none] [--out=deploy/net-allow]
- *   deno task manifest --net-allow --apiserver=https://10.0.0.5:6443 ...
+ *   deno task manifest --net-allow --apiserver=https://apiserver.example:6443 ...
  */
 import { load } from "js-yaml";
 import { hostPort, urlHostPort } from "../config/net_allowed.ts";

@@ -64,14 +64,14 @@ Deno.test("a LINODE_URL, in-cluster apiserver or listen address outside the net 
   const refused = await runCcm(["--secure-port=10300"], {
     ...IN_CLUSTER,
     LINODE_URL: "https://linode.example.test/v4",
-    KUBERNETES_SERVICE_HOST: "10.1.2.3",
+    KUBERNETES_SERVICE_HOST: "127.0.0.3",
   });
   assert.equal(refused.code, 2, refused.stderr);
   const lines = refused.stderr.split("\n");
   for (
     const want of [
       /^LINODE_URL: cannot connect to linode\.example\.test:443: this process may not .*deploy\/net-allow.*CCM_ALLOW_NET/,
-      /^KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: cannot connect to 10\.1\.2\.3:443: /,
+      /^KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: cannot connect to 127\.0\.0\.3:443: /,
       /^--bind-address, --secure-port: cannot listen on 0\.0\.0\.0:10300: /,
     ]
   ) assert.ok(lines.some((l) => want.test(l)), `${want} in:\n${refused.stderr}`);
@@ -91,7 +91,7 @@ Deno.test("a kubeconfig whose server is outside the net list stops the CCM at st
       [
         "apiVersion: v1",
         "kind: Config",
-        "clusters: [{name: c, cluster: {server: 'https://10.0.0.5:6443', insecure-skip-tls-verify: true}}]",
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.5:6443', insecure-skip-tls-verify: true}}]",
         "users: [{name: u, user: {token: tok-kube}}]",
         "contexts: [{name: x, context: {cluster: c, user: u}}]",
         "current-context: x",
@@ -106,7 +106,7 @@ Deno.test("a kubeconfig whose server is outside the net list stops the CCM at st
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(
       refused.stderr,
-      /KUBECONFIG [^ ]+kubeconfig \(server https:\/\/10\.0\.0\.5:6443\): cannot connect to 10\.0\.0\.5:6443: this process may not/,
+      /KUBECONFIG [^ ]+kubeconfig \(server https:\/\/127\.0\.0\.5:6443\): cannot connect to 127\.0\.0\.5:6443: this process may not/,
     );
     assert.ok(!refused.stderr.includes("tok-kube"), "the kubeconfig token was printed");
   } finally {
