@@ -1,21 +1,6 @@
 import assert from "node:assert/strict";
-import type { V1Service } from "@kubernetes/client-node";
-import type { NodeBalancerSummary } from "../../../cache/types.ts";
+import { NB, withIngress } from "../testdata/fixtures.ts";
 import { findByStatus, statusIngress } from "./find.ts";
-
-const NB: NodeBalancerSummary = {
-  id: 7,
-  label: "ccm-abc",
-  region: "us-east",
-  hostname: "nb-172-232-1-7.newark.nodebalancer.linode.com",
-  ipv4: "172.232.1.7",
-  ipv6: "2600:3c03:1::ace8:107",
-  tags: [],
-};
-
-function withIngress(ingress: { ip?: string; hostname?: string }[]): V1Service {
-  return { metadata: { name: "web" }, status: { loadBalancer: { ingress } } };
-}
 
 Deno.test("findByStatus() finds by status IPv4 or IPv6 first, then by hostname, else nothing", () => {
   const other = { ...NB, id: 8, ipv4: "172.232.1.8", hostname: "other", ipv6: "2600:3c03:1::8/128" };

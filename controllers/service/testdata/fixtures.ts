@@ -2,6 +2,7 @@
 import type { V1Node, V1Service, V1ServicePort } from "@kubernetes/client-node";
 import { annotationKey } from "../annotations/table.ts";
 import type { ServiceDefaults } from "../annotations/defaults.ts";
+import type { NodeBalancerSummary } from "../../../cache/types.ts";
 
 /** CCM defaults as the flags leave them: no VPC, common NodeBalancers, prefix `ccm`. */
 export function defaults(over: {
@@ -77,4 +78,20 @@ export function node(name: string, over: {
       conditions: over.ready === null ? [] : [{ type: "Ready", status: over.ready ?? "True" }],
     },
   };
+}
+
+/** A NodeBalancer as the listing summarises it, with both addresses and a hostname. */
+export const NB: NodeBalancerSummary = {
+  id: 7,
+  label: "ccm-abc",
+  region: "us-east",
+  hostname: "nb-172-232-1-7.newark.nodebalancer.linode.com",
+  ipv4: "172.232.1.7",
+  ipv6: "2600:3c03:1::ace8:107",
+  tags: [],
+};
+
+/** A Service named `web` whose status holds `ingress`. */
+export function withIngress(ingress: { ip?: string; hostname?: string }[]): V1Service {
+  return { metadata: { name: "web" }, status: { loadBalancer: { ingress } } };
 }
