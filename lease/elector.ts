@@ -214,6 +214,9 @@ export class LeaderElector {
     }
     this.#observed.see(lease);
     if (lease.record.holderIdentity !== "") return;
+    // Logged here, not when the sleep wakes: a release seen while an attempt is in flight starts the next one
+    // at once without sleeping.
+    this.#deps.log.info("lease {lease} was released: trying to take it now", this.#labels);
     this.#releases++;
     this.#wake?.abort();
   }
@@ -229,7 +232,7 @@ export class LeaderElector {
 
   /** Sleeps `waitMs`, or less when the Lease is seen released; false when `signal` aborts. */
   async #waitForRetry(waitMs: number, signal: AbortSignal): Promise<boolean> {
-    const { clock, log } = this.#deps;
+    const { clock } = this.#deps;
     const wake = new AbortController();
     this.#wake = wake;
     try {
@@ -239,10 +242,7 @@ export class LeaderElector {
       return true;
     } catch (e) {
       if (signal.aborted) return false;
-      if (wake.signal.aborted) {
-        log.info("lease {lease} was released: trying to take it now", this.#labels);
-        return true;
-      }
+      if (wake.signal.aborted) return true;
       throw e;
     } finally {
       this.#wake = undefined;
@@ -350,6 +350,10 @@ export class LeaderElector {
     this.#observed.see(current);
     const holder = current.record.holderIdentity;
     if (this.#observed.isHeldByOther) return false;
+    // A poll can find a release before the watch tells of it.
+    if (holder === "" && !renewing) {
+      this.#deps.log.info("lease {lease} found released: taking it", this.#labels);
+    }
     const record = holder === identity ? this.#renewal(current.record, nowMs) : {
       ...this.#renewal(undefined, nowMs),
       acquireTimeMs: nowMs,
