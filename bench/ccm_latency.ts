@@ -4,11 +4,13 @@
  * its backend in every NodeBalancer; pod CIDR given by node IPAM → range on its VPC interface), a Node leaves
  * (deleted → out of every NodeBalancer), and a LoadBalancer Service is created (→ status written with the
  * NodeBalancer's IP, every pool Node a backend). Each wait is a check: an event the CCM never completes
- * fails the run.
+ * fails the run. Each kind's Linode calls are counted from the end of the previous kind's (no call for 5 s)
+ * to the end of its own, so a late call (a route removal after a leave) is charged to the events that made it.
  */
 import { systemClock } from "../common/clock.ts";
+import { isBackgroundRoute } from "./ccm_causes.ts";
 import { InitTimer } from "./ccm_harness.ts";
-import { startCluster } from "./ccm_steady.ts";
+import { type Cluster, startCluster, waitForQuiet } from "./ccm_steady.ts";
 import type { BenchNode, CcmWorld } from "./ccm_world.ts";
 
 /** Options of `benchCcmLatency`. */
@@ -29,10 +31,13 @@ export interface CcmLatencyResult {
   readonly joinInEveryNbMs: number[];
   readonly leaveFromEveryNbMs: number[];
   readonly nbReadyMs: number[];
-  /** Linode calls per join (init, route and backends), per leave, per new Service. */
+  /** Linode calls per join (init, route and backends), per leave. */
   readonly callsPerJoin: number;
   readonly callsPerLeave: number;
+  /** Linode calls per new Service: those of its phase on any route but the `isBackgroundRoute` ones. */
   readonly callsPerService: number;
+  /** Every call of the new-Service phase per new Service, by route template, background routes included. */
+  readonly callsPerServiceByRoute: Readonly<Record<string, number>>;
 }
 
 /** No event may take longer (the CCM retries failures after 5 s and more: this only catches a stall). */
@@ -108,11 +113,30 @@ async function newServices(world: CcmWorld, samples: number, out: CcmLatencyResu
   }
 }
 
+function perSample(counts: Readonly<Record<string, number>>, samples: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([route, n]) => [route, n / samples]));
+}
+
+/** Runs `phase`, waits until its late calls are over, and returns its calls by route (counted from now). */
+async function countCalls(cluster: Cluster, phase: () => Promise<unknown>): Promise<Record<string, number>> {
+  const calls = cluster.world.world.linode.calls;
+  calls.reset();
+  await phase();
+  await waitForQuiet(cluster);
+  return calls.snapshot().counts;
+}
+
+function sum(
+  counts: Readonly<Record<string, number>>,
+  which: (route: string) => boolean = () => true,
+): number {
+  return Object.entries(counts).reduce((n, [route, c]) => n + (which(route) ? c : 0), 0);
+}
+
 /** Runs every kind of event against one converged cluster and its CCM process. */
 export async function benchCcmLatency(o: CcmLatencyOptions): Promise<CcmLatencyResult> {
   await using cluster = await startCluster(o.nodes, o.services, "ccm-latency");
   const { world } = cluster;
-  const calls = world.world.linode.calls;
   const out = {
     nodes: o.nodes,
     services: o.services,
@@ -124,16 +148,17 @@ export async function benchCcmLatency(o: CcmLatencyOptions): Promise<CcmLatencyR
     callsPerJoin: NaN,
     callsPerLeave: NaN,
     callsPerService: NaN,
+    callsPerServiceByRoute: {} as Record<string, number>,
   };
-  calls.reset();
-  const joined = await joins(world, o.samples, out);
-  out.callsPerJoin = calls.total() / o.samples;
-  calls.reset();
-  await leaves(world, joined, out);
-  out.callsPerLeave = calls.total() / o.samples;
-  calls.reset();
-  await newServices(world, o.samples, out);
-  out.callsPerService = calls.total() / o.samples;
+  // Start-up and the Services' creation may still be writing (late route writes): not the joins' cost.
+  await waitForQuiet(cluster);
+  let joined: BenchNode[] = [];
+  const joinCalls = await countCalls(cluster, async () => joined = await joins(world, o.samples, out));
+  out.callsPerJoin = sum(joinCalls) / o.samples;
+  out.callsPerLeave = sum(await countCalls(cluster, () => leaves(world, joined, out))) / o.samples;
+  const serviceCalls = await countCalls(cluster, () => newServices(world, o.samples, out));
+  out.callsPerService = sum(serviceCalls, (route) => !isBackgroundRoute(route)) / o.samples;
+  out.callsPerServiceByRoute = perSample(serviceCalls, o.samples);
   const problems = world.problems();
   if (problems.length) throw new Error(`After the latency events: ${problems.join("; ")}`);
   return out;

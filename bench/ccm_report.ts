@@ -13,10 +13,25 @@ import {
   takeoverRows,
   WHY_ORDER,
 } from "./ccm_rows.ts";
+import { isBackgroundRoute } from "./ccm_causes.ts";
+import type { CcmLatencyResult } from "./ccm_latency.ts";
 import type { CcmReport, CcmResults, ReportRow } from "./ccm_results.ts";
 import { LB_POOL } from "./ccm_world.ts";
 import * as go from "./go_model.ts";
 import type { Table } from "./table.ts";
+
+/** How the calls per new Service are counted, and which routes they were (from the results). */
+export function serviceCallsNote(l: CcmLatencyResult): string {
+  // Results saved before the breakdown was kept have none.
+  const routes = Object.entries(l.callsPerServiceByRoute ?? {}).sort(([, a], [, b]) => b - a)
+    .map(([route, n]) => `${route} ${num(n)}${isBackgroundRoute(route) ? " (not counted)" : ""}`);
+  return `calls per new LoadBalancer Service: the API's create takes every config and node in one call, and ` +
+    `what later updates need (config and node ids) is read only when an update comes; counted from a quiet ` +
+    `cluster (no Linode call for 5 s after the leaves) until 5 s without a call after the last new Service's ` +
+    `NodeBalancer is complete, so a late re-read counts; calls on routes only the node and route controllers ` +
+    `use (Linode instances and their interfaces, VPC address listings) are not counted` +
+    (routes.length ? `; by route, per Service: ${routes.join(", ")}` : "");
+}
 
 /** Builds the table and its notes from the results. */
 export function buildCcmReport(r: CcmResults): CcmReport {
@@ -55,8 +70,7 @@ export function buildCcmReport(r: CcmResults): CcmReport {
     `start-up floor under the API's documented rate limits: one interface write per Node at 800 calls per ` +
     `120 s shared by every call (the "general" limit; "command" allows the same 400/min), so N / 400 ` +
     `minutes whatever the CCM does (750 s at 5,000); the 60 s target is with the emulator's generous limits`,
-    `calls per new LoadBalancer Service: the API's create takes every config and node in one call, but ` +
-    `answers without config or node ids, which later updates need: the goal <= 1.5 needs those read lazily`,
+    serviceCallsNote(r.latency),
     ...(r.quick ? ["QUICK RUN: small sizes and a short window; figures are not representative"] : []),
   ];
   return { rows, notes };

@@ -48,6 +48,7 @@ function results(o: { at100: number; at5000: number; rss5000: number; route: num
       callsPerJoin: 52,
       callsPerLeave: 50,
       callsPerService: 4,
+      callsPerServiceByRoute: { "POST /v4/nodebalancers": 1, "GET /v4/nodebalancers/{id}/configs": 3 },
     },
     takeover: { timing: DEFAULT_LEASE, sigkillMs: [16_000, 17_500], sigtermMs: o.sigterm },
   };
@@ -101,4 +102,23 @@ Deno.test("renderReportMarkdown() writes one table row per report row and the no
   const tableLines = md.split("\n").filter((l) => l.startsWith("| "));
   assert.equal(tableLines.length, report.rows.length + 2);
   assert.equal(md.split("\n").filter((l) => l.startsWith("- ")).length, report.notes.length);
+});
+
+Deno.test("buildCcmReport() names the routes of the calls per new Service, marking those not counted", () => {
+  const r = results({ at100: 1, at5000: 10, rss5000: 150, route: [250], sigterm: [200] });
+  const interfaces = "PUT /v4/linode/instances/{id}/configs/{id}/interfaces/{id}";
+  const latency = {
+    ...r.latency,
+    callsPerService: 1,
+    callsPerServiceByRoute: { "POST /v4/nodebalancers": 1, [interfaces]: 0.3 },
+  };
+  const report = buildCcmReport({ ...r, latency });
+  assert.equal(row(report.rows, /per new LoadBalancer Service/, 100).result, "met");
+  const note = report.notes.find((n) => n.startsWith("calls per new LoadBalancer Service"));
+  assert.match(
+    note ?? "",
+    /by route, per Service: POST \/v4\/nodebalancers 1, PUT \S+interfaces\/\{id\} 0\.3 \(not counted\)$/,
+  );
+  const before = buildCcmReport(r);
+  assert.equal(row(before.rows, /per new LoadBalancer Service/, 100).result, "MISSED", "4 calls");
 });

@@ -113,8 +113,8 @@ function isServiceRoute(key: string): boolean {
   return key.includes("/nodebalancers") || key.includes("/networking/firewalls");
 }
 
-/** Waits until the Linode emulator has had no call for `quietMs` (at most `maxMs`): set-up work is over. */
-async function settle(cluster: Cluster, quietMs = 5_000, maxMs = 60_000): Promise<void> {
+/** Waits until the Linode emulator has had no call for `quietMs` (at most `maxMs`): earlier work is over. */
+export async function waitForQuiet(cluster: Cluster, quietMs = 5_000, maxMs = 60_000): Promise<void> {
   const calls = cluster.world.world.linode.calls;
   const deadline = performance.now() + maxMs;
   let seen = calls.total();
@@ -136,7 +136,7 @@ export async function measureWindow(
 ): Promise<WindowResult> {
   const { world, ccm } = cluster;
   const calls = world.world.linode.calls;
-  await settle(cluster);
+  await waitForQuiet(cluster);
   calls.reset();
   const cpu0 = await ccm.cpuSeconds();
   const t0 = performance.now();
