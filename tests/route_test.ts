@@ -73,6 +73,36 @@ Deno.test("route: a deleted Node's range is removed from its Linode; foreign ran
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), writes, "the removal is not repeated");
 });
 
+Deno.test("route: a Node leaving with its Linode costs one removal attempt: the API's 404 says its ranges went too", async () => {
+  await using w = await startRouteWorld();
+  const a = w.addLinode("worker-a");
+  const b = w.addLinode("worker-b");
+  await w.start();
+  w.addNode("worker-a", a, "10.192.1.0/24");
+  w.addNode("worker-b", b, "10.192.2.0/24");
+  await until(
+    w,
+    () => w.linode.world.ipRanges(a).length + w.linode.world.ipRanges(b).length === 2,
+    "both routes",
+  );
+  const writes = w.calls(PUT_CONFIG_INTERFACE);
+  const listings = w.calls(LIST_VPC_IPS);
+  // As a machine leaves: its Node is deleted and its Linode goes before the controller's pass writes.
+  w.kube.store.delete("nodes", "worker-a");
+  w.linode.world.deleteInstance(a);
+  await until(w, () => w.calls(PUT_CONFIG_INTERFACE) > writes, "the removal attempt");
+  // Write retries back off 1 s doubling, and a failed write relists after the 60 s routes cache TTL.
+  await w.tick(120_000, 1_000);
+  assert.equal(
+    w.calls(PUT_CONFIG_INTERFACE),
+    writes + 1,
+    "one attempt, no retry of a removal from a gone Linode",
+  );
+  assert.equal(w.calls(LIST_VPC_IPS), listings, "and no relisting for it");
+  assert.deepEqual(w.linode.world.ipRanges(b), ["10.192.2.0/24"]);
+  assert.equal(w.events("FailedToCreateRoute").length, 0);
+});
+
 Deno.test("route: a Node is found by providerID only: a Node named unlike its Linode's label keeps its routes", async () => {
   await using w = await startRouteWorld();
   const id = w.addLinode("renamed-in-cloud-manager");

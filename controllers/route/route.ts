@@ -162,18 +162,38 @@ async function sendWrite(
     return { kind: "done" } as const;
   } catch (error) {
     if (!(error instanceof LinodeApiError) || isAbort(error, signal)) throw error;
-    if (error.kind === "rate_limited") {
-      // One 429 slows every write of the controller, not just this interface.
-      const pauseMs = state.pause(now(), error.retryAfterMs);
-      writesCounter(deps.metrics).inc({ result: "rate_limited" });
-      deps.log.warning("linode api rate limit: route writes paused for {pauseMs} ms", { ...props, pauseMs });
-      return { kind: "deferred" } as const;
-    }
-    const delayMs = state.failed(key, w.ranges, now());
-    writesCounter(deps.metrics).inc({ result: "error" });
-    deps.log.debug("route write on linode {linodeId} failed, retry in {delayMs} ms", { ...props, delayMs });
-    return { kind: "failed", error: error.message } as const;
+    return writeFailed(deps, state, w, error);
   }
+}
+
+/** What a failed write leads to: every write paused (429), nothing left to do (gone), or a retry later. */
+function writeFailed(deps: RouteDeps, state: RouteState, w: RangeWrite, error: LinodeApiError): WriteOutcome {
+  const key = targetKey(w.target);
+  const now = deps.clock.monotonic();
+  const props = { linodeId: w.target.linodeId, interfaceId: w.target.interfaceId, vpcId: w.target.vpcId };
+  if (error.kind === "rate_limited") {
+    // One 429 slows every write of the controller, not just this interface.
+    const pauseMs = state.pause(now, error.retryAfterMs);
+    writesCounter(deps.metrics).inc({ result: "rate_limited" });
+    deps.log.warning("linode api rate limit: route writes paused for {pauseMs} ms", { ...props, pauseMs });
+    return { kind: "deferred" };
+  }
+  if (error.kind === "not_found" && !w.added.length && state.released.has(w.target.linodeId)) {
+    // The API's own 404 (a proxy's is `server`): a deleted Node's Linode, or its interface, is gone and its
+    // ranges with it. Nothing is left to remove: retrying until the next listing would only cost calls.
+    deps.vpcIps.recordIpRanges(w.target, w.ranges);
+    state.succeeded(key);
+    writesCounter(deps.metrics).inc({ result: "gone" });
+    deps.log.debug(
+      "linode {linodeId} of a deleted node, or its interface, is gone: nothing to remove",
+      props,
+    );
+    return { kind: "done" };
+  }
+  const delayMs = state.failed(key, w.ranges, now);
+  writesCounter(deps.metrics).inc({ result: "error" });
+  deps.log.debug("route write on linode {linodeId} failed, retry in {delayMs} ms", { ...props, delayMs });
+  return { kind: "failed", error: error.message };
 }
 
 /** Sends the writes with bounded concurrency, removals (phase 0) before additions. */
