@@ -26,6 +26,8 @@ async function assertCcmResults(dir: string): Promise<void> {
   // Our CCM makes no call for unchanged Services, and a join costs at least its route write.
   assert.equal(saved.steady[0]?.window.serviceCallsPerServiceMin, 0);
   assert.ok(l.callsPerJoin >= 1);
+  // Each new Service is created in one call with its configs and nodes (its breakdown is kept by route).
+  assert.equal(l.callsPerServiceByRoute["POST /v4/nodebalancers"], 1);
   assert.equal(saved.report.rows.length, 19);
   assert.ok(saved.report.rows.every((r) => r.go !== ""), "every row has a Go CCM cell");
   const md = await Deno.readTextFile(join(dir, "ccm.md"));
