@@ -37,6 +37,8 @@ export interface CcmProcessOptions {
   name: string;
   /** Flags after `ROUTE_FLAGS` and the serving flags. */
   flags?: readonly string[];
+  /** Runtime flags before `main.ts` (`bench/ccm_profile.ts` adds `--inspect`). */
+  denoFlags?: readonly string[];
 }
 
 let clockTicks: number | undefined;
@@ -127,7 +129,12 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     return { status: res.status, body: await res.text() };
   };
   const spawnedAt = performance.now();
-  const proc = spawnCcm(args, { env: world.world.env, readDirs: [world.dir], name: options.name });
+  const proc = spawnCcm(args, {
+    env: world.world.env,
+    readDirs: [world.dir],
+    name: options.name,
+    denoFlags: options.denoFlags,
+  });
   running.add(proc);
   return {
     proc,

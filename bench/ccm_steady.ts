@@ -78,11 +78,16 @@ export function convergeTimeoutMs(nodes: number): number {
  * routed; then creates `services` Services (as applications would on a running cluster) and waits for their
  * NodeBalancers. Throws when any of it does not happen in time.
  */
-export async function startCluster(nodes: number, services: number, name: string): Promise<Cluster> {
+export async function startCluster(
+  nodes: number,
+  services: number,
+  name: string,
+  denoFlags?: readonly string[],
+): Promise<Cluster> {
   const world = await CcmWorld.start(nodes, 0);
   let ccm: CcmChild | undefined;
   try {
-    ccm = await startCcmProcess(world, { name });
+    ccm = await startCcmProcess(world, { name, denoFlags });
     const readyMs = await ccm.waitReady();
     await waitConverged(world, ccm, convergeTimeoutMs(nodes));
     const nodesDoneMs = performance.now() - ccm.spawnedAt;

@@ -190,3 +190,29 @@ Deno.test("cloud-node-lifecycle never touches nodes of another provider", async 
   // The one listing is the node controller's start-up sync of the two Linode nodes.
   assert.equal(world.linode.calls.total(), 1);
 });
+
+Deno.test("cloud-node-lifecycle skips passes over unchanged Nodes and Linodes, and still taints a Linode shut down later", async () => {
+  await using world = await startWorld();
+  const skipped = () =>
+    world.metrics.counter("ccm_passes_skipped_total", "", ["controller"]).get({
+      controller: "cloud-node-lifecycle",
+    });
+  const [id] = cluster(world, 3);
+  await world.start();
+  await runPasses(world, 2);
+  const idle = skipped();
+  await runPasses(world, 4);
+  assert.ok(
+    skipped() >= idle + 3,
+    `every Node Ready and unchanged: passes skipped (${skipped() - idle} of 4)`,
+  );
+  // A NotReady Node makes the passes read Linode state; they skip again while the listing is the same one.
+  setReady(world, "w-0", false);
+  world.linode.world.setStatus(id ?? 0, "offline");
+  await advanceUntil(world, () => hasShutdownTaint(world.node("w-0")), "shutdown taint");
+  assert.equal(hasShutdownTaint(world.node("w-1")), false);
+  const tainted = skipped();
+  await runPasses(world, 3);
+  assert.ok(skipped() > tainted, "settled again once the taint is in place");
+  assert.ok(world.node("w-0"), "never deleted");
+});

@@ -59,6 +59,8 @@ export interface SpawnOptions {
   readDirs?: readonly string[];
   /** A label for messages. */
   name?: string;
+  /** Runtime flags before `main.ts` (the profiler's `--inspect=...`). */
+  denoFlags?: readonly string[];
 }
 
 /** The `read` list of the `ccm` permission set: `--allow-read` on the command line replaces it, not adds. */
@@ -83,7 +85,7 @@ function command(args: readonly string[], options: SpawnOptions): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     // The emulators listen on loopback: that replaces the ccm set's in-cluster net list (deploy/net-allow.default).
     args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read.join(",")}`, `--allow-net=${EMULATOR_NET}`]
-      .concat(["main.ts", ...args]),
+      .concat([...(options.denoFlags ?? []), "main.ts", ...args]),
     cwd: REPO_DIR,
     env: { ...runtimeEnv(), ...options.env },
     clearEnv: true,

@@ -212,3 +212,45 @@ Deno.test("route with the node controllers: a Linode that joins after start is i
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
   assert.equal(w.events("FailedToCreateRoute").length, 0, "never reported as a Linode without VPC interface");
 });
+
+Deno.test("route: an idle resync after a settled pass plans nothing; a condition set by hand is put back at the next one", async () => {
+  await using w = await startRouteWorld();
+  const skipped = () =>
+    w.metrics.counter("ccm_passes_skipped_total", "", ["controller"]).get({ controller: "route" });
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id, "10.192.1.0/24");
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the condition");
+  await resyncs(w, 1);
+  const before = skipped();
+  await resyncs(w, 3);
+  assert.equal(skipped(), before + 3, "nothing changed: each resync is skipped");
+  // By hand: someone says the network is unavailable. The pass reads that, so the next resync is not skipped.
+  const conditions = [{ type: "NetworkUnavailable", status: "True", reason: "ByHand", message: "" }];
+  w.kube.store.patch("nodes", "worker-1", { status: { conditions } }, {
+    type: "strategic",
+    subresource: "status",
+  });
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the condition put back");
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1, "the range itself was never written again");
+  const after = skipped();
+  await resyncs(w, 3);
+  // The first resync reads its own condition write (a Node change), then the cluster is settled again.
+  assert.equal(skipped(), after + 2, "settled again");
+});
+
+Deno.test("route: a settled cluster still finds a range removed by hand at the drift re-list, and a new Node at once", async () => {
+  await using w = await startRouteWorld({ flags: ["--node-status-update-frequency=1m"] });
+  const driftMs = w.config.nodes.statusUpdateFrequencyMs;
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id, "10.192.1.0/24");
+  await until(w, () => w.linode.world.ipRanges(id).length === 1, "the route");
+  await resyncs(w, 2);
+  w.linode.world.setIpRanges(id, []);
+  const tookMs = await until(w, () => w.linode.world.ipRanges(id).length === 1, "the repair");
+  assert.ok(tookMs <= driftMs + w.config.routes.reconciliationPeriodMs, `repaired after ${tookMs} ms`);
+  const other = w.addLinode("worker-2");
+  w.addNode("worker-2", other, "10.192.2.0/24");
+  await until(w, () => w.linode.world.ipRanges(other).length === 1, "the new Node's route");
+});

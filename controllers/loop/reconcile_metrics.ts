@@ -18,6 +18,18 @@ export function recordReconcile(
     .observe({ controller }, seconds);
 }
 
+/**
+ * Counts a periodic pass that decided nothing because nothing it reads changed since a pass that settled
+ * (`ccm_passes_skipped_total{controller}`): what keeps an idle cluster of 5,000 Nodes cheap.
+ */
+export function recordSkippedPass(metrics: Registry, controller: string): void {
+  metrics.counter(
+    "ccm_passes_skipped_total",
+    "Periodic passes skipped: nothing they read changed since a pass that settled",
+    ["controller"],
+  ).inc({ controller });
+}
+
 /** Runs one reconcile (a periodic pass) and records it; `error` when it throws. */
 export async function timedReconcile<T>(
   metrics: Registry,

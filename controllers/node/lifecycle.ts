@@ -4,110 +4,33 @@
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { InstanceIndex } from "../../cache/instance_index.ts";
-import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
-import type { Clock } from "../../common/clock.ts";
+import type { Snapshot } from "../../cache/types.ts";
 import { isAbort } from "../../common/clock.ts";
-import type { Logger } from "../../common/log.ts";
-import type { Registry } from "../../server/metrics.ts";
 import { isNotFound } from "../../linode/errors.ts";
-import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
-import { type NodePatch, SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./addresses.ts";
+import { normalEvent, refFor, warnEvent } from "../../kube/events.ts";
+import { SHUTDOWN_TAINT_KEY, withoutTaint, withTaint } from "./addresses.ts";
 import { classifyProviderId } from "../provider_id.ts";
 import { type LifecyclePlan, needsInstanceState, planLifecycle } from "./lifecycle_plan.ts";
-import { timedReconcile } from "../loop/reconcile_metrics.ts";
+import { recordSkippedPass, timedReconcile } from "../loop/reconcile_metrics.ts";
 import { describeError } from "../loop/run_queue.ts";
-import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
+import { LIVE_SCOPE, type PlanScope, runWithin } from "../loop/plan.ts";
 import { deleteNodeAction, shutdownTaintAction } from "./plan_actions.ts";
+import type { LifecycleDeps, LifecycleOptions, LifecycleState } from "./lifecycle_deps.ts";
+import { isSettled, trackNodes, trustedIndex } from "./lifecycle_inputs.ts";
 
-/** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
-export interface LifecycleNodeLister {
-  list(): readonly V1Node[];
-}
-
-/** The cached Linodes. `InstanceCache` implements it. */
-export interface LifecycleInstances {
-  view(options?: { maxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
-  recordInstance(instance: LinodeInstance): void;
-}
-
-/** A direct read of one Linode; rejects with a `LinodeApiError` of kind `not_found` when it does not exist. */
-export interface InstanceGetter {
-  get(linodeId: number): Promise<LinodeInstance>;
-}
-
-/** Fenced Node writes. */
-export interface LifecycleNodeWriter {
-  /** Merge patch; includes `metadata.resourceVersion` when given so a concurrent change answers 409. */
-  patchNode(name: string, patch: NodePatch): Promise<unknown>;
-  /** Deletes with uid and resourceVersion preconditions. */
-  deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<unknown>;
-}
-
-/** What the lifecycle controller needs. */
-export interface LifecycleDeps {
-  nodes: LifecycleNodeLister;
-  instances: LifecycleInstances;
-  linode: InstanceGetter;
-  writer: LifecycleNodeWriter;
-  events: EventSink;
-  log: Logger;
-  metrics: Registry;
-  clock: Clock;
-  /** Where each pass names its writes (`--dry-run` holds them); default: every write goes ahead. */
-  plan?: PlanRecorder;
-}
-
-/** Options of the lifecycle controller. */
-export interface LifecycleOptions {
-  /** `--node-monitor-period` (default 5 s). */
-  monitorPeriodMs?: number;
-  /** Share of Linode Nodes that may look gone in one pass before deletions are blocked (default 0.5). */
-  maxDeletionShare?: number;
-  /** Oldest cache data that may justify a taint or a deletion (default 60 s). */
-  maxCacheAgeMs?: number;
-}
+export type {
+  InstanceGetter,
+  LifecycleDeps,
+  LifecycleInstances,
+  LifecycleNodeLister,
+  LifecycleNodeWriter,
+  LifecycleOptions,
+  LifecycleState,
+} from "./lifecycle_deps.ts";
 
 /** Default `--node-monitor-period`. */
 export const DEFAULT_MONITOR_PERIOD_MS = 5_000;
 const SHUTDOWN_TAINT: V1Taint = { key: SHUTDOWN_TAINT_KEY, effect: "NoSchedule" };
-
-/** State kept between passes (so a blocked mass deletion is reported once, not every 5 s). */
-export interface LifecycleState {
-  lastBlocked?: string;
-  /**
-   * Linodes a direct GET answered 404 for: an id is never reused, so a Node whose deletion is held (dry run)
-   * or failed costs no second GET.
-   */
-  gone?: Set<number>;
-}
-
-/** The cached index when it may justify taints and deletions; undefined when Linode state is unknown. */
-async function trustedIndex(
-  deps: LifecycleDeps,
-  options: LifecycleOptions,
-): Promise<InstanceIndex | undefined> {
-  let snap: Snapshot<InstanceIndex>;
-  try {
-    snap = await deps.instances.view();
-  } catch (error) {
-    if (isAbort(error)) throw error;
-    deps.log.warning("Linode state unknown, skipping shutdown and deletion checks: {error}", {
-      error: describeError(error),
-    });
-    return undefined;
-  }
-  const maxAgeMs = options.maxCacheAgeMs ?? 60_000;
-  if (snap.stale || snap.suspicious || snap.ageMs > maxAgeMs) {
-    const { stale, suspicious, ageMs } = snap;
-    deps.log.warning("Linode cache not trusted (stale {stale}, suspicious {suspicious}, age {ageMs} ms)", {
-      stale,
-      suspicious,
-      ageMs,
-    });
-    return undefined;
-  }
-  return snap.data;
-}
 
 async function setShutdownTaint(deps: LifecycleDeps, node: V1Node, pass: Pass): Promise<void> {
   const { on, plan } = pass;
@@ -215,16 +138,27 @@ interface Pass {
   plan: PlanScope;
 }
 
-/** One lifecycle pass: no Linode read unless some Linode Node is not Ready. */
+/**
+ * One lifecycle pass: no Linode read unless some Linode Node is not Ready, and nothing at all when neither
+ * the Nodes nor the listing changed since a pass that had nothing to do.
+ */
 export async function reconcileLifecycle(
   deps: LifecycleDeps,
   options: LifecycleOptions & { plan?: PlanScope } = {},
   state: LifecycleState = {},
 ): Promise<LifecyclePlan> {
   const scope = options.plan ?? LIVE_SCOPE;
+  const read: { snap?: Snapshot<InstanceIndex> } = {};
+  if (await isSettled(deps, options, state, read)) {
+    recordSkippedPass(deps.metrics, "cloud-node-lifecycle");
+    return { taint: [], untaint: [], gone: [], blocked: false };
+  }
+  state.settled = undefined;
+  const nodesVersion = state.nodesVersion;
   const nodes = deps.nodes.list();
-  const index = needsInstanceState(nodes) ? await trustedIndex(deps, options) : undefined;
-  const plan = planLifecycle(nodes, index, options);
+  const needsIndex = needsInstanceState(nodes);
+  const snap = needsIndex ? read.snap ?? await trustedIndex(deps, options) : undefined;
+  const plan = planLifecycle(nodes, snap?.data, options);
   for (const node of plan.untaint) await setShutdownTaint(deps, node, { on: false, plan: scope });
   for (const node of plan.taint) await setShutdownTaint(deps, node, { on: true, plan: scope });
   if (plan.blocked) {
@@ -235,6 +169,10 @@ export async function reconcileLifecycle(
   state.lastBlocked = undefined;
   for (const { node, linodeId } of plan.gone) {
     await deleteIfGone(deps, node, { linodeId, state, plan: scope });
+  }
+  const idle = plan.taint.length + plan.untaint.length + plan.gone.length === 0;
+  if (idle && nodesVersion !== undefined && (!needsIndex || snap)) {
+    state.settled = { nodesVersion, generation: snap?.generation };
   }
   return plan;
 }
@@ -248,6 +186,7 @@ export function startNodeLifecycleController(
   const periodMs = options.monitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
   return {
     async run(signal: AbortSignal): Promise<void> {
+      using _tracking = { [Symbol.dispose]: trackNodes(deps.nodes, state) };
       while (!signal.aborted) {
         try {
           await timedReconcile(

@@ -96,19 +96,28 @@ function reportOutcome(
   }
 }
 
-async function writeCondition(deps: ReportDeps, state: RouteState, node: V1Node, routed: boolean) {
+/** Writes the condition when it differs; true when nothing is left to write (written, or none needed). */
+async function writeCondition(
+  deps: ReportDeps,
+  state: RouteState,
+  node: V1Node,
+  routed: boolean,
+): Promise<boolean> {
   const name = node.metadata?.name ?? "";
   const wanted = wantedRouteCondition(routed);
   const rv = node.metadata?.resourceVersion ?? "";
   // The informer may not show our last patch yet: the same wish on the same Node version was already written.
-  if (!needsRouteCondition(node, routed) || state.writtenCondition(name) === `${rv} ${wanted}`) return;
+  if (!needsRouteCondition(node, routed) || state.writtenCondition(name) === `${rv} ${wanted}`) return true;
   const field = `status.conditions[${NETWORK_UNAVAILABLE}]`;
   const change = { field, old: routeConditionOf(node) ?? null, new: wanted };
-  if ((deps.scope ?? LIVE_SCOPE).hold({ action: "set-condition", object: name, changes: [change] })) return;
+  if ((deps.scope ?? LIVE_SCOPE).hold({ action: "set-condition", object: name, changes: [change] })) {
+    return false;
+  }
   try {
     await deps.conditions.patchRouteCondition(name, routeCondition(routed, new Date(deps.clock.now())));
     state.recordCondition(name, `${rv} ${wanted}`);
     deps.log.info("node {node}: NetworkUnavailable is now {condition}", { node: name, condition: wanted });
+    return true;
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
     // The next pass (resync) tries again; the routes themselves are unaffected.
@@ -116,6 +125,7 @@ async function writeCondition(deps: ReportDeps, state: RouteState, node: V1Node,
       node: name,
       error: describeError(error),
     });
+    return false;
   }
 }
 
@@ -129,17 +139,25 @@ export interface PassOutcomes {
   readonly unknown?: ReadonlySet<number>;
 }
 
-/** Reports every planned Node's outcome: Events and log lines, then the condition where it changed. */
+/**
+ * Reports every planned Node's outcome: Events and log lines, then the condition where it changed. Resolves
+ * to true when every Node is settled: nothing deferred or failed, its report made and its condition written
+ * or already right.
+ */
 export async function reportNodes(
   deps: ReportDeps,
   state: RouteState,
   nodes: readonly NodeRoutes[],
   outcomes: PassOutcomes,
-): Promise<void> {
+): Promise<boolean> {
   const { writes, unknown } = outcomes;
+  let settled = true;
   for (const n of nodes) {
     const node = deps.nodes.get(n.node);
-    if (!node) continue;
+    if (!node) {
+      settled = false;
+      continue;
+    }
     if (n.ipv6.length > 0 && state.firstReport(`ipv6:${n.node}:${n.ipv6.join(",")}`)) {
       deps.log.info("node {node}: IPv6 pod CIDRs {cidrs} need no VPC route, skipped", {
         node: n.node,
@@ -153,6 +171,14 @@ export async function reportNodes(
     // Its own interfaces could not be read: whether it has one in the VPC is unknown, not worth a Warning.
     if (outcome.kind === "no-interface" && unknown?.has(n.linodeId)) outcome = { kind: "pending" };
     reportOutcome(deps, state, n, node, outcome);
-    if (outcome.kind !== "pending") await writeCondition(deps, state, node, outcome.kind === "routed");
+    if (outcome.kind === "pending") {
+      settled = false;
+      continue;
+    }
+    // A failed write is retried (its backoff schedules the pass); a missing interface is read again on its
+    // own schedule (also in the state's next retry), so once reported it is as settled as a pass can make it.
+    const written = await writeCondition(deps, state, node, outcome.kind === "routed");
+    if (!written || outcome.kind === "failed") settled = false;
   }
+  return settled;
 }

@@ -30,6 +30,7 @@ import {
 } from "./plan.ts";
 import { type NodeConditionWriter, reportNodes, type WriteOutcome } from "./report.ts";
 import type { RouteState } from "./state.ts";
+import { recordSkippedPass } from "../loop/reconcile_metrics.ts";
 import { type ActionSpec, LIVE_SCOPE, type PlanRecorder, type PlanScope } from "../loop/plan.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
@@ -285,6 +286,14 @@ export async function reconcileRoutes(
   const plan = options.plan ?? LIVE_SCOPE;
   const ips = await listing(deps, state, options);
   const vpcs = await deps.vpcs.get({ maxAgeMs: Infinity });
+  const inputs = state.inputsKey(ips.generation, vpcs.generation);
+  // The resync's safety net costs nothing when the last pass settled over these very inputs: no Node, listing
+  // (drift re-list, targeted read, write-through) or VPC changed since, and no retry is due.
+  if (state.isSettled(inputs) && (state.nextRetryInMs(deps.clock.monotonic()) ?? 1) > 0) {
+    recordSkippedPass(deps.metrics, "route");
+    return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
+  }
+  state.settle(undefined);
   const input = {
     nodes: routeNodes(deps.nodes.list()),
     released: new Set(state.released.keys()),
@@ -309,6 +318,9 @@ export async function reconcileRoutes(
   });
   state.keepFailures(new Set(writes.map((w) => targetKey(w.target))));
   settleReleased(state, writes, outcomes);
-  await reportNodes({ ...deps, scope: plan }, state, nodes, { writes: outcomes, unknown });
+  const reported = await reportNodes({ ...deps, scope: plan }, state, nodes, { writes: outcomes, unknown });
+  // Settled: nothing written (a write moves the listing's generation anyway), learnt or released, all reported.
+  const settled = reported && writes.length === 0 && toLearn.length === 0 && state.released.size === 0;
+  state.settle(settled ? inputs : undefined);
   return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
 }

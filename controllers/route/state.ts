@@ -49,6 +49,8 @@ export class RouteState {
   readonly #o: RouteStateOptions;
   #pausedUntilMs = 0;
   #pauses = 0;
+  #nodesVersion = 0;
+  #settledAt: string | undefined;
 
   constructor(options: RouteStateOptions = {}) {
     this.#o = options;
@@ -149,6 +151,29 @@ export class RouteState {
   recordCondition(node: string, state: string | undefined): void {
     if (state === undefined) this.#conditions.delete(node);
     else this.#conditions.set(node, state);
+  }
+
+  /** Counts a change of a Node that a pass reads (added, deleted, its routes, Ready or condition changed). */
+  nodesChanged(): void {
+    this.#nodesVersion++;
+  }
+
+  /** Identifies what a pass reads: the listing's and the VPCs' generations and the Nodes' version. */
+  inputsKey(ipsGeneration: number, vpcsGeneration: number): string {
+    return `${ipsGeneration}/${vpcsGeneration}/${this.#nodesVersion}`;
+  }
+
+  /**
+   * Marks the pass over `inputsKey` as settled (nothing written, nothing pending, every Node reported), or
+   * not (`undefined`): a settled pass over the same inputs would decide nothing new.
+   */
+  settle(inputsKey: string | undefined): void {
+    this.#settledAt = inputsKey;
+  }
+
+  /** True when the last pass settled over these very inputs. */
+  isSettled(inputsKey: string): boolean {
+    return this.#settledAt === inputsKey;
   }
 
   #pauseOptions(): BackoffOptions {
