@@ -82,8 +82,8 @@ async function steadyRun(cluster: Cluster, nodes: number, windowSec: number): Pr
   const window = await measureWindow(cluster, windowSec);
   // The window must not have broken anything: every Node and NodeBalancer still as it was.
   await waitConverged(cluster.world, cluster.ccm, 30_000);
-  const { readyMs, nodesDoneMs, servicesDoneMs } = cluster;
-  return { nodes, readyMs, nodesDoneMs, servicesDoneMs, window };
+  const { readyMs, nodesDoneMs, servicesDoneMs, startPeakRssMiB } = cluster;
+  return { nodes, readyMs, nodesDoneMs, servicesDoneMs, startPeakRssMiB, window };
 }
 
 /** `deno fmt` on the written files, so the committed results and docs pass `deno fmt --check`. */

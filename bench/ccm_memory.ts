@@ -16,7 +16,7 @@ if (import.meta.main) {
   const [services = 5] = list("services", [5]);
   const [windowSec = 30] = list("window", [30]);
   console.log(
-    "nodes\tready s\tnodes done s\tRSS MiB\tRSS max MiB\theap used MiB\theap total MiB\tcalls/min\tCPU s/h",
+    "nodes\tready s\tnodes done s\tstart peak MiB\tRSS MiB\tRSS max MiB\theap used MiB\theap total MiB\tcalls/min\tCPU s/h",
   );
   for (const n of list("nodes", [100, 1000, 5000])) {
     await using cluster = await startCluster(n, services, `mem-${n}`);
@@ -25,6 +25,7 @@ if (import.meta.main) {
       n,
       (cluster.readyMs / 1000).toFixed(1),
       (cluster.nodesDoneMs / 1000).toFixed(1),
+      cluster.startPeakRssMiB.toFixed(0),
       w.rssMiB.toFixed(0),
       w.rssMaxMiB.toFixed(0),
       w.heapUsedMiB.toFixed(1),

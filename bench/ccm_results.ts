@@ -16,6 +16,8 @@ export interface SteadyRun {
   readonly nodesDoneMs: number;
   /** Services created (after that) → every NodeBalancer complete. */
   readonly servicesDoneMs: number;
+  /** Highest resident memory from spawn until the Services were done (absent in runs before it was kept). */
+  readonly startPeakRssMiB?: number;
   readonly window: WindowResult;
 }
 

@@ -20,6 +20,29 @@ export interface Cluster extends AsyncDisposable {
   readonly nodesDoneMs: number;
   /** Services created (once the Nodes were done) → every NodeBalancer complete over the pool. */
   readonly servicesDoneMs: number;
+  /** Highest resident memory seen from spawn until the Services were done (sampled every second). */
+  readonly startPeakRssMiB: number;
+}
+
+/** Samples the process's resident memory every second until stopped; `peak` is the highest seen. */
+function rssSampler(ccm: CcmChild): { readonly peak: number; stop(): Promise<void> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running && !ccm.proc.exitInfo) {
+      peak = Math.max(peak, await ccm.rssBytes().catch(() => 0));
+      await systemClock.sleep(1_000);
+    }
+  })();
+  return {
+    get peak() {
+      return peak / MIB;
+    },
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 /** What one window measured. */
@@ -88,13 +111,19 @@ export async function startCluster(
   let ccm: CcmChild | undefined;
   try {
     ccm = await startCcmProcess(world, { name, denoFlags });
-    const readyMs = await ccm.waitReady();
-    await waitConverged(world, ccm, convergeTimeoutMs(nodes));
-    const nodesDoneMs = performance.now() - ccm.spawnedAt;
-    const t0 = performance.now();
-    for (let i = 0; i < services; i++) world.addService();
-    await waitConverged(world, ccm, convergeTimeoutMs(nodes));
-    const servicesDoneMs = performance.now() - t0;
+    const rss = rssSampler(ccm);
+    let readyMs: number, nodesDoneMs: number, servicesDoneMs: number;
+    try {
+      readyMs = await ccm.waitReady();
+      await waitConverged(world, ccm, convergeTimeoutMs(nodes));
+      nodesDoneMs = performance.now() - ccm.spawnedAt;
+      const t0 = performance.now();
+      for (let i = 0; i < services; i++) world.addService();
+      await waitConverged(world, ccm, convergeTimeoutMs(nodes));
+      servicesDoneMs = performance.now() - t0;
+    } finally {
+      await rss.stop();
+    }
     const child = ccm;
     return {
       world,
@@ -102,6 +131,7 @@ export async function startCluster(
       readyMs,
       nodesDoneMs,
       servicesDoneMs,
+      startPeakRssMiB: rss.peak,
       async [Symbol.asyncDispose]() {
         await child[Symbol.asyncDispose]();
         await world[Symbol.asyncDispose]();

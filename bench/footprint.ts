@@ -6,7 +6,7 @@
  */
 import { request } from "node:https";
 import { writeAll } from "../demo/terminal.ts";
-import { buildBundle, ccmPermissionFlags, EMULATOR_NET } from "../deploy/artifacts.ts";
+import { buildBundle, ccmPermissionFlags, ccmV8Flags, EMULATOR_NET } from "../deploy/artifacts.ts";
 import { join } from "node:path";
 import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
@@ -23,7 +23,7 @@ export interface FootprintOptions {
   services?: number;
   /** How long the steady cluster runs before RSS is read, in ms (default 5 s). */
   settleMs?: number;
-  /** Extra V8 flags for the CCM process (`["--max-old-space-size=128"]`). */
+  /** V8 flags of the CCM process (default: `deploy/v8-flags`, what the compiled binary embeds). */
   v8Flags?: readonly string[];
 }
 
@@ -138,7 +138,7 @@ export async function benchFootprint(options: FootprintOptions = {}): Promise<Ta
     nodes: options.nodes ?? 6,
     services: options.services ?? 2,
     settleMs: options.settleMs ?? 5_000,
-    v8Flags: options.v8Flags ?? [],
+    v8Flags: options.v8Flags ?? ccmV8Flags(),
   };
   const dir = await Deno.makeTempDir({ prefix: "ccm-footprint-" });
   try {

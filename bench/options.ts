@@ -31,7 +31,7 @@ export interface BenchOptions {
   routeCostNodes: readonly number[];
   /** Node IPAM: Nodes per latency case (`--ipam-nodes`). */
   ipamNodes: number;
-  /** CCM process: steady cluster sizes (`--ccm-nodes=10,100,1000,5000`). */
+  /** CCM process: steady cluster sizes (`--ccm-nodes=10,100,1000,5000,10000`). */
   ccmNodes: readonly number[];
   /** CCM process: churn cluster sizes (`--churn-nodes=10,100,1000`). */
   churnNodes: readonly number[];
@@ -78,7 +78,7 @@ const FULL: Omit<BenchOptions, "only" | "jsonPath" | "verbose" | "resultsDir" | 
   routeNodes: 50,
   routeCostNodes: [100, 1000],
   ipamNodes: 50,
-  ccmNodes: [10, 100, 1000, 5000],
+  ccmNodes: [10, 100, 1000, 5000, 10000],
   churnNodes: [10, 100, 1000],
   lbServices: 50,
   // Twice the 5 min node status period: every periodic refresh falls in the window at least twice.
@@ -141,7 +141,7 @@ export const USAGE = `deno task bench [--quick] [--json[=PATH]] [--results=DIR] 
   [--nodes=5000] [--services=1000] [--updates=1000] [--runs=5] [--init-nodes=50] [--new-nodes=5]
   [--cost-nodes=6,100,1000] [--period=1] [--window=10] [--route-nodes=50] [--route-cost-nodes=100,1000]
   [--ipam-nodes=50]
-  [--ccm-nodes=10,100,1000,5000] [--churn-nodes=10,100,1000] [--lb-services=50] [--ccm-window=600]
+  [--ccm-nodes=10,100,1000,5000,10000] [--churn-nodes=10,100,1000] [--lb-services=50] [--ccm-window=600]
   [--latency-nodes=100] [--ccm-samples=20] [--takeover-samples=5]`;
 
 function positiveInt(name: string, text: string): number {

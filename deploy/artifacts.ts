@@ -41,6 +41,16 @@ function allow(name: string, value: boolean | readonly string[]): string[] {
 }
 
 /**
+ * The V8 flags `deno task start`, `deno task dev` and the compiled binary run with (`deploy/v8-flags`, one
+ * comma-separated line): `--optimize-for-size` keeps the heap close to its live size, which bounds the
+ * resident memory of a cold start at 5,000 Nodes (docs/operations.md#memory).
+ */
+export function ccmV8Flags(): string[] {
+  const line = Deno.readTextFileSync(join(REPO_DIR, "deploy/v8-flags")).trim();
+  return line ? line.split(",") : [];
+}
+
+/**
  * The `--allow-net` of a CCM the tests and the bench run against the emulators, which listen on loopback, and
  * whose secure port may keep its default `0.0.0.0` (it replaces the in-cluster list of the `ccm` set, as
  * `deploy/net-allow` does for `deno task start`).

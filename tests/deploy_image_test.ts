@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildBundle, ccmPermissionFlags, EMULATOR_NET, REPO_DIR } from "../deploy/artifacts.ts";
+import { buildBundle, ccmPermissionFlags, ccmV8Flags, EMULATOR_NET, REPO_DIR } from "../deploy/artifacts.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import {
@@ -17,7 +17,7 @@ import {
   parseDockerfile,
   type Stage,
 } from "./dockerfile_fixture.ts";
-import { waitFor } from "./process.ts";
+import { v8FlagArgs, waitFor } from "./process.ts";
 import { hasTool, run, toolPath } from "./systemd_fixture.ts";
 
 const STAGES = parseDockerfile(Deno.readTextFileSync(join(REPO_DIR, "Dockerfile")));
@@ -240,3 +240,24 @@ async function runInImage(root: string): Promise<void> {
     assert.ok(!text.includes(world.env.LINODE_API_TOKEN ?? "\u0000"), "the token was printed");
   }
 }
+
+Deno.test("deploy/v8-flags: start, dev and compile run with it, and so do the processes the tests and the bench spawn", () => {
+  const tasks = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json"))).tasks as Record<
+    string,
+    string
+  >;
+  for (const name of ["start", "dev", "compile"]) {
+    assert.match(
+      tasks[name] ?? "",
+      /^deno (run|compile) -P=\w+ (--ignore-env )?--v8-flags=\$\(cat deploy\/v8-flags\) /,
+      name,
+    );
+  }
+  const flags = ccmV8Flags();
+  assert.ok(flags.length > 0 && flags.every((f) => /^--[a-z][a-z0-9-]*(=\S+)?$/.test(f)), flags.join(","));
+  assert.deepEqual(
+    v8FlagArgs(),
+    [`--v8-flags=${flags.join(",")}`],
+    "tests/process.ts spawns with the same flags",
+  );
+});

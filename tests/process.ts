@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { KubeSim } from "../sim/kube/server.ts";
-import { EMULATOR_NET } from "../deploy/artifacts.ts";
+import { ccmV8Flags, EMULATOR_NET } from "../deploy/artifacts.ts";
 
 /** The repository root: the child runs `main.ts` from here so it finds `deno.json`. */
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -80,12 +80,18 @@ function runtimeEnv(): Record<string, string> {
   return env;
 }
 
+/** `deploy/v8-flags` as the runtime flag the compiled binary embeds (none when the file is empty). */
+export function v8FlagArgs(): string[] {
+  const flags = ccmV8Flags();
+  return flags.length ? [`--v8-flags=${flags.join(",")}`] : [];
+}
+
 function command(args: readonly string[], options: SpawnOptions): Deno.Command {
   const read = [...ccmReadList(), ...(options.readDirs ?? [])];
   return new Deno.Command(Deno.execPath(), {
     // The emulators listen on loopback: that replaces the ccm set's in-cluster net list (deploy/net-allow.default).
     args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read.join(",")}`, `--allow-net=${EMULATOR_NET}`]
-      .concat([...(options.denoFlags ?? []), "main.ts", ...args]),
+      .concat([...v8FlagArgs(), ...(options.denoFlags ?? []), "main.ts", ...args]),
     cwd: REPO_DIR,
     env: { ...runtimeEnv(), ...options.env },
     clearEnv: true,
