@@ -36,6 +36,12 @@ Deno.test("cloud-node in steady state makes one instance listing per status upda
   await world.settle();
   assert.equal(world.calls("GET /v4/linode/instances"), 4, "one listing per period");
   assert.equal(world.linode.calls.total(), 4, "no other Linode call: none per node, none by the lifecycle");
+  const skipped = world.metrics.counter("ccm_passes_skipped_total", "", ["controller"]);
+  assert.equal(
+    skipped.get({ controller: "cloud-node" }),
+    4 * 50,
+    "no Node or Linode changed: none reconciled",
+  );
 });
 
 Deno.test("cloud-node restores an owned label from the cache without a Linode call", async () => {
@@ -113,4 +119,26 @@ Deno.test("cloud-node makes no listing for its own writes coming back after the 
   await world.settle();
   assert.equal(world.calls("GET /v4/linode/instances"), 1, "no listing for a Node seen again");
   for (const name of names) assert.equal(world.nodeWrites(name), 2, name);
+});
+
+Deno.test("cloud-node: a settled Node whose Linode's public address changes by hand is updated at the next status period", async () => {
+  await using world = await startWorld();
+  await initialisedCluster(world, 3);
+  const external = () =>
+    world.node("s-1")?.status?.addresses?.filter((a) => a.type === "ExternalIP").map((a) => a.address);
+  const linode = world.linode.world.listInstances().find((l) => l.label === "s-1");
+  assert.ok(linode);
+  await world.tick(world.config.nodes.statusUpdateFrequencyMs);
+  await world.settle();
+  const skipped = world.metrics.counter("ccm_passes_skipped_total", "", ["controller"]);
+  assert.equal(skipped.get({ controller: "cloud-node" }), 3, "every Node settled: none reconciled");
+  // By hand, outside the CCM: the Linode gets another public address; nothing tells the cluster.
+  const rec = world.linode.world.instances.require(linode.id);
+  rec.linode = { ...rec.linode, ipv4: ["45.79.99.7"] };
+  const tookMs = await world.advanceUntil(() => external()?.includes("45.79.99.7") ?? false, {
+    what: "new address",
+    stepMs: 30_000,
+  });
+  assert.ok(tookMs <= world.config.nodes.statusUpdateFrequencyMs, `updated after ${tookMs} ms`);
+  assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0, "from the listing, no read per Node");
 });

@@ -24,6 +24,7 @@ import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { OwnWrites } from "../loop/own_writes.ts";
 import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
 import { nodeUpdateAction } from "./plan_actions.ts";
+import { recordSkippedPass } from "../loop/reconcile_metrics.ts";
 import { runResync } from "../loop/resync.ts";
 import { WorkQueue } from "../loop/work_queue.ts";
 
@@ -73,6 +74,11 @@ export interface NodeMemory {
   pacer: RefreshPacer;
   /** This controller's writes the informer has not shown yet. */
   written: OwnWrites<V1Node>;
+  /**
+   * Nodes whose last reconcile found nothing to change, by name, with the resourceVersion it read: until the
+   * Node or its Linode's listed state changes (each enqueues it), the status resync has nothing to check.
+   */
+  settled?: Map<string, string>;
 }
 
 /** The Linode of `node`: a new Node's lookup may force a refresh; an initialised one reads the cache as it is. */
@@ -96,6 +102,7 @@ export async function reconcileNode(
 ): Promise<NodeUpdatePlan | undefined> {
   const { memory, options = {}, plan = LIVE_SCOPE } = context;
   const node = memory.written.latest(name, deps.nodes.get(name));
+  memory.settled?.delete(name);
   const kind = classifyProviderId(node?.spec?.providerID);
   const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
   if (!initialising) memory.pacer.forget(name);
@@ -129,6 +136,7 @@ export async function reconcileNode(
   const action = nodeUpdateAction(node, update);
   if (action && plan.hold(action)) return update;
   const applied = await applyPlan(deps, node, target, options);
+  if (!applied.changed && !initialising) memory.settled?.set(name, node.metadata?.resourceVersion ?? "");
   if (applied.latest !== node) memory.written.record(name, applied.latest, applied.older);
   if (applied.untainted) {
     memory.pacer.forget(name);
@@ -153,16 +161,33 @@ function nodesOfLinodes(nodes: readonly V1Node[], ids: ReadonlySet<number>): str
   }).map((n) => n.metadata?.name ?? "");
 }
 
-/** The resync's keys: every Node, after one listing per period (when no other loop refreshed within the TTL). */
-async function refreshedNodeNames(deps: NodeControllerDeps, signal: AbortSignal): Promise<string[]> {
+/**
+ * The resync's keys, after one listing per period (when no other loop refreshed within the TTL): every Node
+ * but those settled at their current resourceVersion. Changes the listing finds enqueue their Nodes at once
+ * (`instances.onChange`, which also unsettles them), so a settled Node has nothing new to check.
+ */
+async function refreshedNodeNames(
+  deps: NodeControllerDeps,
+  memory: NodeMemory,
+  signal: AbortSignal,
+): Promise<string[]> {
   try {
-    // Changes the listing finds enqueue their Nodes at once (`instances.onChange`).
     await deps.instances.view();
   } catch (error) {
     if (isAbort(error, signal) || signal.aborted) throw error;
     deps.log.warning("node status refresh failed: {error}", { error: String(error) });
+    // Whatever the listing would have shown is unknown: every Node is checked against the cache as it is.
+    memory.settled?.clear();
   }
-  return deps.nodes.list().map((n) => n.metadata?.name ?? "");
+  const names: string[] = [];
+  let skipped = 0;
+  for (const n of deps.nodes.list()) {
+    const name = n.metadata?.name ?? "";
+    if (memory.settled?.get(name) === n.metadata?.resourceVersion) skipped++;
+    else names.push(name);
+  }
+  if (skipped > 0) recordSkippedPass(deps.metrics, "cloud-node", skipped);
+  return names;
 }
 
 /** The `cloud-node` controller: informer and cache events enqueue Node names; workers reconcile them. */
@@ -182,6 +207,7 @@ export function startNodeController(
       const memory: NodeMemory = {
         pacer: new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
         written: new OwnWrites<V1Node>(),
+        settled: new Map(),
       };
       const offNodes = deps.nodes.onChange((kind, node) => {
         const name = node.metadata?.name ?? "";
@@ -190,15 +216,19 @@ export function startNodeController(
         else {
           memory.pacer.forget(name);
           memory.written.forget(name);
+          memory.settled?.delete(name);
           deps.plan?.forget("cloud-node", name);
         }
       });
       const offCache = deps.instances.onChange((ids) => {
-        for (const name of nodesOfLinodes(deps.nodes.list(), ids)) queue.add(name);
+        for (const name of nodesOfLinodes(deps.nodes.list(), ids)) {
+          memory.settled?.delete(name);
+          queue.add(name);
+        }
       });
       for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
-      const keys = () => refreshedNodeNames(deps, signal);
+      const keys = () => refreshedNodeNames(deps, memory, signal);
       try {
         await Promise.all([
           runWorkers(queue, {
