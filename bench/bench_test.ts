@@ -28,7 +28,7 @@ async function assertCcmResults(dir: string): Promise<void> {
   assert.ok(l.callsPerJoin >= 1);
   // Each new Service is created in one call with its configs and nodes (its breakdown is kept by route).
   assert.equal(l.callsPerServiceByRoute["POST /v4/nodebalancers"], 1);
-  assert.equal(saved.report.rows.length, 19);
+  assert.equal(saved.report.rows.length, 20);
   assert.ok(saved.report.rows.every((r) => r.go !== ""), "every row has a Go CCM cell");
   const md = await Deno.readTextFile(join(dir, "ccm.md"));
   assert.match(md, /^\| what +\| +N \| ours \(measured\) +\| Go CCM \(model\) +\| target +\| result \|$/m);
@@ -85,7 +85,7 @@ Deno.test("bench/main.ts --quick prints every table with its expected rows and w
     ) assert.match(text, rowStart);
     assert.ok(text.includes("(MODEL)"), "the Go CCM column is labelled a model");
     const results = JSON.parse(await Deno.readTextFile(json)) as BenchResults;
-    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 3, 1, 3, 19]);
+    assert.deepEqual(results.tables.map((t) => t.rows.length), [13, 5, 2, 2, 3, 1, 3, 20]);
     assert.ok(results.tables[2]?.columns.includes("Go CCM calls/h (MODEL)"));
     assert.deepEqual(results.options.costNodes, [6]);
     await assertCcmResults(dir);
@@ -118,7 +118,7 @@ const ARG_CASES: { name: string; args: string[]; want: Record<string, unknown> }
     args: [],
     want: {
       resultsDir: DEFAULT_RESULTS_DIR,
-      ccmNodes: [10, 100, 1000, 5000],
+      ccmNodes: [10, 100, 1000, 5000, 10000],
       ccmWindowSec: 600,
       quick: false,
     },

@@ -5,6 +5,7 @@ import { TcpProxy } from "../sim/proxy.ts";
 import { type KubeClients, nodeSource } from "./clients.ts";
 import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./testdata/fixtures.ts";
 import { type ChangeKind, Informer } from "./informer.ts";
+import { watchTimeoutSeconds } from "./informer_watch.ts";
 import { trimNode } from "./trim.ts";
 
 interface Running extends AsyncDisposable {
@@ -16,13 +17,18 @@ interface Running extends AsyncDisposable {
 /** The emulator sends BOOKMARKs every 50 ms, so a watch silent for 400 ms is dead (a reset nobody saw). */
 const SIM = { bookmarkIntervalMs: 50 };
 
-function startNodeInformer(f: Fixture, clients: KubeClients = f.clients, labelSelector?: string): Running {
+function startNodeInformer(
+  f: Fixture,
+  clients: KubeClients = f.clients,
+  labelSelector?: string,
+  watchIdleTimeoutMs = 400,
+): Running {
   const informer = new Informer(clients.kc, nodeSource(clients.core), {
     labelSelector,
     log: componentLogger("informer-test"),
     metrics: f.metrics,
     backoff: { baseMs: 20, maxMs: 100 },
-    watchIdleTimeoutMs: 400,
+    watchIdleTimeoutMs,
   });
   const changes: string[] = [];
   informer.onChange((kind: ChangeKind, obj) => changes.push(`${kind} ${obj.metadata?.name}`));
@@ -218,4 +224,29 @@ Deno.test("Informer with trimNode keeps only what the controllers read, from the
     ac.abort();
     await done;
   }
+});
+
+Deno.test("Informer on an idle resource resumes each watch from the bookmark before its timeout: no relist when history moves on", async () => {
+  // Bookmarks only at a watch's end (the periodic ones a minute apart), a history of 300 ms, and other
+  // objects written all along: a watch resumed from the list's resourceVersion would be answered 410.
+  await using f = await startFixture({ sim: { bookmarkIntervalMs: 60_000, watchHistoryMs: 300 } });
+  f.kube.store.create("nodes", node("n1"));
+  await using run = startNodeInformer(f, f.clients, undefined, 1_500);
+  await run.informer.waitForSync(new AbortController().signal);
+  const lists = () => f.kube.calls.count("GET /api/v1/nodes");
+  const watches = () => f.kube.calls.count("WATCH /api/v1/nodes");
+  for (let i = 0; watches() < 4; i++) {
+    f.kube.store.create("secrets", { metadata: { name: `s-${i}`, namespace: "default" } });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(lists(), 1, "every watch resumed where the last one ended");
+  f.kube.store.create("nodes", node("n2"));
+  await waitFor(() => names(run.informer).includes("n2"), "the new Node");
+  assert.deepEqual(run.changes, ["add n1", "add n2"]);
+});
+
+Deno.test("watchTimeoutSeconds() ends a watch before the silence watchdog, spread over 60-80 % of it", () => {
+  assert.equal(watchTimeoutSeconds(30_000, () => 0), 18);
+  assert.equal(watchTimeoutSeconds(30_000, () => 0.999), 23);
+  assert.equal(watchTimeoutSeconds(400, () => 0.5), 1, "never 0: that would mean no timeout");
 });

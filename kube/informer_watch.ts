@@ -125,8 +125,7 @@ export class InformerWatch {
     const params: Record<string, string | boolean | number> = {
       resourceVersion,
       allowWatchBookmarks: true,
-      // Like client-go: a server-side timeout of 5–10 min spreads reconnects of many clients.
-      timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+      timeoutSeconds: watchTimeoutSeconds(this.#options.idleTimeoutMs),
     };
     if (this.#options.labelSelector) params.labelSelector = this.#options.labelSelector;
     if (this.#options.fieldSelector) params.fieldSelector = this.#options.fieldSelector;
@@ -144,4 +143,17 @@ function statusCode(err: unknown): number | undefined {
   const { statusCode, code } = err as { statusCode?: unknown; code?: unknown };
   if (typeof statusCode === "number") return statusCode;
   return typeof code === "number" ? code : undefined;
+}
+
+/**
+ * The server-side timeout of a watch: 60-80 % of the silence watchdog, randomised to spread reconnects. The
+ * apiserver sends a bookmark just before a watch's timeout (and otherwise only about once a minute), so each
+ * watch ends cleanly with the current resourceVersion before the watchdog could take it for dead, and the next
+ * one resumes from there. Client-go's 5-10 min timeout would leave an idle watch silent past the watchdog
+ * (which catches resets client-node does not see under Deno): restarted before any bookmark, it kept the
+ * resourceVersion of the last real event, and once the apiserver's history no longer held that version every
+ * restart was answered 410 and every object listed again (5,000 Nodes every few minutes on an idle cluster).
+ */
+export function watchTimeoutSeconds(idleTimeoutMs: number, random: () => number = Math.random): number {
+  return Math.max(1, Math.floor((idleTimeoutMs / 1000) * (0.6 + 0.2 * random())));
 }
