@@ -60,3 +60,19 @@ export function slope(ys: readonly number[]): number {
   });
   return num / den;
 }
+
+/**
+ * Theil-Sen slope of `ys` over their index: the median of the slopes between every pair of samples. One odd
+ * sample (a cycle that a loaded machine interleaved differently) moves it little, where it tilts a
+ * least-squares line over six samples; steady growth moves it as much.
+ */
+export function medianSlope(ys: readonly number[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < ys.length; i++) {
+    for (let j = i + 1; j < ys.length; j++) slopes.push(((ys[j] ?? 0) - (ys[i] ?? 0)) / (j - i));
+  }
+  if (slopes.length === 0) return 0;
+  slopes.sort((a, b) => a - b);
+  const mid = slopes.length >> 1;
+  return slopes.length % 2 ? slopes[mid] ?? 0 : ((slopes[mid - 1] ?? 0) + (slopes[mid] ?? 0)) / 2;
+}

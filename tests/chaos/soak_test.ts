@@ -7,17 +7,20 @@
  */
 import assert from "node:assert/strict";
 import { setNodeReady } from "../../sim/kubelet.ts";
-import { heapAfterGc, openFds, slope } from "./resources.ts";
+import { heapAfterGc, medianSlope, openFds, slope } from "./resources.ts";
 import { SafetyMonitor } from "./safety.ts";
 import { LONG_FORM, report, scaled } from "./scale.ts";
 import { type ChaosWorld, startChaosWorld } from "./world.ts";
 
 const CYCLE_MS = 300_000;
 /**
- * Cycles before measuring: the first cycles fill bounded caches and settle each loop's rhythm (the short form
- * measures 6 cycles after 4, which ends before the first NodeBalancer's hourly drift read at cycle 12).
+ * Cycles before measuring: the first cycles fill bounded caches and settle each loop's rhythm. The short form
+ * measures 5 cycles after 6, which ends before the first NodeBalancer's hourly drift read at cycle 12. Calls
+ * per cycle climb to their plateau during warm-up (42 → 55-59 by cycle 5 since periodic passes are skipped when
+ * nothing changed; the same plateau, reached by cycle 2, before): measuring across that climb reads it as
+ * growth. The end state of every cycle is the same either way (4 Nodes, 4 backends per NodeBalancer).
  */
-const WARM_UP = scaled(4, 3);
+const WARM_UP = scaled(6, 3);
 
 interface Sample {
   heap: number;
@@ -72,7 +75,7 @@ Deno.test("runCcm() soaked with churn keeps its heap, sockets, timers and call r
   await w.converge();
   safety.baseline();
   const samples: Sample[] = [];
-  const cycles = WARM_UP + scaled(6, 60);
+  const cycles = WARM_UP + scaled(5, 60);
   for (let i = 0; i < cycles; i++) {
     forgetHistory(w);
     await cycle(w, safety, i);
@@ -114,9 +117,11 @@ Deno.test("runCcm() soaked with churn keeps its heap, sockets, timers and call r
   const mean = firstHalf.reduce((a, b) => a + b, 0) / firstHalf.length;
   assert.ok(calls.every((c) => c <= mean * 1.5 + 3), `Linode calls per cycle drift: ${calls.join(", ")}`);
   // Six samples cannot tell one step (a periodic re-read falling into phase: 55, 55, 55, 59, 59, 59 has a
-  // slope of 1.03) from growth; the long form's 60 cycles can, and hold the strict bound.
+  // slope of 1.03) from growth; the long form's 60 cycles can, and hold the strict bound. The median of the
+  // pairwise slopes: one cycle a loaded machine interleaved differently (43, 54, 59, 55, 54, 55: 2.2 by least
+  // squares, 0.5 by median) is not growth, +2 calls every cycle is.
   const maxCallSlope = scaled(1.2, 0.5);
-  assert.ok(slope(calls) <= maxCallSlope, `Linode calls per cycle grow: ${calls.join(", ")}`);
+  assert.ok(medianSlope(calls) <= maxCallSlope, `Linode calls per cycle grow: ${calls.join(", ")}`);
   report("soak", {
     cycles: measured.length,
     heapSlopeKiB: Math.round(heapSlope / 1024),
