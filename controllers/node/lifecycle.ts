@@ -3,8 +3,6 @@
  * confirmed gone (a direct GET answering 404). Unknown is never absent: any doubt means no deletion.
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
-import type { InstanceIndex } from "../../cache/instance_index.ts";
-import type { Snapshot } from "../../cache/types.ts";
 import { isAbort } from "../../common/clock.ts";
 import { isNotFound } from "../../linode/errors.ts";
 import { normalEvent, refFor, warnEvent } from "../../kube/events.ts";
@@ -16,7 +14,7 @@ import { describeError } from "../loop/run_queue.ts";
 import { LIVE_SCOPE, type PlanScope, runWithin } from "../loop/plan.ts";
 import { deleteNodeAction, shutdownTaintAction } from "./plan_actions.ts";
 import type { LifecycleDeps, LifecycleOptions, LifecycleState } from "./lifecycle_deps.ts";
-import { isSettled, trackNodes, trustedIndex } from "./lifecycle_inputs.ts";
+import { trackNodes, trustedIndex } from "./lifecycle_inputs.ts";
 
 export type {
   InstanceGetter,
@@ -138,6 +136,12 @@ interface Pass {
   plan: PlanScope;
 }
 
+/** A pass over the inputs of the last settled one: nothing to decide. */
+function skipped(deps: LifecycleDeps): LifecyclePlan {
+  recordSkippedPass(deps.metrics, "cloud-node-lifecycle");
+  return { taint: [], untaint: [], gone: [], blocked: false };
+}
+
 /**
  * One lifecycle pass: no Linode read unless some Linode Node is not Ready, and nothing at all when neither
  * the Nodes nor the listing changed since a pass that had nothing to do.
@@ -148,16 +152,17 @@ export async function reconcileLifecycle(
   state: LifecycleState = {},
 ): Promise<LifecyclePlan> {
   const scope = options.plan ?? LIVE_SCOPE;
-  const read: { snap?: Snapshot<InstanceIndex> } = {};
-  if (await isSettled(deps, options, state, read)) {
-    recordSkippedPass(deps.metrics, "cloud-node-lifecycle");
-    return { taint: [], untaint: [], gone: [], blocked: false };
-  }
-  state.settled = undefined;
-  const nodesVersion = state.nodesVersion;
+  const { inputs } = state;
+  // The version of the Nodes listed now: a change during the pass is seen by the next one.
+  const version = inputs?.version ?? 0;
+  if (inputs?.isSettled(inputs.key(version))) return skipped(deps);
   const nodes = deps.nodes.list();
   const needsIndex = needsInstanceState(nodes);
-  const snap = needsIndex ? read.snap ?? await trustedIndex(deps, options) : undefined;
+  const snap = needsIndex ? await trustedIndex(deps, options) : undefined;
+  // With a NotReady Node the pass reads the listing too: settled only over the same trusted one.
+  const key = needsIndex ? snap && inputs?.key(version, snap.generation) : inputs?.key(version);
+  if (key && inputs?.isSettled(key)) return skipped(deps);
+  inputs?.settle(undefined);
   const plan = planLifecycle(nodes, snap?.data, options);
   for (const node of plan.untaint) await setShutdownTaint(deps, node, { on: false, plan: scope });
   for (const node of plan.taint) await setShutdownTaint(deps, node, { on: true, plan: scope });
@@ -171,9 +176,7 @@ export async function reconcileLifecycle(
     await deleteIfGone(deps, node, { linodeId, state, plan: scope });
   }
   const idle = plan.taint.length + plan.untaint.length + plan.gone.length === 0;
-  if (idle && nodesVersion !== undefined && (!needsIndex || snap)) {
-    state.settled = { nodesVersion, generation: snap?.generation };
-  }
+  if (idle && key) inputs?.settle(key);
   return plan;
 }
 

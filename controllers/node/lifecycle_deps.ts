@@ -8,6 +8,7 @@ import type { EventSink } from "../../kube/events.ts";
 import type { Registry } from "../../server/metrics.ts";
 import type { PlanRecorder } from "../loop/plan.ts";
 import type { NodePatch } from "./addresses.ts";
+import type { SettledInputs } from "../loop/settled.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface LifecycleNodeLister {
@@ -67,8 +68,6 @@ export interface LifecycleState {
    * or failed costs no second GET.
    */
   gone?: Set<number>;
-  /** Moves on with each change of a Node that a pass reads (kept by the controller from Node events). */
-  nodesVersion?: number;
-  /** What the last pass that settled (nothing to do) read: a pass over the same is skipped. */
-  settled?: { nodesVersion: number; generation: number | undefined };
+  /** What a pass reads of each Node, and the inputs of the last pass that settled (kept from Node events). */
+  inputs?: SettledInputs;
 }

@@ -8,6 +8,7 @@ import type { Snapshot } from "../../cache/types.ts";
 import { isAbort } from "../../common/clock.ts";
 import { describeError } from "../loop/run_queue.ts";
 import { hasTaint, SHUTDOWN_TAINT_KEY } from "./addresses.ts";
+import { SettledInputs } from "../loop/settled.ts";
 import type {
   LifecycleDeps,
   LifecycleNodeLister,
@@ -43,42 +44,20 @@ export async function trustedIndex(
   return snap;
 }
 
-/**
- * True when the last settled pass read what a pass would read now: the same Nodes (`state.nodesVersion`)
- * and, when it needed Linode state, the same trusted listing (read here; `index` gets it for the pass).
- */
-export async function isSettled(
-  deps: LifecycleDeps,
-  options: LifecycleOptions,
-  state: LifecycleState,
-  index: { snap?: Snapshot<InstanceIndex> },
-): Promise<boolean> {
-  const settled = state.settled;
-  if (state.nodesVersion === undefined || settled?.nodesVersion !== state.nodesVersion) return false;
-  if (settled.generation === undefined) return true;
-  index.snap = await trustedIndex(deps, options);
-  return index.snap?.generation === settled.generation;
-}
-
 /** What a pass reads of a Node: a change here (or an added or deleted Node) means the next pass runs. */
 function lifecycleFingerprint(node: V1Node): string {
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "";
   return `${node.spec?.providerID ?? ""} ${ready} ${hasTaint(node, SHUTDOWN_TAINT_KEY)}`;
 }
 
-/** Keeps `state.nodesVersion` from Node events; returns the unsubscribe (a no-op without events). */
+/** Tracks what a pass reads of each Node into `state.inputs`; returns the unsubscribe (none without events). */
 export function trackNodes(nodes: LifecycleNodeLister, state: LifecycleState): () => void {
   if (!nodes.onChange) return () => {};
-  const seen = new Map<string, string>();
+  const inputs = new SettledInputs();
   const off = nodes.onChange((kind, node) => {
-    const name = node.metadata?.name ?? "";
-    const fingerprint = kind === "delete" ? undefined : lifecycleFingerprint(node);
-    if (seen.get(name) === fingerprint) return;
-    if (fingerprint === undefined) seen.delete(name);
-    else seen.set(name, fingerprint);
-    state.nodesVersion = (state.nodesVersion ?? 0) + 1;
+    inputs.see(node.metadata?.name ?? "", kind === "delete" ? undefined : lifecycleFingerprint(node));
   });
-  for (const n of nodes.list()) seen.set(n.metadata?.name ?? "", lifecycleFingerprint(n));
-  state.nodesVersion = 0;
+  for (const n of nodes.list()) inputs.see(n.metadata?.name ?? "", lifecycleFingerprint(n));
+  state.inputs = inputs;
   return off;
 }

@@ -35,27 +35,25 @@ function routeFingerprint(node: V1Node): string {
   return JSON.stringify([s?.providerID ?? "", s?.podCIDRs ?? [], s?.podCIDR ?? ""]);
 }
 
-/** What else a pass reads of a Node (its report): a change here is left to the next resync. */
-function reportFingerprint(node: V1Node): string {
+/** All a pass reads of a Node (its routes, and for its report Ready and the condition): its skip input. */
+function passFingerprint(node: V1Node): string {
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "";
-  return `${ready} ${routeConditionOf(node) ?? ""}`;
+  return `${routeFingerprint(node)} ${ready} ${routeConditionOf(node) ?? ""}`;
 }
 
 /** Tracks Node events: a pass for each relevant change; a deleted Node's Linode is released. */
 function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>): () => void {
   const seen = new Map<string, string>();
-  const reported = new Map<string, string>();
   for (const n of deps.nodes.list()) {
     seen.set(n.metadata?.name ?? "", routeFingerprint(n));
-    reported.set(n.metadata?.name ?? "", reportFingerprint(n));
+    state.inputs.see(n.metadata?.name ?? "", passFingerprint(n));
   }
   return deps.nodes.onChange((kind, node) => {
     const name = node.metadata?.name ?? "";
     const linodeId = parseProviderId(node.spec?.providerID);
+    state.inputs.see(name, kind === "delete" ? undefined : passFingerprint(node));
     if (kind === "delete") {
       seen.delete(name);
-      reported.delete(name);
-      state.nodesChanged();
       state.recordCondition(name, undefined);
       if (linodeId !== undefined) {
         state.released.set(linodeId, name);
@@ -64,15 +62,9 @@ function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>
       queue.add(ROUTES_KEY);
       return;
     }
-    const report = reportFingerprint(node);
-    if (reported.get(name) !== report) {
-      reported.set(name, report);
-      state.nodesChanged();
-    }
     const fingerprint = routeFingerprint(node);
     if (seen.get(name) === fingerprint) return;
     seen.set(name, fingerprint);
-    state.nodesChanged();
     // A Node that is new or changed gets its Linode's interfaces read at once if the cache lacks them.
     if (linodeId !== undefined) state.forgetLearned(linodeId);
     queue.add(ROUTES_KEY);

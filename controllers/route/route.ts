@@ -286,14 +286,15 @@ export async function reconcileRoutes(
   const plan = options.plan ?? LIVE_SCOPE;
   const ips = await listing(deps, state, options);
   const vpcs = await deps.vpcs.get({ maxAgeMs: Infinity });
-  const inputs = state.inputsKey(ips.generation, vpcs.generation);
+  const inputs = state.inputs.key(state.inputs.version, ips.generation, vpcs.generation);
   // The resync's safety net costs nothing when the last pass settled over these very inputs: no Node, listing
   // (drift re-list, targeted read, write-through) or VPC changed since, and no retry is due.
-  if (state.isSettled(inputs) && (state.nextRetryInMs(deps.clock.monotonic()) ?? 1) > 0) {
+  const retryInMs = state.nextRetryInMs(deps.clock.monotonic());
+  if (state.inputs.isSettled(inputs) && retryInMs !== 0) {
     recordSkippedPass(deps.metrics, "route");
-    return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
+    return { retryInMs };
   }
-  state.settle(undefined);
+  state.inputs.settle(undefined);
   const input = {
     nodes: routeNodes(deps.nodes.list()),
     released: new Set(state.released.keys()),
@@ -321,6 +322,6 @@ export async function reconcileRoutes(
   const reported = await reportNodes({ ...deps, scope: plan }, state, nodes, { writes: outcomes, unknown });
   // Settled: nothing written (a write moves the listing's generation anyway), learnt or released, all reported.
   const settled = reported && writes.length === 0 && toLearn.length === 0 && state.released.size === 0;
-  state.settle(settled ? inputs : undefined);
+  state.inputs.settle(settled ? inputs : undefined);
   return { retryInMs: state.nextRetryInMs(deps.clock.monotonic()) };
 }

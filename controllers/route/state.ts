@@ -3,6 +3,7 @@
  * backoff, the controller-wide pause after a 429, and which one-time reports were made.
  */
 import { backoffDelayMs, type BackoffOptions } from "../../common/backoff.ts";
+import { SettledInputs } from "../loop/settled.ts";
 import { CidrMemo } from "./cidr.ts";
 
 /** Default per-interface backoff after a failed write: 1 s doubling to 5 min. */
@@ -42,6 +43,8 @@ export class RouteState {
   readonly released = new Map<number, string>();
   /** Pod CIDR and range parses, kept across passes. */
   readonly cidrs = new CidrMemo();
+  /** What a pass reads of each Node (routes, Ready, condition), and the inputs of the last settled pass. */
+  readonly inputs = new SettledInputs();
   readonly #failures = new Map<string, Failure>();
   readonly #reported = new Set<string>();
   readonly #conditions = new Map<string, string>();
@@ -49,8 +52,6 @@ export class RouteState {
   readonly #o: RouteStateOptions;
   #pausedUntilMs = 0;
   #pauses = 0;
-  #nodesVersion = 0;
-  #settledAt: string | undefined;
 
   constructor(options: RouteStateOptions = {}) {
     this.#o = options;
@@ -151,29 +152,6 @@ export class RouteState {
   recordCondition(node: string, state: string | undefined): void {
     if (state === undefined) this.#conditions.delete(node);
     else this.#conditions.set(node, state);
-  }
-
-  /** Counts a change of a Node that a pass reads (added, deleted, its routes, Ready or condition changed). */
-  nodesChanged(): void {
-    this.#nodesVersion++;
-  }
-
-  /** Identifies what a pass reads: the listing's and the VPCs' generations and the Nodes' version. */
-  inputsKey(ipsGeneration: number, vpcsGeneration: number): string {
-    return `${ipsGeneration}/${vpcsGeneration}/${this.#nodesVersion}`;
-  }
-
-  /**
-   * Marks the pass over `inputsKey` as settled (nothing written, nothing pending, every Node reported), or
-   * not (`undefined`): a settled pass over the same inputs would decide nothing new.
-   */
-  settle(inputsKey: string | undefined): void {
-    this.#settledAt = inputsKey;
-  }
-
-  /** True when the last pass settled over these very inputs. */
-  isSettled(inputsKey: string): boolean {
-    return this.#settledAt === inputsKey;
   }
 
   #pauseOptions(): BackoffOptions {
