@@ -4,6 +4,8 @@
  * (bench/ccm_steady.ts), then the process is sampled through its inspector for `--seconds` while nothing
  * changes. Prints the functions and modules by self time; with `--heap`, a heap snapshot summarised by
  * constructor (self bytes). Writes `idle.cpuprofile` (and `idle.heapsnapshot`) under `--out` for DevTools.
+ * With `--startup`, the profile covers the cold start instead: from the inspector's first answer after the
+ * spawn until every Node is initialised and routed (written as `startup.cpuprofile`).
  * For "profile before changing" (docs/development.md); its figures are not the bench's.
  */
 import { join } from "node:path";
@@ -143,6 +145,22 @@ function selfTimes(profile: Profile): { byFunction: [string, number][]; byModule
   return { byFunction: sorted(fn), byModule: sorted(mod) };
 }
 
+/** Prints the JS thread's busy time and the functions and modules by self time. */
+function printProfile(profile: Profile, title: string): void {
+  const { byFunction, byModule } = selfTimes(profile);
+  const sampledMs = byFunction.reduce((s, [, ms]) => s + ms, 0);
+  const idleMs = byFunction.filter(([k]) => k.startsWith("(idle)")).reduce((s, [, ms]) => s + ms, 0);
+  console.log(`${title}; JS thread busy ${((sampledMs - idleMs) / 1000).toFixed(2)} s`);
+  console.log("\nself ms\tfunction");
+  for (const [k, ms] of byFunction.filter(([k]) => !k.startsWith("(idle)")).slice(0, 40)) {
+    console.log(`${ms.toFixed(0)}\t${k}`);
+  }
+  console.log("\nself ms\tmodule");
+  for (const [k, ms] of byModule.filter(([k]) => k !== "(idle)").slice(0, 25)) {
+    console.log(`${ms.toFixed(0)}\t${k}`);
+  }
+}
+
 /** Self bytes by node type and constructor name, largest first. */
 function heapSummary(snapshot: string): [string, number, number][] {
   const snap = JSON.parse(snapshot);
@@ -177,9 +195,27 @@ if (import.meta.main) {
   const heap = arg("heap", "false") === "true";
   const out = arg("out", await Deno.makeTempDir({ prefix: "ccm-profile-" }));
   const port = freePort();
+  const startup = arg("startup", "false") === "true";
+  // The cold start is profiled from the inspector's first answer, which comes while the cluster starts.
+  const early = startup
+    ? Inspector.connect(port).then(async (inspector) => {
+      await inspector.send("Profiler.enable");
+      await inspector.send("Profiler.setSamplingInterval", { interval: 1000 });
+      await inspector.send("Profiler.start");
+      return inspector;
+    })
+    : undefined;
   await using cluster = await startCluster(nodes, services, `profile-${nodes}`, [
     `--inspect=127.0.0.1:${port}`,
   ]);
+  if (early) {
+    using inspector = await early;
+    const { profile } = await inspector.send<{ profile: Profile }>("Profiler.stop");
+    await Deno.writeTextFile(join(out, "startup.cpuprofile"), JSON.stringify(profile));
+    printProfile(profile, `${nodes} Nodes, cold start (${(cluster.nodesDoneMs / 1000).toFixed(1)} s)`);
+    console.log(`\nwrote ${out}`);
+    Deno.exit(0);
+  }
   console.log(
     `converged: ready ${(cluster.readyMs / 1000).toFixed(1)} s, nodes ${
       (cluster.nodesDoneMs / 1000).toFixed(1)
@@ -211,23 +247,12 @@ if (import.meta.main) {
   if (!cpuProfile) Deno.exit(0);
   const { profile } = await inspector.send<{ profile: Profile }>("Profiler.stop");
   await Deno.writeTextFile(join(out, "idle.cpuprofile"), JSON.stringify(profile));
-  const { byFunction, byModule } = selfTimes(profile);
-  const sampledMs = byFunction.reduce((s, [, ms]) => s + ms, 0);
-  const idleMs = byFunction.filter(([k]) => k.startsWith("(idle)")).reduce((s, [, ms]) => s + ms, 0);
-  console.log(
+  printProfile(
+    profile,
     `${nodes} Nodes, ${seconds} s idle: process CPU ${cpuSec.toFixed(2)} s (${
       (cpuSec * 3600 / seconds).toFixed(0)
-    } s/h); ` +
-      `JS thread busy ${((sampledMs - idleMs) / 1000).toFixed(2)} s`,
+    } s/h)`,
   );
-  console.log("\nself ms\tfunction");
-  for (const [k, ms] of byFunction.filter(([k]) => !k.startsWith("(idle)")).slice(0, 40)) {
-    console.log(`${ms.toFixed(0)}\t${k}`);
-  }
-  console.log("\nself ms\tmodule");
-  for (const [k, ms] of byModule.filter(([k]) => k !== "(idle)").slice(0, 25)) {
-    console.log(`${ms.toFixed(0)}\t${k}`);
-  }
   if (heap) {
     await inspector.send("HeapProfiler.enable");
     await inspector.send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });

@@ -43,29 +43,56 @@ export interface VpcInterfaceRef {
   readonly interfaceId: number;
 }
 
+/** The routed ranges one VPC interface now holds, as this CCM wrote them. */
+export interface RangeRecord {
+  readonly target: VpcInterfaceRef;
+  readonly ranges: readonly string[];
+}
+
+function interfaceKey(vpcId: number, linodeId?: number | null, interfaceId?: number | null): string {
+  return `${vpcId}/${linodeId}/${interfaceId}`;
+}
+
 /**
- * Replaces the routed ranges of one VPC interface, keeping its addresses and every other interface's
- * entries. Works for both interface generations: the new entries copy the interface's address entry
- * (`config_id` included, null for a Linode interface). Nothing is recorded when the interface has no
- * address entry (not in this listing). Pure.
+ * Replaces the routed ranges of each recorded VPC interface, keeping its addresses and every other
+ * interface's entries, in one walk of the listing (a cold start records thousands of writes; one walk per
+ * write made that quadratic). Works for both interface generations: the new entries copy the interface's
+ * address entry (`config_id` included, null for a Linode interface). Nothing is recorded for an interface
+ * without an address entry (not in this listing). Of two records of one interface the later wins. Pure.
  */
+export function withIpRangesOf(ips: readonly VpcIp[], records: Iterable<RangeRecord>): VpcIp[] {
+  const byKey = new Map<string, RangeRecord>();
+  for (const r of records) {
+    byKey.set(interfaceKey(r.target.vpcId, r.target.linodeId, r.target.interfaceId), r);
+  }
+  if (byKey.size === 0) return [...ips];
+  const templates = new Map<string, VpcIp>();
+  for (const ip of ips) {
+    if (!ip.address) continue;
+    const key = interfaceKey(ip.vpc_id, ip.linode_id, ip.interface_id);
+    if (byKey.has(key) && !templates.has(key)) templates.set(key, ip);
+  }
+  // An interface missing from the listing (no address entry) keeps what it has: nothing to attach ranges to.
+  const out = ips.filter((ip) =>
+    !ip.address_range || !templates.has(interfaceKey(ip.vpc_id, ip.linode_id, ip.interface_id))
+  );
+  for (const [key, record] of byKey) {
+    const template = templates.get(key);
+    if (!template) continue;
+    for (const range of record.ranges) {
+      out.push({ ...template, address: null, address_range: range, nat_1_1: null });
+    }
+  }
+  return out;
+}
+
+/** `withIpRangesOf` for one interface. Pure. */
 export function withIpRanges(
   ips: readonly VpcIp[],
   target: VpcInterfaceRef,
   ranges: readonly string[],
 ): VpcIp[] {
-  const mine = (ip: VpcIp) =>
-    ip.vpc_id === target.vpcId && ip.linode_id === target.linodeId && ip.interface_id === target.interfaceId;
-  const template = ips.find((ip) => mine(ip) && ip.address);
-  if (!template) return [...ips];
-  const kept = ips.filter((ip) => !(mine(ip) && ip.address_range));
-  const added = ranges.map((range): VpcIp => ({
-    ...template,
-    address: null,
-    address_range: range,
-    nat_1_1: null,
-  }));
-  return [...kept, ...added];
+  return withIpRangesOf(ips, [{ target, ranges }]);
 }
 
 /** Replaces every entry of Linode `linodeId` with `entries` (a targeted read of that Linode). Pure. */
@@ -91,6 +118,8 @@ export class VpcIpCache {
   readonly #learning = new Map<number, Promise<readonly VpcIp[]>>();
   /** True while a range write-through is applied: addresses do not change, so their listeners are not told. */
   #rangesOnly = false;
+  /** Range writes recorded since the last read: applied in one walk of the listing when it is next read. */
+  #unreadRanges: RangeRecord[] = [];
 
   constructor(source: VpcIpSource, vpcs: VpcReader, options: VpcIpCacheOptions) {
     this.#vpcs = vpcs;
@@ -117,24 +146,38 @@ export class VpcIpCache {
 
   /** The addresses, refreshed first when older than the TTL. */
   get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>> {
+    this.#flushRanges();
     return this.#cell.get(options);
   }
 
   /** Marks the data stale at the start of a leadership term: the next read loads it again. */
   expire(): void {
+    this.#flushRanges();
     this.#cell.expire();
   }
 
   /** The addresses as cached (undefined before the first load). */
   peek(): Snapshot<readonly VpcIp[]> | undefined {
+    this.#flushRanges();
     return this.#cell.peek();
   }
 
-  /** Write-through after this CCM replaced the routed ranges of a VPC interface (either generation). */
+  /**
+   * Write-through after this CCM replaced the routed ranges of a VPC interface (either generation). Writes
+   * between two reads are applied together at the next read, in the order they were recorded, so no reader
+   * ever sees the listing without them.
+   */
   recordIpRanges(target: VpcInterfaceRef, ranges: readonly string[]): void {
+    this.#unreadRanges.push({ target, ranges: [...ranges] });
+  }
+
+  #flushRanges(): void {
+    if (this.#unreadRanges.length === 0) return;
+    const records = this.#unreadRanges;
+    this.#unreadRanges = [];
     this.#rangesOnly = true;
     try {
-      this.#cell.write((ips) => withIpRanges(ips, target, ranges));
+      this.#cell.write((ips) => withIpRangesOf(ips, records));
     } finally {
       this.#rangesOnly = false;
     }
@@ -158,6 +201,7 @@ export class VpcIpCache {
     if (!this.#interfaces || !this.#vpcs.configured) return [];
     const vpcs = await this.#vpcs.get({ maxAgeMs: Infinity });
     const entries = await readLinodeVpcIps(this.#interfaces, linodeId, new Set(vpcs.data.map((v) => v.id)));
+    this.#flushRanges();
     this.#cell.write((ips) => withLinodeIps(ips, linodeId, entries));
     return entries;
   }

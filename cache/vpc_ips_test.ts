@@ -4,7 +4,7 @@ import { clientFor } from "../linode/testdata/test_support.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import type { VpcIp } from "./types.ts";
-import { VpcIpCache, withIpRanges } from "./vpc_ips.ts";
+import { VpcIpCache, withIpRanges, withIpRangesOf } from "./vpc_ips.ts";
 import { VpcCache } from "./vpcs.ts";
 
 Deno.test("VpcIpCache reuses the resolved VPC list: one GET /vpcs for any number of address refreshes", async () => {
@@ -131,3 +131,68 @@ for (const c of RANGE_CASES) {
     }
   });
 }
+
+Deno.test("withIpRangesOf() applies many interfaces' writes in one walk; of two writes to one interface the later wins", () => {
+  const before = [
+    entry(LEGACY, "10.0.0.2"),
+    entry(LEGACY, null, "10.192.0.0/24"),
+    entry(OTHER_VPC, "10.1.0.2"),
+    entry(OTHER_VPC, null, "10.9.0.0/24"),
+    entry(LINODE_IFACE, "10.0.0.3"),
+    entry({ vpc: 5, linode: 3, iface: 30, config: 4 }, null, "10.7.0.0/24"),
+  ];
+  const after = withIpRangesOf(before, [
+    { target: { vpcId: 5, linodeId: 1, interfaceId: 8 }, ranges: ["10.192.5.0/24"] },
+    { target: { vpcId: 5, linodeId: 2, interfaceId: 20 }, ranges: ["10.192.2.0/24"] },
+    { target: { vpcId: 5, linodeId: 1, interfaceId: 8 }, ranges: ["10.192.1.0/24", "10.193.1.0/24"] },
+    // No address entry in the listing: its range entry stays as it was.
+    { target: { vpcId: 5, linodeId: 3, interfaceId: 30 }, ranges: [] },
+  ]);
+  assert.deepEqual(
+    after.map((ip) => `${ip.linode_id}/${ip.interface_id} ${ip.address ?? ip.address_range}`).sort(),
+    [
+      "1/8 10.0.0.2",
+      "1/8 10.192.1.0/24",
+      "1/8 10.193.1.0/24",
+      "1/9 10.1.0.2",
+      "1/9 10.9.0.0/24",
+      "2/20 10.0.0.3",
+      "2/20 10.192.2.0/24",
+      "3/30 10.7.0.0/24",
+    ],
+  );
+  assert.equal(before.length, 6, "the input is not changed");
+});
+
+Deno.test("VpcIpCache: range writes recorded between reads are all in the next read, with a new generation", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  for (const label of ["n1", "n2", "n3"]) sim.world.addInstance({ label, vpc: { vpcId: vpc.id, subnetId } });
+  const { client } = clientFor(sim);
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
+  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 });
+  const first = await ips.get();
+  const addresses = first.data.filter((ip) => ip.address);
+  assert.equal(addresses.length, 3);
+  addresses.forEach((ip, i) => {
+    const target = { vpcId: ip.vpc_id, linodeId: ip.linode_id ?? 0, interfaceId: ip.interface_id ?? 0 };
+    ips.recordIpRanges(target, [`10.192.${i}.0/24`]);
+  });
+  const peeked = ips.peek();
+  const second = await ips.get();
+  assert.deepEqual(second.data.filter((ip) => ip.address_range).map((ip) => ip.address_range).sort(), [
+    "10.192.0.0/24",
+    "10.192.1.0/24",
+    "10.192.2.0/24",
+  ]);
+  assert.deepEqual(peeked?.data, second.data, "peek sees the writes too");
+  assert.notEqual(second.generation, first.generation);
+  assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
+});
