@@ -1,6 +1,6 @@
 /**
  * Start-up and memory of the CCM process by cluster size, one cluster at a time (`deno run -P=dev
- * bench/ccm_memory.ts [--nodes=100,1000,5000] [--services=5] [--window=30]`): spawn → every Node
+ * bench/ccm_memory.ts [--nodes=100,1000,5000] [--services=5] [--window=30] [--metrics=REGEX]`): spawn → every Node
  * initialised and routed, then a short steady window with resident memory (now and max) and V8 heap. The
  * whole-CCM bench (`deno task bench --only=ccm`) measures the same with a 10 min window; this one is for
  * quick before/after comparisons and is marked as such wherever its figures are quoted.
@@ -16,7 +16,7 @@ if (import.meta.main) {
   const [services = 5] = list("services", [5]);
   const [windowSec = 30] = list("window", [30]);
   console.log(
-    "nodes\tready s\tnodes done s\tstart peak MiB\tRSS MiB\tRSS max MiB\theap used MiB\theap total MiB\tcalls/min\tCPU s/h",
+    "nodes\tready s\tnodes done s\tCPU s to done\tstart peak MiB\tRSS MiB\tRSS max MiB\theap used MiB\theap total MiB\tcalls/min\tCPU s/h",
   );
   for (const n of list("nodes", [100, 1000, 5000])) {
     await using cluster = await startCluster(n, services, `mem-${n}`);
@@ -25,6 +25,7 @@ if (import.meta.main) {
       n,
       (cluster.readyMs / 1000).toFixed(1),
       (cluster.nodesDoneMs / 1000).toFixed(1),
+      cluster.nodesDoneCpuSec.toFixed(1),
       cluster.startPeakRssMiB.toFixed(0),
       w.rssMiB.toFixed(0),
       w.rssMaxMiB.toFixed(0),
@@ -34,5 +35,13 @@ if (import.meta.main) {
       w.cpuSecPerHour.toFixed(0),
     ];
     console.log(row.join("\t"));
+    // `--metrics=REGEX`: the CCM's samples whose line matches, after the window (what the start-up cost).
+    const pattern = Deno.args.find((a) => a.startsWith("--metrics="))?.slice("--metrics=".length);
+    if (pattern) {
+      const re = new RegExp(pattern);
+      for (const line of (await cluster.ccm.metricsText()).split("\n")) {
+        if (!line.startsWith("#") && re.test(line)) console.log(`  ${line}`);
+      }
+    }
   }
 }

@@ -25,6 +25,8 @@ export interface CcmChild extends AsyncDisposable {
   waitReady(timeoutMs?: number): Promise<number>;
   /** The unlabelled samples of `/metrics` (gauges and counters), by name. */
   metrics(): Promise<Map<string, number>>;
+  /** `/metrics` as served, every sample. */
+  metricsText(): Promise<string>;
   /** Resident set size now, from `/proc/<pid>/status`. */
   rssBytes(): Promise<number>;
   /** CPU time (user + system) so far, from `/proc/<pid>/stat`. */
@@ -150,6 +152,7 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
       throw new Error(`${options.name} was not ready within ${timeoutMs} ms`);
     },
     metrics: async () => parseMetrics((await get("/metrics")).body),
+    metricsText: async () => (await get("/metrics")).body,
     rssBytes: async () => rssOf((await readProc(proc.pid)).status),
     cpuSeconds: async () => cpuTicksOf((await readProc(proc.pid)).stat) / ticks,
     async [Symbol.asyncDispose]() {

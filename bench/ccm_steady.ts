@@ -22,6 +22,8 @@ export interface Cluster extends AsyncDisposable {
   readonly servicesDoneMs: number;
   /** Highest resident memory seen from spawn until the Services were done (sampled every second). */
   readonly startPeakRssMiB: number;
+  /** CPU seconds the CCM process used from spawn until every Node was done (all threads, GC included). */
+  readonly nodesDoneCpuSec: number;
 }
 
 /** Samples the process's resident memory every second until stopped; `peak` is the highest seen. */
@@ -112,11 +114,12 @@ export async function startCluster(
   try {
     ccm = await startCcmProcess(world, { name, denoFlags });
     const rss = rssSampler(ccm);
-    let readyMs: number, nodesDoneMs: number, servicesDoneMs: number;
+    let readyMs: number, nodesDoneMs: number, servicesDoneMs: number, nodesDoneCpuSec: number;
     try {
       readyMs = await ccm.waitReady();
       await waitConverged(world, ccm, convergeTimeoutMs(nodes));
       nodesDoneMs = performance.now() - ccm.spawnedAt;
+      nodesDoneCpuSec = await ccm.cpuSeconds();
       const t0 = performance.now();
       for (let i = 0; i < services; i++) world.addService();
       await waitConverged(world, ccm, convergeTimeoutMs(nodes));
@@ -132,6 +135,7 @@ export async function startCluster(
       nodesDoneMs,
       servicesDoneMs,
       startPeakRssMiB: rss.peak,
+      nodesDoneCpuSec,
       async [Symbol.asyncDispose]() {
         await child[Symbol.asyncDispose]();
         await world[Symbol.asyncDispose]();

@@ -23,8 +23,10 @@ export type InstanceKey = { readonly id: number } | { readonly label: string };
 
 /** The VPC addresses to merge into the index. `VpcIpCache` implements it. */
 export interface VpcIpReader {
-  get(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
-  peek(): Snapshot<readonly VpcIp[]> | undefined;
+  /** The listing for its addresses: routed ranges this CCM wrote since the last read may be missing. */
+  addresses(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>>;
+  /** `addresses` without a refresh (undefined before the first load). */
+  peekAddresses(): Snapshot<readonly VpcIp[]> | undefined;
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
   /** Reads one Linode's interfaces and records its VPC entries (see `VpcIpCache.learnLinode`). */
   learnLinode?(linodeId: number): Promise<readonly VpcIp[]>;
@@ -134,7 +136,7 @@ export class InstanceCache {
     const vpcOptions = options.vpcMaxAgeMs === undefined ? undefined : { maxAgeMs: options.vpcMaxAgeMs };
     const [instances, vpc] = await Promise.all([
       this.#cell.get({ maxAgeMs: options.maxAgeMs }),
-      this.#vpcIps?.get(vpcOptions),
+      this.#vpcIps?.addresses(vpcOptions),
     ]);
     return this.#combine(instances, vpc);
   }
@@ -147,7 +149,7 @@ export class InstanceCache {
 
   /** Age of the VPC addresses merged into the index; undefined without configured VPCs or before a load. */
   vpcAgeMs(): number | undefined {
-    return this.#vpcIps?.peek()?.ageMs;
+    return this.#vpcIps?.peekAddresses()?.ageMs;
   }
 
   /** Marks the data stale at the start of a leadership term: the next read loads it again. */

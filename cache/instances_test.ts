@@ -46,8 +46,8 @@ Deno.test("InstanceCache.view() lists every region with the tag +contains X-Filt
   const source = new FakeSource();
   source.instances = [linode(1, { ipv4: ["45.0.0.1", "192.168.0.1"], ipv6: "2600::1/128" })];
   const vpcIps = {
-    get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
-    peek: () => snap([vpcIp(1, "10.0.0.1")]),
+    addresses: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
+    peekAddresses: () => snap([vpcIp(1, "10.0.0.1")]),
     onChange: () => () => {},
   };
   const cache = new InstanceCache(source, {
@@ -69,8 +69,8 @@ Deno.test("InstanceCache.view() keeps a written-through Linode out unless it pas
   const source = new FakeSource();
   source.instances = [linode(1, { tags: ["k8s"] })];
   const vpcIps = {
-    get: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
-    peek: () => snap([vpcIp(1, "10.0.0.1")]),
+    addresses: () => Promise.resolve(snap([vpcIp(1, "10.0.0.1")])),
+    peekAddresses: () => snap([vpcIp(1, "10.0.0.1")]),
     onChange: () => () => {},
   };
   const cache = new InstanceCache(source, {
@@ -93,8 +93,8 @@ function snap<T>(data: T) {
 Deno.test("InstanceCache.view() reports the instance list's age, not the older VPC addresses'", async () => {
   const clock = new FakeClock();
   const vpcIps = {
-    get: () => Promise.resolve({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
-    peek: () => ({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
+    addresses: () => Promise.resolve({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
+    peekAddresses: () => ({ ...snap([vpcIp(1, "10.0.0.1")]), ageMs: 50_000 }),
     onChange: () => () => {},
   };
   const cache = new InstanceCache(new FakeSource(), { clock, metrics: new Registry(), vpcIps });

@@ -49,8 +49,9 @@ export interface RangeRecord {
   readonly ranges: readonly string[];
 }
 
-function interfaceKey(vpcId: number, linodeId?: number | null, interfaceId?: number | null): string {
-  return `${vpcId}/${linodeId}/${interfaceId}`;
+/** True when `ip` is an entry of the record's interface. */
+function isOf(record: RangeRecord | undefined, ip: VpcIp): record is RangeRecord {
+  return record !== undefined && ip.vpc_id === record.target.vpcId && ip.linode_id === record.target.linodeId;
 }
 
 /**
@@ -61,24 +62,27 @@ function interfaceKey(vpcId: number, linodeId?: number | null, interfaceId?: num
  * without an address entry (not in this listing). Of two records of one interface the later wins. Pure.
  */
 export function withIpRangesOf(ips: readonly VpcIp[], records: Iterable<RangeRecord>): VpcIp[] {
-  const byKey = new Map<string, RangeRecord>();
-  for (const r of records) {
-    byKey.set(interfaceKey(r.target.vpcId, r.target.linodeId, r.target.interfaceId), r);
-  }
-  if (byKey.size === 0) return [...ips];
-  const templates = new Map<string, VpcIp>();
+  // By interface id (unique in the account), checked against the VPC and Linode of each entry.
+  const byInterface = new Map<number, RangeRecord>();
+  for (const r of records) byInterface.set(r.target.interfaceId, r);
+  if (byInterface.size === 0) return [...ips];
+  const recordOf = (ip: VpcIp) => {
+    const record = typeof ip.interface_id === "number" ? byInterface.get(ip.interface_id) : undefined;
+    return isOf(record, ip) ? record : undefined;
+  };
+  const templates = new Map<RangeRecord, VpcIp>();
   for (const ip of ips) {
     if (!ip.address) continue;
-    const key = interfaceKey(ip.vpc_id, ip.linode_id, ip.interface_id);
-    if (byKey.has(key) && !templates.has(key)) templates.set(key, ip);
+    const record = recordOf(ip);
+    if (record && !templates.has(record)) templates.set(record, ip);
   }
   // An interface missing from the listing (no address entry) keeps what it has: nothing to attach ranges to.
-  const out = ips.filter((ip) =>
-    !ip.address_range || !templates.has(interfaceKey(ip.vpc_id, ip.linode_id, ip.interface_id))
-  );
-  for (const [key, record] of byKey) {
-    const template = templates.get(key);
-    if (!template) continue;
+  const out = templates.size === 0 ? [...ips] : ips.filter((ip) => {
+    if (!ip.address_range) return true;
+    const record = recordOf(ip);
+    return !record || !templates.has(record);
+  });
+  for (const [record, template] of templates) {
     for (const range of record.ranges) {
       out.push({ ...template, address: null, address_range: range, nat_1_1: null });
     }
@@ -159,6 +163,19 @@ export class VpcIpCache {
   /** The addresses as cached (undefined before the first load). */
   peek(): Snapshot<readonly VpcIp[]> | undefined {
     this.#flushRanges();
+    return this.#cell.peek();
+  }
+
+  /**
+   * The listing for readers of addresses only (the instance index): routed ranges recorded since the last
+   * `get` are not applied for them, since they change no address, so reading costs no walk of the listing.
+   */
+  addresses(options?: GetOptions): Promise<Snapshot<readonly VpcIp[]>> {
+    return this.#cell.get(options);
+  }
+
+  /** `addresses` without a refresh (undefined before the first load). */
+  peekAddresses(): Snapshot<readonly VpcIp[]> | undefined {
     return this.#cell.peek();
   }
 

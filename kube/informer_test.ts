@@ -194,7 +194,19 @@ Deno.test("Informer with trimNode keeps only what the controllers read, from the
   const images = [{ names: ["registry.k8s.io/pause:3.9"], sizeBytes: 300_000 }];
   const withImages = (name: string) => ({
     ...node(name),
-    status: { images, addresses: [{ type: "Hostname", address: name }], capacity: { cpu: "2" } },
+    status: {
+      images,
+      addresses: [{ type: "Hostname", address: name }],
+      capacity: { cpu: "2" },
+      conditions: [{
+        type: "Ready",
+        status: "True",
+        reason: "KubeletReady",
+        message: "kubelet is posting ready status",
+        lastHeartbeatTime: "2026-11-26T10:00:00Z",
+        lastTransitionTime: "2026-11-26T09:00:00Z",
+      }],
+    },
   });
   f.kube.store.create("nodes", withImages("n1"));
   const informer = new Informer(f.clients.kc, nodeSource(f.clients.core), {
@@ -217,9 +229,16 @@ Deno.test("Informer with trimNode keeps only what the controllers read, from the
         type: "Hostname",
         address: name,
       }]);
+      assert.deepEqual(
+        JSON.parse(JSON.stringify(kept?.status?.conditions)),
+        [{ type: "Ready", status: "True", reason: "KubeletReady" }],
+        `${name}: a condition's type, status and reason only`,
+      );
       assert.equal(kept?.metadata?.name, name);
       assert.ok(kept?.metadata?.resourceVersion, `${name}: resourceVersion kept`);
     }
+    const [a, b] = ["n1", "n2"].map((n) => informer.get(n)?.status?.conditions?.[0]?.reason);
+    assert.equal(a, b);
   } finally {
     ac.abort();
     await done;

@@ -25,9 +25,10 @@ export interface WorkQueueOptions {
   maxDelayMs?: number;
   /**
    * Least time between two starts of the same key: adds within it coalesce into one run at its end
-   * (for whole-cluster keys, like the upstream route controller's 10 s bucket). Default 0.
+   * (for whole-cluster keys, like the upstream route controller's 10 s bucket). Default 0. A function is
+   * asked at each start and add (an interval that grows with the cluster).
    */
-  minIntervalMs?: number;
+  minIntervalMs?: number | (() => number);
   /** Source of jitter (tests pass a constant). */
   random?: () => number;
 }
@@ -60,7 +61,7 @@ export class WorkQueue<T = string> {
   readonly #labels: { name: string };
   readonly #baseDelayMs: number;
   readonly #maxDelayMs: number;
-  readonly #minIntervalMs: number;
+  readonly #minIntervalMs: () => number;
   readonly #random: () => number;
 
   /** Keys ready to be taken, in order. */
@@ -84,7 +85,8 @@ export class WorkQueue<T = string> {
     this.#labels = { name: options.name };
     this.#baseDelayMs = options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
     this.#maxDelayMs = options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
-    this.#minIntervalMs = options.minIntervalMs ?? 0;
+    const interval = options.minIntervalMs ?? 0;
+    this.#minIntervalMs = typeof interval === "number" ? () => interval : interval;
     this.#random = options.random ?? Math.random;
     this.#metrics?.depth.set(this.#labels, 0);
   }
@@ -164,7 +166,7 @@ export class WorkQueue<T = string> {
     this.#dirty.delete(key);
     const now = this.#clock.monotonic();
     this.#processing.set(key, now);
-    if (this.#minIntervalMs > 0) this.#lastStart.set(key, now);
+    if (this.#minIntervalMs() > 0) this.#lastStart.set(key, now);
     return key;
   }
 
@@ -212,7 +214,7 @@ export class WorkQueue<T = string> {
   #intervalLeftMs(key: T): number {
     const last = this.#lastStart.get(key);
     if (last === undefined) return 0;
-    const left = last + this.#minIntervalMs - this.#clock.monotonic();
+    const left = last + this.#minIntervalMs() - this.#clock.monotonic();
     if (left <= 0 && !this.#processing.has(key)) this.#lastStart.delete(key);
     return left;
   }

@@ -163,6 +163,25 @@ Deno.test("WorkQueue.done() with minIntervalMs holds a re-add during a run until
   queue.shutDown();
 });
 
+Deno.test("WorkQueue with a minIntervalMs function asks it at each add: the interval follows what it says", async () => {
+  let intervalMs = 1000;
+  const { clock, queue } = fixture({ minIntervalMs: () => intervalMs });
+  queue.add("routes");
+  assert.deepEqual(await drain(queue), ["routes"]);
+  intervalMs = 4000;
+  await clock.advance(1000);
+  queue.add("routes");
+  assert.equal(queue.len(), 0, "held: 4 s now, 1 s since the last start");
+  await clock.advance(2999);
+  assert.equal(queue.len(), 0);
+  await clock.advance(1);
+  assert.deepEqual(await drain(queue), ["routes"], "run 4 s after the last start");
+  intervalMs = 0;
+  queue.add("routes");
+  assert.deepEqual(await drain(queue), ["routes"], "no interval: at once");
+  queue.shutDown();
+});
+
 Deno.test("WorkQueue.shutDown() wakes waiting get() calls and refuses new keys", async () => {
   const { clock, queue } = fixture();
   const waiters = [queue.get(), queue.get()];

@@ -1,6 +1,6 @@
 /**
  * The `route` controller's loop: Node events and a resync enqueue the one key `routes`; one worker runs
- * passes, at most one per `MIN_INTERVAL_MS` (bursts of Node events coalesce), with backoff (the work
+ * passes, at most one per `passIntervalMs` (bursts of Node events coalesce), with backoff (the work
  * queue's, 1 s doubling to 5 min) when a pass fails.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
@@ -22,6 +22,20 @@ export const ROUTES_KEY = "routes";
 export const DEFAULT_RESYNC_MS = 10_000;
 /** Least time between two passes: events within it coalesce into one. */
 export const MIN_INTERVAL_MS = 250;
+/** What each Node adds to the least time between two passes, above `MIN_INTERVAL_MS`. */
+export const INTERVAL_PER_NODE_MS = 0.2;
+/** The least time between two passes never grows past this. */
+export const MAX_INTERVAL_MS = 2_000;
+
+/**
+ * The least time between two passes in a cluster of `nodes` Nodes: 250 ms up to 1,250 Nodes, then 0.2 ms
+ * per Node (1 s at 5,000), at most 2 s. Each pass plans every Node: during a cold start, when Node events
+ * never stop, passes 250 ms apart spent a sixth of a 5,000-Node cluster's CPU re-planning Nodes already
+ * routed. Still a fifth or less of upstream's 10 s route period.
+ */
+export function passIntervalMs(nodes: number): number {
+  return Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, nodes * INTERVAL_PER_NODE_MS));
+}
 
 /** Options of the route controller. */
 export interface RouteControllerOptions extends ReconcileOptions {
@@ -42,8 +56,12 @@ function passFingerprint(node: V1Node): string {
 }
 
 /** Tracks Node events: a pass for each relevant change; a deleted Node's Linode is released. */
-function watchNodes(deps: RouteDeps, state: RouteState, queue: WorkQueue<string>): () => void {
-  const seen = new Map<string, string>();
+function watchNodes(
+  deps: RouteDeps,
+  state: RouteState,
+  queue: WorkQueue<string>,
+  seen: Map<string, string>,
+): () => void {
   for (const n of deps.nodes.list()) {
     seen.set(n.metadata?.name ?? "", routeFingerprint(n));
     state.inputs.see(n.metadata?.name ?? "", passFingerprint(n));
@@ -78,14 +96,16 @@ export function startRouteController(
 ): { run(signal: AbortSignal): Promise<void> } {
   return {
     async run(signal: AbortSignal): Promise<void> {
+      // Each Node's route fingerprint, by name: also the cluster's size for the least time between passes.
+      const seen = new Map<string, string>();
       const queue = new WorkQueue<string>({
         name: "route",
         clock: deps.clock,
         metrics: deps.metrics,
-        minIntervalMs: MIN_INTERVAL_MS,
+        minIntervalMs: () => passIntervalMs(seen.size),
       });
       const state = new RouteState();
-      const offNodes = watchNodes(deps, state, queue);
+      const offNodes = watchNodes(deps, state, queue, seen);
       queue.add(ROUTES_KEY);
       try {
         await Promise.all([

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { RangeWrite } from "./plan.ts";
 import { rangeAction } from "./route.ts";
+import { MAX_INTERVAL_MS, MIN_INTERVAL_MS, passIntervalMs } from "./controller.ts";
 
 const TARGET = { vpcId: 1, subnetId: 2, linodeId: 123, interfaceId: 7, configId: 4 };
 
@@ -40,3 +41,10 @@ for (const c of CASES) {
     assert.deepEqual(a.changes, [{ field: "ip_ranges", old: c.old, new: c.new }]);
   });
 }
+
+Deno.test("passIntervalMs() is 250 ms up to 1,250 Nodes, grows 0.2 ms per Node after, and stops at 2 s", () => {
+  assert.deepEqual(
+    [0, 100, 1250, 2500, 5000, 10_000, 50_000].map(passIntervalMs),
+    [MIN_INTERVAL_MS, MIN_INTERVAL_MS, 250, 500, 1000, 2000, MAX_INTERVAL_MS],
+  );
+});
