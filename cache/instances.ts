@@ -8,7 +8,7 @@ import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { clusterMembers, hasTagContaining, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
-import type { LinodeInstance, Snapshot, VpcIp } from "./types.ts";
+import { type LinodeInstance, type Snapshot, toLinodeInstance, type VpcIp } from "./types.ts";
 import { isNotFound } from "../linode/errors.ts";
 
 /** Lists instances matching an X-Filter, all pages (500 per page). `LinodeClient.instances` implements it. */
@@ -109,13 +109,14 @@ export class InstanceCache {
     this.#filter = filter;
     this.#tagFilter = tagFilter;
     this.#subnetIds = options.subnetIds;
-    this.#cell = new TtlCell({
+    this.#cell = new TtlCell<readonly LinodeInstance[]>({
       name: "instances",
       ttlMs: options.ttlMs ?? DEFAULT_INSTANCE_TTL_MS,
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: () => source.list(filter),
+      // Only the fields read are kept: a listed Linode carries ~30 more.
+      load: async () => (await source.list(filter)).map(toLinodeInstance),
       isEmpty: (list) => list.length === 0,
     });
     this.#vpcIps = options.vpcIps;
@@ -201,7 +202,8 @@ export class InstanceCache {
 
   /** Write-through after this CCM changed or read a Linode, so the next read does not go to the API. */
   recordInstance(instance: LinodeInstance): void {
-    this.#cell.write((list) => [...list.filter((i) => i.id !== instance.id), instance]);
+    const kept = toLinodeInstance(instance);
+    this.#cell.write((list) => [...list.filter((i) => i.id !== kept.id), kept]);
   }
 
   /** Write-through after a confirmed 404: the Linode is gone. */

@@ -19,6 +19,25 @@ export interface LinodeInstance {
   readonly interface_generation?: string;
 }
 
+/**
+ * The fields of `LinodeInstance` out of a full API object: the caches keep only these (a listed Linode has
+ * ~30 more, alerts, backups and specs among them: most of the listing's memory at 5,000 Linodes).
+ */
+export function toLinodeInstance(i: LinodeInstance): LinodeInstance {
+  return {
+    id: i.id,
+    label: i.label,
+    region: i.region,
+    type: i.type,
+    status: i.status,
+    ipv4: i.ipv4,
+    ipv6: i.ipv6,
+    tags: i.tags,
+    ...(i.host_uuid === undefined ? {} : { host_uuid: i.host_uuid }),
+    ...(i.interface_generation === undefined ? {} : { interface_generation: i.interface_generation }),
+  };
+}
+
 /** A subnet of a VPC. */
 export interface VpcSubnet {
   readonly id: number;
@@ -49,6 +68,25 @@ export interface VpcIp {
   readonly ipv6_addresses?: readonly { readonly slaac_address: string }[];
   /** Whether the interface's VPC IPv6 is publicly routed (an ExternalIP, as the Go CCM reports it). */
   readonly ipv6_is_public?: boolean | null;
+}
+
+/** The fields of `VpcIp` out of a listed entry (which also has region, gateway, prefix, subnet_mask, ...). */
+export function toVpcIp(ip: VpcIp): VpcIp {
+  return {
+    address: ip.address,
+    address_range: ip.address_range,
+    linode_id: ip.linode_id,
+    vpc_id: ip.vpc_id,
+    subnet_id: ip.subnet_id,
+    ...(ip.config_id === undefined ? {} : { config_id: ip.config_id }),
+    ...(ip.interface_id === undefined ? {} : { interface_id: ip.interface_id }),
+    ...(ip.active === undefined ? {} : { active: ip.active }),
+    ...(ip.nat_1_1 === undefined ? {} : { nat_1_1: ip.nat_1_1 }),
+    ...(ip.ipv6_addresses === undefined ? {} : {
+      ipv6_addresses: ip.ipv6_addresses.map((a) => ({ slaac_address: a.slaac_address })),
+    }),
+    ...(ip.ipv6_is_public === undefined ? {} : { ipv6_is_public: ip.ipv6_is_public }),
+  };
 }
 
 /** What a reader gets: the data, how old it is, and whether it may be trusted for destructive decisions. */

@@ -8,7 +8,7 @@ import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { isNotFound } from "../linode/errors.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
-import type { Snapshot, Vpc, VpcIp } from "./types.ts";
+import { type Snapshot, toVpcIp, type Vpc, type VpcIp } from "./types.ts";
 import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";
 import { type LinodeInterfaceSource, readLinodeVpcIps } from "./linode_vpc_ips.ts";
 
@@ -111,7 +111,8 @@ async function listAll(source: VpcIpSource, vpcs: Snapshot<readonly Vpc[]>): Pro
     // IPv6 entries carry no IPv4 `address` or `address_range`, so readers of those never see them.
     ...(source.listIpv6s ? [source.listIpv6s(v.id)] : []),
   ]));
-  return lists.flat();
+  // Only the fields read are kept: a listed entry also carries region, gateway, prefix and subnet mask.
+  return lists.flat().map(toVpcIp);
 }
 
 /** Cached VPC addresses; the route controller records its `ip_ranges` writes here. */

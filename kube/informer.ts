@@ -67,7 +67,9 @@ export interface InformerOptions extends Selectors {
 export interface TransformOptions<T> {
   /**
    * What is stored (and handed to handlers) of each listed or watched object, like client-go's
-   * `TransformFunc`: drop what no reader needs. Default: the object as decoded.
+   * `TransformFunc`: drop what no reader needs. Default: the object as decoded. A watched object is given
+   * to it as wire JSON (timestamps as text) before it is decoded, so what it drops is never decoded: it
+   * must only select fields, never read a model's types.
    */
   transform?: (obj: T) => T;
 }
@@ -227,10 +229,14 @@ export class Informer<T extends KubeObject> {
     return undefined;
   }
 
-  /** Watch events carry wire JSON; list results are client-node models (Dates and all): make them alike. */
+  /**
+   * Watch events carry wire JSON; list results are client-node models (Dates and all): make them alike.
+   * Trimmed first: a kubelet's status update carries the Node's image list, which is then never decoded.
+   */
   #deserialize(raw: unknown): T {
-    const obj = fromWire<T>(raw, this.#source.apiVersion, this.#source.kind);
-    return this.#options.transform ? this.#options.transform(obj) : obj;
+    const transform = this.#options.transform;
+    const kept = transform && raw !== null && typeof raw === "object" ? transform(raw as T) : raw;
+    return fromWire<T>(kept, this.#source.apiVersion, this.#source.kind);
   }
 
   #emit(kind: ChangeKind, obj: T, old?: T): void {

@@ -239,6 +239,13 @@ Deno.test("Informer with trimNode keeps only what the controllers read, from the
     }
     const [a, b] = ["n1", "n2"].map((n) => informer.get(n)?.status?.conditions?.[0]?.reason);
     assert.equal(a, b);
+    // Trimmed as wire JSON, then decoded: the watched Node's timestamps are models as the listed one's.
+    for (const name of ["n1", "n2"]) {
+      assert.ok(
+        informer.get(name)?.metadata?.creationTimestamp instanceof Date,
+        `${name}: decoded after trimming`,
+      );
+    }
   } finally {
     ac.abort();
     await done;
