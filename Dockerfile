@@ -43,6 +43,8 @@ COPY --from=build /rootfs/ /
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /src/dist/linode-cloud-controller-manager /linode-cloud-controller-manager
 ENV DENO_TLS_CA_STORE=system,mozilla
+# The allocator settings of deploy/runtime-env (docs/operations.md#memory); must equal that file.
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536
 USER 65534:65534
 EXPOSE 10258
 ENTRYPOINT ["/linode-cloud-controller-manager"]

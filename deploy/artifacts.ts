@@ -51,6 +51,26 @@ export function ccmV8Flags(): string[] {
 }
 
 /**
+ * The environment the CCM process runs with besides its settings (`deploy/runtime-env`, one `NAME=value` per
+ * line): glibc's allocator, which Deno's runtime uses, told to keep two arenas and to give blocks of 64 KiB
+ * and more their own mappings, returned to the system when freed. Without it the blocks of a 5,000-Node list
+ * or relist stay in the heap after they are freed (docs/operations.md#memory). The image's `ENV`, the systemd
+ * unit's `Environment=`, `deno task start` and `deno task dev`, and every CCM the tests and the bench spawn
+ * set exactly these.
+ */
+export function ccmRuntimeEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of Deno.readTextFileSync(join(REPO_DIR, "deploy/runtime-env")).split("\n")) {
+    const text = line.trim();
+    if (text === "" || text.startsWith("#")) continue;
+    const eq = text.indexOf("=");
+    if (eq <= 0) throw new SyntaxError(`deploy/runtime-env: not NAME=value: ${text}`);
+    env[text.slice(0, eq)] = text.slice(eq + 1);
+  }
+  return env;
+}
+
+/**
  * The `--allow-net` of a CCM the tests and the bench run against the emulators, which listen on loopback, and
  * whose secure port may keep its default `0.0.0.0` (it replaces the in-cluster list of the `ccm` set, as
  * `deploy/net-allow` does for `deno task start`).

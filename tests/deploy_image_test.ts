@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { buildBundle, ccmPermissionFlags, ccmV8Flags, EMULATOR_NET, REPO_DIR } from "../deploy/artifacts.ts";
+import {
+  buildBundle,
+  ccmPermissionFlags,
+  ccmRuntimeEnv,
+  ccmV8Flags,
+  EMULATOR_NET,
+  REPO_DIR,
+} from "../deploy/artifacts.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import {
@@ -17,7 +24,7 @@ import {
   parseDockerfile,
   type Stage,
 } from "./dockerfile_fixture.ts";
-import { v8FlagArgs, waitFor } from "./process.ts";
+import { childEnv, v8FlagArgs, waitFor } from "./process.ts";
 import { hasTool, run, toolPath } from "./systemd_fixture.ts";
 
 const STAGES = parseDockerfile(Deno.readTextFileSync(join(REPO_DIR, "Dockerfile")));
@@ -249,7 +256,7 @@ Deno.test("deploy/v8-flags: start, dev and compile run with it, and so do the pr
   for (const name of ["start", "dev", "compile"]) {
     assert.match(
       tasks[name] ?? "",
-      /^deno (run|compile) -P=\w+ (--ignore-env )?--v8-flags=\$\(cat deploy\/v8-flags\) /,
+      /^(?:[A-Z_]+=\S+ )*deno (run|compile) -P=\w+ (--ignore-env )?--v8-flags=\$\(cat deploy\/v8-flags\) /,
       name,
     );
   }
@@ -260,4 +267,29 @@ Deno.test("deploy/v8-flags: start, dev and compile run with it, and so do the pr
     [`--v8-flags=${flags.join(",")}`],
     "tests/process.ts spawns with the same flags",
   );
+});
+
+Deno.test("deploy/runtime-env: the image, the systemd unit, start, dev and every spawned CCM set exactly it", () => {
+  const env = ccmRuntimeEnv();
+  const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  assert.ok(pairs.length > 0 && Object.keys(env).every((k) => /^[A-Z][A-Z0-9_]*$/.test(k)), pairs.join(" "));
+  const dockerfile = Deno.readTextFileSync(join(REPO_DIR, "Dockerfile"));
+  const envLines = dockerfile.split("\n").filter((l) => l.startsWith("ENV MALLOC_"));
+  assert.deepEqual(envLines, [`ENV ${pairs.join(" ")}`], "the image's ENV");
+  const unit = Deno.readTextFileSync(join(REPO_DIR, "deploy/systemd/linode-ccm.service"));
+  assert.deepEqual(
+    unit.split("\n").filter((l) => l.startsWith("Environment=MALLOC_")),
+    pairs.map((p) => `Environment=${p}`),
+    "the unit's Environment=",
+  );
+  const tasks = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json"))).tasks as Record<
+    string,
+    string
+  >;
+  for (const name of ["start", "dev"]) {
+    assert.ok((tasks[name] ?? "").startsWith(`${pairs.join(" ")} deno run `), `${name}: ${tasks[name]}`);
+  }
+  const child = childEnv({ KUBECONFIG: "/x" });
+  for (const [k, v] of Object.entries(env)) assert.equal(child[k], v, `spawned CCM: ${k}`);
+  assert.equal(child.KUBECONFIG, "/x");
 });

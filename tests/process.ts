@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { KubeSim } from "../sim/kube/server.ts";
-import { ccmV8Flags, EMULATOR_NET } from "../deploy/artifacts.ts";
+import { ccmRuntimeEnv, ccmV8Flags, EMULATOR_NET } from "../deploy/artifacts.ts";
 
 /** The repository root: the child runs `main.ts` from here so it finds `deno.json`. */
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -80,6 +80,11 @@ function runtimeEnv(): Record<string, string> {
   return env;
 }
 
+/** A spawned CCM's whole environment: what Deno needs, `deploy/runtime-env`, then `env`. */
+export function childEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...runtimeEnv(), ...ccmRuntimeEnv(), ...env };
+}
+
 /** `deploy/v8-flags` as the runtime flag the compiled binary embeds (none when the file is empty). */
 export function v8FlagArgs(): string[] {
   const flags = ccmV8Flags();
@@ -93,7 +98,7 @@ function command(args: readonly string[], options: SpawnOptions): Deno.Command {
     args: ["run", "-P=ccm", "--ignore-env", `--allow-read=${read.join(",")}`, `--allow-net=${EMULATOR_NET}`]
       .concat([...v8FlagArgs(), ...(options.denoFlags ?? []), "main.ts", ...args]),
     cwd: REPO_DIR,
-    env: { ...runtimeEnv(), ...options.env },
+    env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
