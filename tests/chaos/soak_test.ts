@@ -116,12 +116,22 @@ Deno.test("runCcm() soaked with churn keeps its heap, sockets, timers and call r
   const firstHalf = calls.slice(0, calls.length >> 1);
   const mean = firstHalf.reduce((a, b) => a + b, 0) / firstHalf.length;
   assert.ok(calls.every((c) => c <= mean * 1.5 + 3), `Linode calls per cycle drift: ${calls.join(", ")}`);
-  // Six samples cannot tell one step (a periodic re-read falling into phase: 55, 55, 55, 59, 59, 59 has a
+  // Five samples cannot tell one step (a periodic re-read falling into phase: 55, 55, 55, 59, 59, 59 has a
   // slope of 1.03) from growth; the long form's 60 cycles can, and hold the strict bound. The median of the
   // pairwise slopes: one cycle a loaded machine interleaved differently (43, 54, 59, 55, 54, 55: 2.2 by least
-  // squares, 0.5 by median) is not growth, +2 calls every cycle is.
+  // squares, 0.5 by median) is not growth, +2 calls every cycle is. The calls of a settled cycle move within
+  // 51-59 (which cycle meets the periodic re-reads): 55, 51, 54, 55, 59 has a median slope of 1.5 without any
+  // growth. So the short form also asks growth to leave that band: the last cycle above the most the last
+  // warm-up cycles cost, plus 2 (+2 calls a cycle from 55 ends at 63).
   const maxCallSlope = scaled(1.2, 0.5);
-  assert.ok(medianSlope(calls) <= maxCallSlope, `Linode calls per cycle grow: ${calls.join(", ")}`);
+  const band = Math.max(...samples.slice(Math.max(0, WARM_UP - 3), WARM_UP).map((s) => s.linodeCalls)) + 2;
+  const leftBand = LONG_FORM || (calls.at(-1) ?? 0) > band;
+  assert.ok(
+    medianSlope(calls) <= maxCallSlope || !leftBand,
+    `Linode calls per cycle grow: ${calls.join(", ")} (warm-up: ${
+      samples.map((s) => s.linodeCalls).join(", ")
+    })`,
+  );
   report("soak", {
     cycles: measured.length,
     heapSlopeKiB: Math.round(heapSlope / 1024),
