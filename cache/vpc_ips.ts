@@ -90,15 +90,6 @@ export function withIpRangesOf(ips: readonly VpcIp[], records: Iterable<RangeRec
   return out;
 }
 
-/** `withIpRangesOf` for one interface. Pure. */
-export function withIpRanges(
-  ips: readonly VpcIp[],
-  target: VpcInterfaceRef,
-  ranges: readonly string[],
-): VpcIp[] {
-  return withIpRangesOf(ips, [{ target, ranges }]);
-}
-
 /** Replaces every entry of Linode `linodeId` with `entries` (a targeted read of that Linode). Pure. */
 export function withLinodeIps(ips: readonly VpcIp[], linodeId: number, entries: readonly VpcIp[]): VpcIp[] {
   return [...ips.filter((ip) => ip.linode_id !== linodeId), ...entries];
@@ -159,12 +150,6 @@ export class VpcIpCache {
   expire(): void {
     this.#flushRanges();
     this.#cell.expire();
-  }
-
-  /** The addresses as cached (undefined before the first load). */
-  peek(): Snapshot<readonly VpcIp[]> | undefined {
-    this.#flushRanges();
-    return this.#cell.peek();
   }
 
   /**

@@ -4,7 +4,7 @@ import { clientFor } from "../linode/testdata/test_support.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import type { VpcIp } from "./types.ts";
-import { VpcIpCache, withIpRanges, withIpRangesOf } from "./vpc_ips.ts";
+import { VpcIpCache, withIpRangesOf } from "./vpc_ips.ts";
 import { VpcCache } from "./vpcs.ts";
 
 Deno.test("VpcIpCache reuses the resolved VPC list: one GET /vpcs for any number of address refreshes", async () => {
@@ -110,16 +110,21 @@ const RANGE_CASES: {
   },
 ];
 
+/** A listing: a config interface and another VPC's interface of Linode 1, each with a range, and a Linode interface. */
+function listing(): VpcIp[] {
+  return [
+    entry(LEGACY, "10.0.0.2"),
+    entry(LEGACY, null, "10.192.0.0/24"),
+    entry(OTHER_VPC, "10.1.0.2"),
+    entry(OTHER_VPC, null, "10.9.0.0/24"),
+    entry(LINODE_IFACE, "10.0.0.3"),
+  ];
+}
+
 for (const c of RANGE_CASES) {
-  Deno.test(`withIpRanges() ${c.name}`, () => {
-    const before = [
-      entry(LEGACY, "10.0.0.2"),
-      entry(LEGACY, null, "10.192.0.0/24"),
-      entry(OTHER_VPC, "10.1.0.2"),
-      entry(OTHER_VPC, null, "10.9.0.0/24"),
-      entry(LINODE_IFACE, "10.0.0.3"),
-    ];
-    const after = withIpRanges(before, c.target, c.ranges);
+  Deno.test(`withIpRangesOf() one write ${c.name}`, () => {
+    const before = listing();
+    const after = withIpRangesOf(before, [{ target: c.target, ranges: c.ranges }]);
     assert.deepEqual(
       after.map((ip) => `${ip.linode_id}/${ip.interface_id} ${ip.address ?? ip.address_range}`),
       c.want,
@@ -133,20 +138,15 @@ for (const c of RANGE_CASES) {
 }
 
 Deno.test("withIpRangesOf() applies many interfaces' writes in one walk; of two writes to one interface the later wins", () => {
-  const before = [
-    entry(LEGACY, "10.0.0.2"),
-    entry(LEGACY, null, "10.192.0.0/24"),
-    entry(OTHER_VPC, "10.1.0.2"),
-    entry(OTHER_VPC, null, "10.9.0.0/24"),
-    entry(LINODE_IFACE, "10.0.0.3"),
-    entry({ vpc: 5, linode: 3, iface: 30, config: 4 }, null, "10.7.0.0/24"),
-  ];
+  const before = [...listing(), entry({ vpc: 5, linode: 3, iface: 30, config: 4 }, null, "10.7.0.0/24")];
   const after = withIpRangesOf(before, [
     { target: { vpcId: 5, linodeId: 1, interfaceId: 8 }, ranges: ["10.192.5.0/24"] },
     { target: { vpcId: 5, linodeId: 2, interfaceId: 20 }, ranges: ["10.192.2.0/24"] },
     { target: { vpcId: 5, linodeId: 1, interfaceId: 8 }, ranges: ["10.192.1.0/24", "10.193.1.0/24"] },
     // No address entry in the listing: its range entry stays as it was.
     { target: { vpcId: 5, linodeId: 3, interfaceId: 30 }, ranges: [] },
+    // Interface 9's id with another VPC and Linode: not that interface, which keeps its range.
+    { target: { vpcId: 5, linodeId: 7, interfaceId: 9 }, ranges: [] },
   ]);
   assert.deepEqual(
     after.map((ip) => `${ip.linode_id}/${ip.interface_id} ${ip.address ?? ip.address_range}`).sort(),
@@ -185,14 +185,15 @@ Deno.test("VpcIpCache: range writes recorded between reads are all in the next r
     const target = { vpcId: ip.vpc_id, linodeId: ip.linode_id ?? 0, interfaceId: ip.interface_id ?? 0 };
     ips.recordIpRanges(target, [`10.192.${i}.0/24`]);
   });
-  const peeked = ips.peek();
+  const unapplied = await ips.addresses();
+  assert.equal(unapplied.data.filter((ip) => ip.address_range).length, 0, "addresses() does not apply them");
   const second = await ips.get();
   assert.deepEqual(second.data.filter((ip) => ip.address_range).map((ip) => ip.address_range).sort(), [
     "10.192.0.0/24",
     "10.192.1.0/24",
     "10.192.2.0/24",
   ]);
-  assert.deepEqual(peeked?.data, second.data, "peek sees the writes too");
+  assert.deepEqual((await ips.addresses()).data, second.data, "once applied, addresses() holds them too");
   assert.notEqual(second.generation, first.generation);
   assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
 });
