@@ -17,6 +17,7 @@ import type { ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
 import type { TlsSecrets } from "./tls/secrets.ts";
 import type { ClusterIdentity } from "./identity.ts";
+import type { PlanInputs, PlanMemo } from "./plan_memo.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
@@ -33,6 +34,8 @@ export interface PlannerDeps {
   identity: Pick<ClusterIdentity, "tag">;
   subnets: Pick<SubnetResolver, "resolve">;
   tls: TlsSecrets;
+  /** The last plan per Service (see `plan_memo.ts`); without it every sync plans afresh. */
+  plans?: PlanMemo<PlannedService>;
 }
 
 /** A Service's spec and the NodeBalancer it should have, plus what is worth a warning. */
@@ -57,16 +60,35 @@ export async function planService(
   nodes: readonly V1Node[],
   current: CurrentNodeBalancerShape = {},
 ): Promise<PlannedService> {
+  // `nodes` was listed by the caller in this same synchronous step: no Node change can fall in between.
+  const nodesVersion = deps.plans?.nodesVersion ?? 0;
   const parsed = parseServiceAnnotations(svc, deps.defaults, current);
   if (!parsed.ok) throw new InvalidServiceError(parsed.errors);
   const spec = parsed.spec;
   const backendSubnetId = spec.backendVpc ? await deps.subnets.resolve(spec.backendVpc.subnet) : null;
   const frontendSubnetId = spec.frontendVpc ? await deps.subnets.resolve(spec.frontendVpc.subnet) : null;
   const secretNames = spec.ports.flatMap((p) => p.tlsSecretName ? [p.tlsSecretName] : []);
-  const tls = await deps.tls.materialFor(objectKey(svc), svc.metadata?.namespace ?? "", secretNames);
+  const key = objectKey(svc);
+  const tls = await deps.tls.materialFor(key, svc.metadata?.namespace ?? "", secretNames);
   const clusterIdTag = await deps.identity.tag();
+  const inputs = { service: svc, current, backendSubnetId, frontendSubnetId, clusterIdTag, tls };
+  const remembered = deps.plans?.get(key, nodesVersion, inputs);
+  if (remembered) return remembered;
+  const planned = planFrom(svc, spec, nodes, inputs, deps.defaults);
+  deps.plans?.set(key, nodesVersion, inputs, planned);
+  return planned;
+}
+
+function planFrom(
+  svc: V1Service,
+  spec: ServiceSpec,
+  nodes: readonly V1Node[],
+  inputs: PlanInputs,
+  defaults: ServiceDefaults,
+): PlannedService {
+  const { backendSubnetId, frontendSubnetId, clusterIdTag, tls } = inputs;
   const plan = planNodeBalancer(svc, spec, nodes, {
-    defaults: deps.defaults,
+    defaults,
     clusterIdTag,
     backendSubnetId,
     frontendSubnetId,

@@ -27,6 +27,8 @@ import {
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
+import { PlanMemo, syncFields } from "./plan_memo.ts";
+import type { PlannedService } from "./planner.ts";
 import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
@@ -122,23 +124,6 @@ export async function reconcileService(
   }
 }
 
-/**
- * The Service fields a sync depends on; other changes enqueue nothing. The ingress is among them so that a
- * lost or edited status is restored at once (our own status write then costs one sync without any call).
- */
-function syncFields(svc: V1Service): string {
-  const m = svc.metadata ?? {};
-  const ingress = svc.status?.loadBalancer?.ingress;
-  return JSON.stringify([
-    m.uid,
-    m.annotations,
-    m.finalizers,
-    m.deletionTimestamp !== undefined,
-    svc.spec,
-    ingress,
-  ]);
-}
-
 function isRelevant(svc: V1Service): boolean {
   return wantsLoadBalancer(svc) || hasFinalizer(svc);
 }
@@ -166,14 +151,21 @@ function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void
   for (const key of relevantKeys(deps)) queue.add(key);
 }
 
-function watchChanges(deps: ServiceControllerDeps, queue: WorkQueue<string>, tls: TlsSecrets): () => void {
+function watchChanges(
+  deps: ServiceControllerDeps,
+  queue: WorkQueue<string>,
+  term: { tls: TlsSecrets; plans: PlanMemo<PlannedService> },
+): () => void {
   const offServices = deps.services.onChange((kind, svc, old) => {
     const key = objectKey(svc);
-    if (kind === "delete") tls.forget(key);
-    else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) queue.add(key);
+    if (kind === "delete") {
+      term.tls.forget(key);
+      term.plans.forget(key);
+    } else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) queue.add(key);
   });
   const offNodes = deps.nodes.onChange((kind, node, old) => {
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
+    term.plans.nodesChanged();
     enqueueAll(deps, queue);
   });
   return () => {
@@ -239,7 +231,8 @@ export function startServiceController(
       // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
-      const syncDeps = { ...deps, ...deps.forTerm?.(signal), tls, notices: new Notices() };
+      const plans = new PlanMemo<PlannedService>();
+      const syncDeps = { ...deps, ...deps.forTerm?.(signal), tls, notices: new Notices(), plans };
       const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
       const queue = new WorkQueue<string>({
         name: "service",
@@ -248,7 +241,7 @@ export function startServiceController(
         baseDelayMs: RETRY_BASE_MS,
         maxDelayMs: RETRY_MAX_MS,
       });
-      const unwatch = watchChanges(deps, queue, tls);
+      const unwatch = watchChanges(deps, queue, { tls, plans });
       enqueueAll(deps, queue);
       try {
         await Promise.all([

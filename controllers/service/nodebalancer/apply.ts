@@ -128,9 +128,17 @@ export async function applyActions(
  * per Service at 5,000 Nodes).
  */
 export function planFingerprint(desired: DesiredNodeBalancer): string {
-  // A TLS key serialises redacted; its certificate (and fingerprint) does not, so a new pair still differs.
-  return createHash("sha256").update(JSON.stringify(desired)).digest("base64");
+  let digest = fingerprints.get(desired);
+  if (digest === undefined) {
+    // A TLS key serialises redacted; its certificate (and fingerprint) does not, so a new pair still differs.
+    digest = createHash("sha256").update(JSON.stringify(desired)).digest("base64");
+    fingerprints.set(desired, digest);
+  }
+  return digest;
 }
+
+/** Digests by plan: a plan reused by a later sync (`plan_memo.ts`) is not serialised again. Plans are never changed. */
+const fingerprints = new WeakMap<DesiredNodeBalancer, string>();
 
 /**
  * Creates the NodeBalancer with every config and node in the one call the API allows (attached to
