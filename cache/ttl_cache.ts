@@ -19,6 +19,35 @@ export interface TtlCellOptions<T> {
   confirmEmptyAfter?: number;
   /** Backoff between failed refreshes (default 1 s doubling up to 60 s). */
   retry?: BackoffOptions;
+  /**
+   * True when a loaded value says nothing new: the cell then keeps the value it holds (and its generation,
+   * and tells no listener), so what was computed from it stays valid. Without it every load is a change.
+   */
+  same?: (held: T, loaded: T) => boolean;
+}
+
+/**
+ * Deep equality of plain JSON-shaped values (objects, arrays, strings, numbers, booleans, null), without
+ * allocating: a re-listed collection is compared entry by entry with the one held.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
+    keys++;
+  }
+  for (const _ in y) keys--;
+  return keys === 0;
 }
 
 /** Read options of `TtlCell.get`. */
@@ -179,7 +208,8 @@ export class TtlCell<T> {
     this.#suspicious = false;
     this.#nextAttemptAt = 0;
     this.#retry.reset();
-    this.#replace(next);
+    const held = this.#data;
+    if (!held || !this.#o.same?.(held.value, next)) this.#replace(next);
     this.#age.set(labels, 0);
     this.#refreshes.inc({ ...labels, result: "success" });
   }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
-import { TtlCell } from "./ttl_cache.ts";
+import { sameJson, TtlCell } from "./ttl_cache.ts";
 
 interface Harness {
   cell: TtlCell<number[]>;
@@ -12,7 +12,7 @@ interface Harness {
   gate: { wait?: Promise<void> };
 }
 
-function harness(ttlMs = 1000): Harness {
+function harness(ttlMs = 1000, same?: (a: number[], b: number[]) => boolean): Harness {
   const clock = new FakeClock();
   const metrics = new Registry();
   let loads = 0;
@@ -25,6 +25,7 @@ function harness(ttlMs = 1000): Harness {
     metrics,
     retry: { baseMs: 500, maxMs: 4000, jitter: 0 },
     isEmpty: (d) => d.length === 0,
+    same,
     load: async () => {
       loads++;
       await gate.wait;
@@ -157,3 +158,70 @@ Deno.test("TtlCell.get() dates data from when its request was sent, not from whe
   // A Linode created while the listing was on its way may be missing: the data is already 300 ms old.
   assert.equal((await reading).ageMs, 300);
 });
+
+Deno.test("TtlCell with same(): a load that finds what is held keeps it, its generation and its listeners quiet", async () => {
+  const h = harness(1000, sameJson);
+  const seen: number[][] = [];
+  h.cell.onChange((_, next) => seen.push(next));
+  const first = await h.cell.get();
+  await h.clock.advance(1500);
+  const again = await h.cell.get();
+  assert.equal(h.loads(), 2, "loaded again: the TTL passed");
+  assert.equal(again.data, first.data, "the object held, not the equal one loaded");
+  assert.equal(again.generation, first.generation);
+  assert.equal(again.ageMs, 0, "dated from the new load");
+  assert.equal(count(h, "ccm_cache_refreshes_total", { cache: "t", result: "success" }), 2);
+  h.next.value = [1, 2, 3];
+  await h.clock.advance(1500);
+  const changed = await h.cell.get();
+  assert.deepEqual(changed.data, [1, 2, 3]);
+  assert.equal(changed.generation, first.generation + 1);
+  assert.deepEqual(seen, [[1, 2], [1, 2, 3]]);
+  // A write is a change whatever it writes; a load after it compares with the written value.
+  h.cell.write((d) => d.filter((x) => x !== 3));
+  assert.equal(h.cell.peek()?.generation, first.generation + 2);
+  await h.clock.advance(1500);
+  assert.equal((await h.cell.get()).generation, first.generation + 3, "the API still has 3");
+});
+
+Deno.test("TtlCell without same(): every load is a change", async () => {
+  const h = harness();
+  const first = await h.cell.get();
+  await h.clock.advance(1500);
+  const again = await h.cell.get();
+  assert.deepEqual(again.data, first.data);
+  assert.equal(again.generation, first.generation + 1);
+});
+
+const SAME_JSON_CASES: { name: string; a: unknown; b: unknown; same: boolean }[] = [
+  { name: "equal primitives", a: 1, b: 1, same: true },
+  { name: "number and its string", a: 1, b: "1", same: false },
+  { name: "null and an object", a: null, b: {}, same: false },
+  { name: "null and undefined", a: null, b: undefined, same: false },
+  {
+    name: "equal nested entries",
+    a: [{ id: 1, r: ["10.0.0.0/24"] }],
+    b: [{ id: 1, r: ["10.0.0.0/24"] }],
+    same: true,
+  },
+  {
+    name: "one range differs",
+    a: [{ id: 1, r: ["10.0.0.0/24"] }],
+    b: [{ id: 1, r: ["10.0.1.0/24"] }],
+    same: false,
+  },
+  { name: "a range more", a: [{ r: ["a"] }], b: [{ r: ["a", "b"] }], same: false },
+  { name: "entries in another order", a: [{ id: 1 }, { id: 2 }], b: [{ id: 2 }, { id: 1 }], same: false },
+  { name: "keys in another order", a: { x: 1, y: 2 }, b: { y: 2, x: 1 }, same: true },
+  { name: "a key more", a: { x: 1 }, b: { x: 1, y: undefined }, same: false },
+  { name: "a key less", a: { x: 1, y: 2 }, b: { x: 1 }, same: false },
+  { name: "an array and an object with index keys", a: ["a"], b: { 0: "a" }, same: false },
+  { name: "an object and an array", a: { 0: "a" }, b: ["a"], same: false },
+];
+
+for (const c of SAME_JSON_CASES) {
+  Deno.test(`sameJson(): ${c.name} -> ${c.same}`, () => {
+    assert.equal(sameJson(c.a, c.b), c.same);
+    assert.equal(sameJson(c.b, c.a), c.same, "symmetric");
+  });
+}

@@ -239,6 +239,25 @@ Deno.test("route: an idle resync after a settled pass plans nothing; a condition
   assert.equal(skipped(), after + 2, "settled again");
 });
 
+Deno.test("route: a drift re-list that finds what the cache holds leaves a settled cluster settled", async () => {
+  await using w = await startRouteWorld({ flags: ["--node-status-update-frequency=1m"] });
+  const skipped = () =>
+    w.metrics.counter("ccm_passes_skipped_total", "", ["controller"]).get({ controller: "route" });
+  const driftMs = w.config.nodes.statusUpdateFrequencyMs;
+  const id = w.addLinode("worker-1");
+  await w.start();
+  w.addNode("worker-1", id, "10.192.1.0/24");
+  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the condition");
+  await resyncs(w, 1);
+  const listings = w.calls(LIST_VPC_IPS);
+  const before = skipped();
+  const count = Math.ceil(driftMs / w.config.routes.reconciliationPeriodMs) + 2;
+  await resyncs(w, count);
+  assert.ok(w.calls(LIST_VPC_IPS) > listings, "the listing was read again for drift");
+  assert.equal(skipped(), before + count, "nothing new in it: every resync skipped, none planned every Node");
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
+});
+
 Deno.test("route: a settled cluster still finds a range removed by hand at the drift re-list, and a new Node at once", async () => {
   await using w = await startRouteWorld({ flags: ["--node-status-update-frequency=1m"] });
   const driftMs = w.config.nodes.statusUpdateFrequencyMs;
