@@ -8,7 +8,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer, planFingerprint } from "./nodebalancer/apply.ts";
+import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
 import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
 import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
@@ -101,7 +101,7 @@ async function createFor(
   note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
   const fw = await firewallForCreate(deps, plan.desired.firewall);
   try {
-    const nb = await createNodeBalancer(deps, plan.desired, fw.firewallId);
+    const nb = await createNodeBalancer(deps, plan, fw.firewallId);
     note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: created NodeBalancer {nodeBalancerId}", {
       nodeBalancerId: nb.id,
     });
@@ -158,7 +158,7 @@ async function updateInPlace(
   const nbId = found.nb.id;
   // Created by this CCM from the same plan and not changed since (within the drift period): nothing to read.
   if (found.via !== "status-ip" && found.via !== "status-hostname") {
-    if (deps.cache.details.isAsCreated(nbId, planFingerprint(plan.desired))) return found.nb;
+    if (deps.cache.details.isAsCreated(nbId, plan.fingerprint)) return found.nb;
   }
   const tag = ownershipTagOf(deps, svc);
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);

@@ -3,12 +3,14 @@
  * (the 5-minute resync of a settled Service, most syncs) reuses it instead of planning every backend again:
  * at 5,000 Nodes and 50 Services a resync planned 250,000 backends and serialised each plan to fingerprint it.
  * Only planning is skipped: the NodeBalancer is still found and compared as before, so drift is still seen.
+ * What is kept is the plan without its backends (spec, warnings, fingerprint): 50 plans of 5,000 backends
+ * would hold ~35 MiB; a sync that needs the backends (a NodeBalancer to compare or create) plans them again.
  *
  * The Nodes are tracked by a version the controller moves on every Node change that can move a backend (the
  * same test that enqueues Services, `nodeBackendFields`); the other inputs are compared by value.
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { CurrentNodeBalancerShape } from "./annotations/parse.ts";
+import type { PlanInputs, PlannedService, PlanSummary, RememberedPlans } from "./planner.ts";
 import type { TlsMaterial } from "./tls/secrets.ts";
 
 /**
@@ -28,22 +30,11 @@ export function syncFields(svc: V1Service): string {
   ]);
 }
 
-/** Everything a plan is made from besides the Nodes and the controller's fixed defaults. */
-export interface PlanInputs {
-  readonly service: V1Service;
-  readonly current: CurrentNodeBalancerShape;
-  /** Resolved VPC subnets: null without one, undefined when a label resolved to nothing. */
-  readonly backendSubnetId: number | null | undefined;
-  readonly frontendSubnetId: number | null | undefined;
-  readonly clusterIdTag: string;
-  readonly tls: ReadonlyMap<string, TlsMaterial>;
-}
-
-interface Remembered<P> {
+interface Remembered {
   readonly nodesVersion: number;
   readonly fields: string;
   readonly tls: ReadonlyMap<string, TlsMaterial>;
-  readonly plan: P;
+  readonly plan: PlanSummary;
 }
 
 function sameTls(a: ReadonlyMap<string, TlsMaterial>, b: ReadonlyMap<string, TlsMaterial>): boolean {
@@ -58,10 +49,10 @@ function sameTls(a: ReadonlyMap<string, TlsMaterial>, b: ReadonlyMap<string, Tls
 }
 
 /** Per leadership term: a new term plans everything afresh. */
-export class PlanMemo<P> {
+export class PlanMemo implements RememberedPlans {
   #nodesVersion = 0;
   /** Service key → inputs besides the Service (the current NodeBalancer's shape, subnets, tag) → plan. */
-  readonly #plans = new Map<string, Map<string, Remembered<P>>>();
+  readonly #plans = new Map<string, Map<string, Remembered>>();
 
   /** The version of the Nodes as plans read them; read it in the same step as the Node listing. */
   get nodesVersion(): number {
@@ -75,7 +66,7 @@ export class PlanMemo<P> {
   }
 
   /** The plan remembered for `key` when it was made from these inputs and Nodes of `nodesVersion`. */
-  get(key: string, nodesVersion: number, inputs: PlanInputs): P | undefined {
+  get(key: string, nodesVersion: number, inputs: PlanInputs): PlanSummary | undefined {
     const seen = this.#plans.get(key)?.get(restOf(inputs));
     if (!seen || seen.nodesVersion !== nodesVersion || seen.nodesVersion !== this.#nodesVersion) {
       return undefined;
@@ -85,7 +76,7 @@ export class PlanMemo<P> {
   }
 
   /** Remembers the plan made from `inputs` over Nodes of `nodesVersion` (not when the Nodes moved since). */
-  set(key: string, nodesVersion: number, inputs: PlanInputs, plan: P): void {
+  set(key: string, nodesVersion: number, inputs: PlanInputs, planned: PlannedService): void {
     if (nodesVersion !== this.#nodesVersion) return;
     const fields = syncFields(inputs.service);
     let plans = this.#plans.get(key);
@@ -93,6 +84,7 @@ export class PlanMemo<P> {
     if (!plans || [...plans.values()].some((p) => p.fields !== fields)) {
       this.#plans.set(key, plans = new Map());
     }
+    const { desired: _backends, ...plan } = planned;
     plans.set(restOf(inputs), { nodesVersion, fields, tls: inputs.tls, plan });
   }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
 import { generateSelfSignedCert } from "../../server/tls.ts";
-import { planFingerprint } from "./nodebalancer/apply.ts";
+import { planFingerprint } from "./nodebalancer/fingerprint.ts";
 import { PlanMemo } from "./plan_memo.ts";
 import { type PlannedService, type PlannerDeps, planService } from "./planner.ts";
 import { defaults, node, port, service } from "./testdata/fixtures.ts";
@@ -12,7 +12,7 @@ const CLUSTER_TAG = "ccm-cluster:00112233445566778899aabbccddeeff";
 /** Planner inputs over an in-memory Secret store (`secrets`, by name in `default`) and a fresh memo. */
 function plannerDeps(secrets = new Map<string, V1Secret>()) {
   const reader: SecretReader = { read: (_ns, name) => Promise.resolve(secrets.get(name)) };
-  const plans = new PlanMemo<PlannedService>();
+  const plans = new PlanMemo();
   const tagGate = { wait: Promise.resolve() };
   const deps: PlannerDeps = {
     defaults: defaults(),
@@ -28,6 +28,16 @@ function nodes(n: number): V1Node[] {
   return Array.from({ length: n }, (_, i) => node(`n${i}`, { internalIps: [`192.168.140.${i + 1}`] }));
 }
 
+/** True for a remembered plan: its backends are not planned until read. */
+function remembered(plan: PlannedService): boolean {
+  return typeof Object.getOwnPropertyDescriptor(plan, "desired")?.get === "function";
+}
+
+/** True when `plan` is `earlier` remembered: the same summary, nothing planned again. */
+function reuses(plan: PlannedService, earlier: PlannedService): boolean {
+  return remembered(plan) && plan.fingerprint === earlier.fingerprint && plan.spec === earlier.spec;
+}
+
 function backendsOf(plan: PlannedService): string[] {
   return plan.desired.configs.flatMap((c) => c.nodes.map((b) => b.address));
 }
@@ -39,18 +49,22 @@ function tlsSecret(name: string, cert: string, key: string, resourceVersion: str
   };
 }
 
-Deno.test("planService with a memo: the same inputs give the same plan object, equal to a plan made afresh", async () => {
+Deno.test("planService with a memo: the same inputs reuse the plan, backends planned again only when read", async () => {
   const { deps, plans } = plannerDeps();
   const svc = service({ ports: [port(80), port(443)] });
   const list = nodes(3);
   const first = await planService(deps, svc, list);
+  assert.equal(remembered(first), false);
   const again = await planService(deps, structuredClone(svc), nodes(3));
-  assert.equal(again, first, "reused, not planned again");
+  assert.equal(remembered(again), true, "reused, backends not planned");
+  assert.equal(again.fingerprint, first.fingerprint);
+  assert.equal(again.spec, first.spec);
   assert.equal(plans.size, 1);
   const fresh = await planService({ ...deps, plans: undefined }, svc, list);
-  assert.notEqual(fresh, first);
-  assert.deepEqual(fresh.desired, first.desired);
-  assert.equal(planFingerprint(again.desired), planFingerprint(fresh.desired));
+  assert.deepEqual(again.desired, fresh.desired, "read: the same backends as a plan made afresh");
+  assert.equal(again.desired, again.desired, "planned once per sync");
+  assert.equal(planFingerprint(again.desired), again.fingerprint);
+  assert.equal(fresh.fingerprint, first.fingerprint);
 });
 
 Deno.test("planService with a memo: a Node change the controller reports plans again, over the new Nodes", async () => {
@@ -60,7 +74,8 @@ Deno.test("planService with a memo: a Node change the controller reports plans a
   // Without the report the memo cannot know: that is the controller's part (nodeBackendFields on every Node event).
   plans.nodesChanged();
   const second = await planService(deps, svc, nodes(3));
-  assert.notEqual(second, first);
+  assert.equal(remembered(second), false);
+  assert.notEqual(second.fingerprint, first.fingerprint);
   assert.deepEqual(backendsOf(second), ["192.168.140.1:30080", "192.168.140.2:30080", "192.168.140.3:30080"]);
 });
 
@@ -68,8 +83,9 @@ Deno.test("planService with a memo: a changed annotation, port, current NodeBala
   const { deps, plans } = plannerDeps();
   const list = nodes(2);
   const base = await planService(deps, service(), list);
+  assert.equal(remembered(base), false);
   const throttled = await planService(deps, service({ annotations: { throttle: "5" } }), list);
-  assert.notEqual(throttled, base);
+  assert.equal(remembered(throttled), false);
   assert.equal(throttled.desired.client_conn_throttle, 5);
   const twoPorts = await planService(
     deps,
@@ -80,18 +96,18 @@ Deno.test("planService with a memo: a changed annotation, port, current NodeBala
   // The shape of an existing NodeBalancer is an input (lenient values keep it): both shapes are kept.
   const svc = service({ annotations: { throttle: "5" }, ports: [port(80), port(81)] });
   const shaped = await planService(deps, svc, list, { ipv6Backends: true });
-  assert.notEqual(shaped, twoPorts);
-  assert.equal(await planService(deps, svc, list), twoPorts);
-  assert.equal(await planService(deps, svc, list, { ipv6Backends: true }), shaped);
+  assert.equal(remembered(shaped), false);
+  assert.ok(reuses(await planService(deps, svc, list), twoPorts));
+  assert.ok(reuses(await planService(deps, svc, list, { ipv6Backends: true }), shaped));
   assert.equal(plans.size, 2, "an older Service's plans are dropped");
   const vpc: PlannerDeps = { ...deps, subnets: { resolve: () => Promise.resolve(6) } };
   const withSubnet = service({
     annotations: { "frontend-vpc-name": "edge", "frontend-subnet-name": "public" },
   });
   const atFive = await planService(deps, withSubnet, list);
-  assert.equal(await planService(deps, withSubnet, list), atFive);
+  assert.ok(reuses(await planService(deps, withSubnet, list), atFive));
   const atSix = await planService(vpc, withSubnet, list);
-  assert.notEqual(atSix, atFive, "another subnet id plans again");
+  assert.equal(remembered(atSix), false, "another subnet id plans again");
   assert.equal(atSix.desired.frontendVpc?.subnet_id, 6);
 });
 
@@ -108,12 +124,12 @@ Deno.test("planService with a memo: a rotated TLS Secret plans again with the ne
   });
   const list = nodes(1);
   const first = await planService(deps, svc, list);
-  assert.equal(await planService(deps, svc, list), first);
+  assert.ok(reuses(await planService(deps, svc, list), first));
   const b = await generateSelfSignedCert();
   secrets.set("web-tls", tlsSecret("web-tls", b.certPem, b.keyPem, "2"));
   assert.deepEqual(await deps.tls.refresh(), ["default/web"]);
   const rotated = await planService(deps, svc, list);
-  assert.notEqual(rotated, first);
+  assert.equal(remembered(rotated), false);
   assert.notEqual(rotated.desired.configs[0]?.tls?.fingerprint, first.desired.configs[0]?.tls?.fingerprint);
   assert.notEqual(planFingerprint(rotated.desired), planFingerprint(first.desired));
 });
@@ -131,7 +147,7 @@ Deno.test("planService with a memo: a plan over Nodes that changed while it was 
   assert.equal(backendsOf(stale).length, 2);
   assert.equal(plans.size, 0);
   const next = await planService(deps, svc, nodes(3));
-  assert.notEqual(next, stale);
+  assert.equal(remembered(next), false);
   assert.equal(backendsOf(next).length, 3);
 });
 
@@ -143,7 +159,9 @@ Deno.test("PlanMemo: forget drops a Service's plans; nodesChanged drops every pl
   assert.equal(plans.size, 2);
   plans.forget("default/web");
   assert.equal(plans.size, 1);
-  assert.notEqual(await planService(deps, service({ name: "web" }), list), web);
+  const again = await planService(deps, service({ name: "web" }), list);
+  assert.equal(remembered(again), false);
+  assert.equal(again.fingerprint, web.fingerprint);
   plans.nodesChanged();
   assert.equal(plans.size, 0);
 });

@@ -13,11 +13,12 @@ import type { SkippedNode } from "./nodebalancer/backends.ts";
 import type { ServiceDefaults } from "./annotations/defaults.ts";
 import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
 import { planNodeBalancer } from "./nodebalancer/plan.ts";
+import { planFingerprint } from "./nodebalancer/fingerprint.ts";
 import type { ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
 import type { TlsSecrets } from "./tls/secrets.ts";
 import type { ClusterIdentity } from "./identity.ts";
-import type { PlanInputs, PlanMemo } from "./plan_memo.ts";
+import type { TlsMaterial } from "./tls/secrets.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
@@ -35,19 +36,49 @@ export interface PlannerDeps {
   subnets: Pick<SubnetResolver, "resolve">;
   tls: TlsSecrets;
   /** The last plan per Service (see `plan_memo.ts`); without it every sync plans afresh. */
-  plans?: PlanMemo<PlannedService>;
+  plans?: RememberedPlans;
 }
 
 /** A Service's spec and the NodeBalancer it should have, plus what is worth a warning. */
 export interface PlannedService {
   readonly spec: ServiceSpec;
+  /**
+   * Every backend included. Reusing a remembered plan (`plan_memo.ts`) plans it again on first read: a
+   * settled Service's sync compares only `fingerprint`, and 50 plans of 5,000 backends kept would be ~35 MiB.
+   */
   readonly desired: DesiredNodeBalancer;
+  /** `planFingerprint(desired)`: what a NodeBalancer created from this plan is recorded with. */
+  readonly fingerprint: string;
   readonly skippedNodes: readonly SkippedNode[];
   readonly warnings: readonly AnnotationWarning[];
   /** Values read leniently (as the Go CCM reads them), each with what was used instead. */
   readonly lenient: readonly LenientValue[];
   /** TLS Secrets whose `tls.crt` holds no readable certificate, named `ns/name`. */
   readonly unreadableCertificates: readonly string[];
+}
+
+/** Everything a plan is made from besides the Nodes and the controller's fixed defaults. */
+export interface PlanInputs {
+  readonly service: V1Service;
+  readonly current: CurrentNodeBalancerShape;
+  /** Resolved VPC subnets: null without one, undefined when a label resolved to nothing. */
+  readonly backendSubnetId: number | null | undefined;
+  readonly frontendSubnetId: number | null | undefined;
+  readonly clusterIdTag: string;
+  readonly tls: ReadonlyMap<string, TlsMaterial>;
+}
+
+/** A plan as remembered: everything but the backends. */
+export type PlanSummary = Omit<PlannedService, "desired">;
+
+/** The last plans, by Service and inputs (`plan_memo.ts`'s `PlanMemo`). */
+export interface RememberedPlans {
+  /** The version of the Nodes as plans read them; read it in the same step as the Node listing. */
+  readonly nodesVersion: number;
+  /** The plan remembered for `key` when it was made from these inputs and Nodes of `nodesVersion`. */
+  get(key: string, nodesVersion: number, inputs: PlanInputs): PlanSummary | undefined;
+  /** Remembers the plan made from `inputs` over Nodes of `nodesVersion`. */
+  set(key: string, nodesVersion: number, inputs: PlanInputs, planned: PlannedService): void;
 }
 
 /**
@@ -73,10 +104,23 @@ export async function planService(
   const clusterIdTag = await deps.identity.tag();
   const inputs = { service: svc, current, backendSubnetId, frontendSubnetId, clusterIdTag, tls };
   const remembered = deps.plans?.get(key, nodesVersion, inputs);
-  if (remembered) return remembered;
+  if (remembered) {
+    return withDesired(remembered, () => planFrom(svc, spec, nodes, inputs, deps.defaults).desired);
+  }
   const planned = planFrom(svc, spec, nodes, inputs, deps.defaults);
   deps.plans?.set(key, nodesVersion, inputs, planned);
   return planned;
+}
+
+/** A remembered plan with `desired` planned again (over the same inputs) only when read. */
+function withDesired(summary: PlanSummary, plan: () => DesiredNodeBalancer): PlannedService {
+  let desired: DesiredNodeBalancer | undefined;
+  return {
+    ...summary,
+    get desired() {
+      return desired ??= plan();
+    },
+  };
 }
 
 function planFrom(
@@ -102,6 +146,7 @@ function planFrom(
   return {
     spec,
     desired: plan.desired,
+    fingerprint: planFingerprint(plan.desired),
     skippedNodes: plan.skippedNodes,
     warnings: spec.warnings,
     lenient: spec.lenient,

@@ -28,7 +28,6 @@ import {
   wantsLoadBalancer,
 } from "./sync.ts";
 import { PlanMemo, syncFields } from "./plan_memo.ts";
-import type { PlannedService } from "./planner.ts";
 import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
 /** A change handler as informers call it. */
@@ -154,7 +153,7 @@ function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void
 function watchChanges(
   deps: ServiceControllerDeps,
   queue: WorkQueue<string>,
-  term: { tls: TlsSecrets; plans: PlanMemo<PlannedService> },
+  term: { tls: TlsSecrets; plans: PlanMemo },
 ): () => void {
   const offServices = deps.services.onChange((kind, svc, old) => {
     const key = objectKey(svc);
@@ -231,7 +230,7 @@ export function startServiceController(
       // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
       const termStart = deps.clock.monotonic();
       const tls = new TlsSecrets(deps.secrets);
-      const plans = new PlanMemo<PlannedService>();
+      const plans = new PlanMemo();
       const syncDeps = { ...deps, ...deps.forTerm?.(signal), tls, notices: new Notices(), plans };
       const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
       const queue = new WorkQueue<string>({

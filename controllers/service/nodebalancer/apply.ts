@@ -4,7 +4,6 @@
  * state is then in doubt (a timeout may have acted, a 400 or 404 says the cache was wrong) and the next
  * reconcile reads it again before deciding anything.
  */
-import { createHash } from "node:crypto";
 import type { NodeBalancer } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { NodeBalancerConfigState, NodeBalancerNodeState } from "../../../cache/types.ts";
@@ -123,24 +122,6 @@ export async function applyActions(
 }
 
 /**
- * What a NodeBalancer is created from, as a SHA-256 digest of its text: the same plan later means the
- * NodeBalancer needs no read. The digest, not the text, is kept: the text lists every backend (about 60 KiB
- * per Service at 5,000 Nodes).
- */
-export function planFingerprint(desired: DesiredNodeBalancer): string {
-  let digest = fingerprints.get(desired);
-  if (digest === undefined) {
-    // A TLS key serialises redacted; its certificate (and fingerprint) does not, so a new pair still differs.
-    digest = createHash("sha256").update(JSON.stringify(desired)).digest("base64");
-    fingerprints.set(desired, digest);
-  }
-  return digest;
-}
-
-/** Digests by plan: a plan reused by a later sync (`plan_memo.ts`) is not serialised again. Plans are never changed. */
-const fingerprints = new WeakMap<DesiredNodeBalancer, string>();
-
-/**
  * Creates the NodeBalancer with every config and node in the one call the API allows (attached to
  * `firewallId` when given) and reads nothing back: the answer has no config or node ids, which only a later
  * change needs, so they are read when the plan first differs from this one (`isAsCreated`). One call per new
@@ -148,11 +129,12 @@ const fingerprints = new WeakMap<DesiredNodeBalancer, string>();
  */
 export async function createNodeBalancer(
   deps: ApplyDeps,
-  desired: DesiredNodeBalancer,
+  plan: { readonly desired: DesiredNodeBalancer; readonly fingerprint: string },
   firewallId?: number,
 ): Promise<NodeBalancer> {
-  const nb = await deps.nodeBalancers.create(revealCreateBody(createNodeBalancerBody(desired, firewallId)));
+  const body = createNodeBalancerBody(plan.desired, firewallId);
+  const nb = await deps.nodeBalancers.create(revealCreateBody(body));
   deps.cache.record(nb);
-  deps.cache.details.recordCreated(nb.id, planFingerprint(desired));
+  deps.cache.details.recordCreated(nb.id, plan.fingerprint);
   return nb;
 }
