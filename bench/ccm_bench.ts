@@ -15,6 +15,7 @@ import { plotCallsPerMinute } from "./ccm_plot.ts";
 import { buildCcmReport, renderReportMarkdown } from "./ccm_report.ts";
 import type { CcmReport, CcmResults, SteadyRun } from "./ccm_results.ts";
 import { type Cluster, measureWindow, startCluster, waitConverged } from "./ccm_steady.ts";
+import { measureImportFloor } from "./import_floor.ts";
 import { benchTakeover } from "./ccm_takeover.ts";
 
 /** Settings of the CCM-process benchmarks. */
@@ -132,6 +133,8 @@ export async function benchWholeCcm(
 ): Promise<CcmBenchOutput> {
   const startedAt = new Date().toISOString();
   const clusters: Cluster[] = [];
+  // Measured first, while nothing else runs on the machine.
+  const importFloor = await measureImportFloor();
   try {
     const steady: Promise<Settled<SteadyRun>>[] = [];
     for (const n of o.sizes) {
@@ -164,6 +167,7 @@ export async function benchWholeCcm(
       churn: (await Promise.all(churn)).map(unwrap),
       latency,
       takeover,
+      importFloor,
     };
     const output = { results, report: buildCcmReport(results) };
     if (o.resultsDir) await writeResults(o.resultsDir, output, o.docPath);

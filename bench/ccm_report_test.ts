@@ -122,3 +122,14 @@ Deno.test("buildCcmReport() names the routes of the calls per new Service, marki
   const before = buildCcmReport(r);
   assert.equal(row(before.rows, /per new LoadBalancer Service/, 100).result, "MISSED", "4 calls");
 });
+
+Deno.test("buildCcmReport() prints the RSS floor beside the goal, with what importing the clients holds when measured", () => {
+  const r = results({ at100: 1.2, at5000: 6, rss5000: 180, route: [250], sigterm: [200] });
+  const plain = row(buildCcmReport(r).rows, /^RSS MiB, end of window/, 5000).target;
+  assert.equal(plain, "<= 150 / 250; floor: 149 at 100 Nodes");
+  const measured = { ...r, importFloor: { runtimeMiB: 40.4, kubeMiB: 101.2, bothMiB: 126.6 } };
+  assert.equal(
+    row(buildCcmReport(measured).rows, /^RSS MiB, end of window/, 5000).target,
+    "<= 150 / 250; floor: 149 at 100 Nodes (127 on importing the clients: Deno 40, client-node +61, api-v4 +25)",
+  );
+});

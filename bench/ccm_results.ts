@@ -6,6 +6,7 @@ import type { CcmLatencyResult } from "./ccm_latency.ts";
 import type { ChurnResult } from "./ccm_churn.ts";
 import type { WindowResult } from "./ccm_steady.ts";
 import type { TakeoverResult } from "./ccm_takeover.ts";
+import type { ImportFloor } from "./import_floor.ts";
 
 /** Start-up and steady state of one cluster size. */
 export interface SteadyRun {
@@ -32,6 +33,8 @@ export interface CcmResults {
   readonly churn: readonly { readonly nodes: number; readonly window: ChurnResult }[];
   readonly latency: CcmLatencyResult;
   readonly takeover: TakeoverResult;
+  /** The process before any CCM code: runtime, then each client library imported (absent in older runs). */
+  readonly importFloor?: ImportFloor;
 }
 
 /** One row of the table, with the numbers behind its text. */
