@@ -92,15 +92,20 @@ Deno.test("cloud-node-lifecycle deletes a NotReady node only after GET of its Li
 });
 
 Deno.test("cloud-node-lifecycle keeps a NotReady node whose Linode only left the listing", async () => {
-  await using world = await startWorld();
-  const [moved] = cluster(world, 3);
+  await using world = await startWorld({ flags: ["--linode-tag-filter=k8s"] });
+  const linodes = world.linode.world.addInstances(
+    3,
+    (i) => ({ label: `w-${i}`, region: REGION, tags: ["k8s"] }),
+  );
+  addNodes(
+    world,
+    ...linodes.map((l) => kubeletNode(l.label, { providerID: `linode://${l.id}`, taints: [], ready: true })),
+  );
   await world.start();
-  // The Linode still exists (GET answers 200) but no longer matches the region filter.
-  const l = world.linode.world.instance(moved ?? 0);
-  assert.ok(l);
-  world.linode.world.deleteInstance(l.id);
-  const back = world.linode.world.addInstance({ label: "w-0-elsewhere", region: "us-west" });
-  world.kube.store.patch("nodes", "w-0", { spec: { providerID: `linode://${back.id}` } }, { type: "merge" });
+  // The Linode still exists (GET answers 200) but no longer matches the listing's tag filter (its tag removed).
+  const [moved] = linodes;
+  assert.ok(moved);
+  world.linode.world.updateInstance(moved.id, { tags: [] });
   setReady(world, "w-0", false);
   await advanceUntil(world, () => world.calls("GET /v4/linode/instances/{id}") >= 1, "confirmation GET");
   await runPasses(world, 4);

@@ -65,15 +65,12 @@ Deno.test("cloud-node updates a changed Linode's Node at the next status update 
   await initialisedCluster(world, 2);
   const [first] = world.linode.world.listInstances();
   assert.ok(first);
-  // The Linode is replaced (a rename): the Hostname address follows at the next refresh.
-  world.linode.world.deleteInstance(first.id);
-  const renamed = world.linode.world.addInstance({
+  // The Linode is renamed, re-addressed and moved to another host (same id: a Node's providerID never changes):
+  // the Hostname address, the new IPv4 and the host label follow at the next refresh.
+  const renamed = world.linode.world.updateInstance(first.id, {
     label: "s-0-renamed",
-    region: REGION,
     ipv4: ["45.79.99.1"],
-  });
-  world.kube.store.patch("nodes", "s-0", { spec: { providerID: `linode://${renamed.id}` } }, {
-    type: "merge",
+    newHost: true,
   });
   // The watch shows the label write late: the address write before it comes back first and enqueues the Node
   // while the informer still shows the old labels.

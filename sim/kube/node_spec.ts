@@ -2,7 +2,8 @@
  * A Node's `spec.podCIDR`/`spec.podCIDRs` as the apiserver keeps them: the v1 conversion (`podCIDR` wins when
  * both are given and differ; `podCIDRs` is filled from `podCIDR`; `podCIDR` is always `podCIDRs[0]`),
  * `ValidateNode` (valid CIDRs, at most one per IP family, no duplicates) and `ValidateNodeUpdate` (once set,
- * the list may not change: "node updates may not change podCIDR except from \"\" to valid").
+ * the list may not change: "node updates may not change podCIDR except from \"\" to valid"), and the same rule
+ * for `spec.providerID` (set once, by the cloud-node controller, then never changed or cleared).
  * Upstream: `pkg/apis/core/v1/conversion.go`, `pkg/apis/core/validation/validation.go`.
  */
 import { parseCidr6 } from "../../common/ipv6.ts";
@@ -84,5 +85,19 @@ export function podCidrUpdateCauses(next: KubeObject, old: KubeObject): StatusCa
   if (before.length === after.length && before.every((c, i) => c === after[i])) return [];
   return [
     fieldError("spec.podCIDRs", "Forbidden", 'node updates may not change podCIDR except from "" to valid'),
+  ];
+}
+
+/** `ValidateNodeUpdate`'s rule for `spec.providerID`: from "" to a value, and never changed or cleared after. */
+export function providerIdUpdateCauses(next: KubeObject, old: KubeObject): StatusCause[] {
+  const before = specOf(old).providerID;
+  const after = specOf(next).providerID;
+  if (typeof before !== "string" || before === "" || before === after) return [];
+  return [
+    fieldError(
+      "spec.providerID",
+      "Forbidden",
+      'node updates may not change providerID except from "" to valid',
+    ),
   ];
 }

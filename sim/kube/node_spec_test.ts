@@ -104,3 +104,24 @@ Deno.test("patchNode() sets pod CIDRs once; changing or clearing them is Forbidd
   }
   assert.deepEqual((await core.readNode({ name: "n1" })).spec?.podCIDRs, cidrs);
 });
+
+Deno.test("patchNode() sets spec.providerID once; changing or clearing it is Forbidden, repeating it is a no-op", async () => {
+  await using kube = await startKubeSim();
+  const { core } = clientsFor(kube);
+  await core.createNode({ body: node({ name: "n1" }) });
+  const set = await core.patchNode({ name: "n1", body: { spec: { providerID: "linode://123" } } }, MERGE);
+  assert.equal(set.spec?.providerID, "linode://123");
+  const again = await core.patchNode({ name: "n1", body: { spec: { providerID: "linode://123" } } }, MERGE);
+  assert.equal(again.metadata?.resourceVersion, set.metadata?.resourceVersion);
+  const forbidden =
+    'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid';
+  for (const body of [{ spec: { providerID: "linode://456" } }, { spec: { providerID: null } }]) {
+    const status = await rejectsWith(core.patchNode({ name: "n1", body }, MERGE), 422);
+    assert.deepEqual(causes(status), [forbidden], JSON.stringify(body));
+  }
+  assert.equal((await core.readNode({ name: "n1" })).spec?.providerID, "linode://123");
+  // A Node created with an empty providerID may still get one.
+  await core.createNode({ body: { ...node({ name: "n2" }), spec: { providerID: "" } } });
+  const later = await core.patchNode({ name: "n2", body: { spec: { providerID: "linode://9" } } }, MERGE);
+  assert.equal(later.spec?.providerID, "linode://9");
+});

@@ -3,7 +3,12 @@ import { isRecord, type KubeObject, type ResourceDef } from "./resources.ts";
 import { badRequest, fieldError, invalid, type StatusCause } from "./status.ts";
 import { prepareService } from "./service_alloc.ts";
 import { immutableCauses, INSTALL_KIND_CAUSES, rbacNameCauses } from "./validate_rbac.ts";
-import { normalizePodCidrs, podCidrCauses, podCidrUpdateCauses } from "./node_spec.ts";
+import {
+  normalizePodCidrs,
+  podCidrCauses,
+  podCidrUpdateCauses,
+  providerIdUpdateCauses,
+} from "./node_spec.ts";
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -171,9 +176,11 @@ export function applyDefaults(
   }
 }
 
-/** Update rules that compare the defaulted object with the stored one (a Node's pod CIDRs never change once set). */
+/** Update rules that compare the defaulted object with the stored one (a Node's pod CIDRs and providerID never change once set). */
 export function validateUpdate(def: ResourceDef, next: KubeObject, old: KubeObject): void {
-  const causes = def.kind === "Node" ? podCidrUpdateCauses(next, old) : [];
+  const causes = def.kind === "Node"
+    ? [...podCidrUpdateCauses(next, old), ...providerIdUpdateCauses(next, old)]
+    : [];
   if (causes.length > 0) throw invalid(def, next.metadata.name ?? "", causes);
 }
 

@@ -77,6 +77,16 @@ export interface InstanceRecord {
 const GENERATIONS: readonly InterfaceGeneration[] = ["legacy_config", "linode"];
 
 /** Owns instances. Listing is in id order; lookups by id are O(1). */
+/** What `update` may change on a Linode. */
+export interface InstanceChange {
+  label?: string;
+  region?: string;
+  ipv4?: readonly string[];
+  tags?: readonly string[];
+  /** Moved to another host: a new `host_uuid`. */
+  newHost?: boolean;
+}
+
 export class InstanceStore {
   #byId = new Map<number, InstanceRecord>();
   #labels = new Set<string>();
@@ -232,6 +242,28 @@ export class InstanceStore {
     rec.linode.updated = apiTime(this.#clock.now());
     for (const iface of rec.config.interfaces) iface.active = status === "running";
     return rec.linode;
+  }
+
+  /**
+   * What happens to a Linode without a new id (Cloud Manager or the API): renamed (`label`, unique as on
+   * create), migrated to another region or host (`region`, a new `host_uuid`), its public IPv4 or tags changed.
+   */
+  update(id: number, change: InstanceChange): SimLinode {
+    const rec = this.require(id);
+    const linode = rec.linode;
+    if (change.label !== undefined && change.label !== linode.label) {
+      const label = change.label;
+      if (this.#labels.has(label)) throw fieldError("label", "Label must be unique among your linodes");
+      this.#labels.delete(linode.label);
+      this.#labels.add(label);
+      linode.label = label;
+    }
+    if (change.region !== undefined) linode.region = change.region;
+    if (change.ipv4 !== undefined) linode.ipv4 = [...change.ipv4];
+    if (change.tags !== undefined) linode.tags = [...change.tags];
+    if (change.newHost) linode.host_uuid = crypto.randomUUID().replaceAll("-", "");
+    linode.updated = apiTime(this.#clock.now());
+    return linode;
   }
 
   /** Deletes an instance and frees its VPC addresses; false when it did not exist. */

@@ -12,7 +12,7 @@ import type { NbNodeStatus, NbNodeWire, NodeBalancerSnapshot, NodeBalancerWire }
 import type { SubnetPool } from "./nb_vpcs.ts";
 import { applySeedStatuses, readSeedStatuses } from "./seed_nodebalancers.ts";
 import { FirewallStore } from "./store_firewalls.ts";
-import { type AddInstanceInput, InstanceStore } from "./store_instances.ts";
+import { type AddInstanceInput, type InstanceChange, InstanceStore } from "./store_instances.ts";
 import { type NbSeedOptions, NodeBalancerStore } from "./store_nodebalancers.ts";
 import { ReservedIpStore } from "./store_reserved_ips.ts";
 import { VpcStore } from "./store_vpcs.ts";
@@ -94,6 +94,11 @@ export class World {
   /** Sets an instance's status (404 ApiError when unknown). */
   setStatus(id: number, status: SimLinodeStatus): SimLinode {
     return structuredClone(this.instances.setStatus(id, status));
+  }
+
+  /** Renames, migrates or re-addresses an instance, keeping its id (404 ApiError when unknown). */
+  updateInstance(id: number, change: InstanceChange): SimLinode {
+    return structuredClone(this.instances.update(id, change));
   }
 
   /** Deletes an instance, its VPC addresses and firewall attachments. */
