@@ -84,22 +84,27 @@ Deno.test("patchNode() sends JSON patch by default, and a failed test operation 
   await core.createNode({ body: node({ name: "n1", providerID: "linode://1" }) });
   const ok = await core.patchNode({
     name: "n1",
-    body: [{ op: "test", path: "/spec/providerID", value: "linode://1" }, {
-      op: "replace",
-      path: "/spec/providerID",
-      value: "linode://2",
-    }],
+    body: [
+      { op: "test", path: "/spec/providerID", value: "linode://1" },
+      { op: "add", path: "/spec/unschedulable", value: true },
+    ],
   });
-  assert.equal(ok.spec?.providerID, "linode://2");
+  assert.equal(ok.spec?.unschedulable, true);
   const status = await rejectsWith(
-    core.patchNode({ name: "n1", body: [{ op: "test", path: "/spec/providerID", value: "linode://1" }] }),
+    core.patchNode({
+      name: "n1",
+      body: [
+        { op: "test", path: "/spec/providerID", value: "linode://2" },
+        { op: "replace", path: "/spec/unschedulable", value: false },
+      ],
+    }),
     422,
   );
   assert.equal(status.reason, "Invalid");
   assert.equal(
-    kube.store.get("nodes", "n1")?.spec &&
-      (kube.store.get("nodes", "n1")?.spec as { providerID: string }).providerID,
-    "linode://2",
+    (await core.readNode({ name: "n1" })).spec?.unschedulable,
+    true,
+    "nothing of a failed patch applied",
   );
 });
 
