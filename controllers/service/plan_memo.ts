@@ -88,7 +88,7 @@ export class PlanMemo implements RememberedPlans {
     plans.set(restOf(inputs), { nodesVersion, fields, tls: inputs.tls, plan });
   }
 
-  /** Forgets a Service (deleted, or its sync failed). */
+  /** Forgets a deleted Service. */
   forget(key: string): void {
     this.#plans.delete(key);
   }

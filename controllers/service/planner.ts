@@ -16,9 +16,8 @@ import { planNodeBalancer } from "./nodebalancer/plan.ts";
 import { planFingerprint } from "./nodebalancer/fingerprint.ts";
 import type { ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
-import type { TlsSecrets } from "./tls/secrets.ts";
+import type { TlsMaterial, TlsSecrets } from "./tls/secrets.ts";
 import type { ClusterIdentity } from "./identity.ts";
-import type { TlsMaterial } from "./tls/secrets.ts";
 
 /** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
 export class InvalidServiceError extends InvalidInputError {
