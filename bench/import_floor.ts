@@ -3,8 +3,8 @@
  * library of record imported (`@kubernetes/client-node`, `@linode/api-v4`), under the CCM's runtime flags,
  * V8 flags and allocator settings. The floor the RSS goal row prints beside the goal.
  */
-import { ccmV8Flags } from "../deploy/artifacts.ts";
-import { childEnv } from "../tests/process.ts";
+import { childEnv, v8FlagArgs } from "../tests/process.ts";
+import { residentMiB } from "./footprint.ts";
 import { fileURLToPath } from "node:url";
 
 /** Resident memory of the probe processes, in MiB. */
@@ -19,22 +19,14 @@ export interface ImportFloor {
 
 const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
 
-async function rssMiB(pid: number): Promise<number> {
-  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`], stdout: "piped" }).output();
-  const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(new TextDecoder().decode(out.stdout))?.[1]);
-  if (!Number.isFinite(kib)) throw new Error(`Cannot read VmRSS of ${pid}`);
-  return kib / 1024;
-}
-
 /** One probe: spawned, waited for `ready`, measured, killed. */
 async function probe(libraries: readonly string[]): Promise<number> {
-  const v8 = ccmV8Flags();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-P=ccm",
       "--ignore-env",
-      ...(v8.length ? [`--v8-flags=${v8.join(",")}`] : []),
+      ...v8FlagArgs(),
       "bench/import_floor_probe.ts",
     ]
       .concat(libraries),
@@ -59,7 +51,7 @@ async function probe(libraries: readonly string[]): Promise<number> {
       }
       text += value;
     }
-    const mib = await rssMiB(child.pid);
+    const mib = (await residentMiB(child.pid)).rss;
     reader.releaseLock();
     return mib;
   } finally {

@@ -122,6 +122,27 @@ Deno.test("InstanceCache.onChange() reports the ids that changed in a refresh or
   assert.equal(cache.peek()?.data.byId(4), undefined);
 });
 
+Deno.test("InstanceCache: a re-list that finds the Linodes it holds keeps its index and reports nothing", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1), linode(2)];
+  const clock = new FakeClock();
+  const cache = new InstanceCache(source, { clock, metrics: new Registry(), ttlMs: 1000 });
+  const seen: number[][] = [];
+  cache.onChange((ids) => seen.push([...ids].sort()));
+  const first = await cache.view();
+  await clock.advance(1001);
+  const again = await cache.view();
+  assert.equal(source.filters.length, 2, "listed again");
+  assert.equal(again.data, first.data, "the same index, not rebuilt");
+  assert.equal(again.generation, first.generation);
+  source.instances = [linode(1), linode(2, { ipv4: ["45.0.0.9"] })];
+  await clock.advance(1001);
+  const changed = await cache.view();
+  assert.notEqual(changed.generation, first.generation);
+  assert.equal(changed.data.byIp("45.0.0.9")?.id, 2);
+  assert.deepEqual(seen, [[1, 2], [2]]);
+});
+
 Deno.test("InstanceCache.view() without a filter sends none", async () => {
   const source = new FakeSource();
   await new InstanceCache(source, { clock: new FakeClock(), metrics: new Registry() }).view();
