@@ -30,6 +30,8 @@ export interface VpcIpReader {
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void;
   /** Reads one Linode's interfaces and records its VPC entries (see `VpcIpCache.learnLinode`). */
   learnLinode?(linodeId: number): Promise<readonly VpcIp[]>;
+  /** Drops one Linode's entries after the API confirmed it gone (see `VpcIpCache.forgetLinode`). */
+  forgetLinode?(linodeId: number): void;
 }
 
 /** Options of `InstanceCache`. */
@@ -208,9 +210,13 @@ export class InstanceCache {
     this.#cell.write((list) => [...list.filter((i) => i.id !== kept.id), kept]);
   }
 
-  /** Write-through after a confirmed 404: the Linode is gone. */
+  /**
+   * Write-through after a confirmed 404: the Linode is gone, and its VPC interfaces with it, so nothing is
+   * planned for them any more (a route removal from a deleted Node's Linode would only meet the same 404).
+   */
   forgetInstance(id: number): void {
     this.#cell.write((list) => list.filter((i) => i.id !== id));
+    this.#vpcIps?.forgetLinode?.(id);
   }
 
   /** Calls `listener` with the changed Linode ids after each refresh or write; returns the unsubscribe. */

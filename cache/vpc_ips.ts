@@ -212,6 +212,15 @@ export class VpcIpCache {
   }
 
   /**
+   * Write-through after the API answered 404 for Linode `linodeId` itself: its interfaces went with it, so
+   * its entries are dropped, here and from a listing in flight (the next drift re-list would drop them too).
+   */
+  forgetLinode(linodeId: number): void {
+    this.#flushRanges();
+    this.#cell.write((ips) => withLinodeIps(ips, linodeId, []));
+  }
+
+  /**
    * Calls `listener` whenever the addresses may have changed (a listing, a targeted read), not on this CCM's
    * own range writes: at 5,000 Nodes each write would otherwise make every listener compare 10,000 entries,
    * 5,000 times over during a cold start (bench/startup_scaling.ts). Returns the unsubscribe.

@@ -197,3 +197,46 @@ Deno.test("VpcIpCache: range writes recorded between reads are all in the next r
   assert.notEqual(second.generation, first.generation);
   assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
 });
+
+Deno.test("VpcIpCache.forgetLinode drops that Linode's addresses and ranges, unread range writes included, and no other", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  const gone = sim.world.addInstance({
+    label: "n1",
+    vpc: { vpcId: vpc.id, subnetId, ipRanges: ["10.192.1.0/24"] },
+  });
+  const kept = sim.world.addInstance({
+    label: "n2",
+    vpc: { vpcId: vpc.id, subnetId, ipRanges: ["10.192.2.0/24"] },
+  });
+  const { client } = clientFor(sim);
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
+  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 });
+  const first = await ips.get();
+  assert.equal(first.data.filter((ip) => ip.linode_id === gone.id).length, 2, "an address and a range");
+  const goneAddress = first.data.find((ip) => ip.linode_id === gone.id && ip.address);
+  const target = { vpcId: vpc.id, linodeId: gone.id, interfaceId: goneAddress?.interface_id ?? 0 };
+  ips.recordIpRanges(target, ["10.192.1.0/24", "10.192.9.0/24"]);
+  const changes: number[] = [];
+  ips.onChange((_, next) => changes.push(next.length));
+  ips.forgetLinode(gone.id);
+  const after = await ips.get();
+  assert.deepEqual(
+    after.data.filter((ip) => ip.linode_id === gone.id),
+    [],
+    "nothing of it, not even the write",
+  );
+  assert.deepEqual(
+    after.data.filter((ip) => ip.linode_id === kept.id).map((ip) => ip.address ?? ip.address_range).sort(),
+    ["10.0.0.3", "10.192.2.0/24"],
+  );
+  assert.deepEqual(changes, [2], "address readers are told");
+  assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
+});

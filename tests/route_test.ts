@@ -1,5 +1,6 @@
 /** The route controller end to end: Nodes' pod CIDRs become VPC interface ranges in the Linode emulator. */
 import assert from "node:assert/strict";
+import { setNodeReady } from "../sim/kubelet.ts";
 import { addNodes, isInitialised, kubeletNode } from "./ccm_fixture.ts";
 import { LIST_VPC_IPS, PUT_CONFIG_INTERFACE, resyncs, startRouteWorld, until } from "./route_fixture.ts";
 
@@ -99,6 +100,29 @@ Deno.test("route: a Node leaving with its Linode costs one removal attempt: the 
     "one attempt, no retry of a removal from a gone Linode",
   );
   assert.equal(w.calls(LIST_VPC_IPS), listings, "and no relisting for it");
+  assert.deepEqual(w.linode.world.ipRanges(b), ["10.192.2.0/24"]);
+  assert.equal(w.events("FailedToCreateRoute").length, 0);
+});
+
+Deno.test("route with the node lifecycle: a Node deleted because its Linode is gone costs no route write", async () => {
+  await using w = await startRouteWorld({ flags: ["--controllers=cloud-node-lifecycle"] });
+  const a = w.addLinode("worker-a");
+  const b = w.addLinode("worker-b");
+  await w.start();
+  w.addNode("worker-a", a, "10.192.1.0/24");
+  w.addNode("worker-b", b, "10.192.2.0/24");
+  await until(
+    w,
+    () => w.linode.world.ipRanges(a).length + w.linode.world.ipRanges(b).length === 2,
+    "both routes",
+  );
+  const writes = w.calls(PUT_CONFIG_INTERFACE);
+  // The machine goes first; its Node turns NotReady, and the lifecycle controller's GET answers 404.
+  w.linode.world.deleteInstance(a);
+  setNodeReady(w.kube, "worker-a", false);
+  await until(w, () => w.node("worker-a") === undefined, "the Node deleted");
+  await w.tick(120_000, 1_000);
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), writes, "no removal sent to a Linode the API said is gone");
   assert.deepEqual(w.linode.world.ipRanges(b), ["10.192.2.0/24"]);
   assert.equal(w.events("FailedToCreateRoute").length, 0);
 });

@@ -78,6 +78,7 @@ async function isConfirmedGone(
     }
   }
   (state.gone ??= new Set()).add(linodeId);
+  deps.instances.forgetInstance(linodeId);
   return true;
 }
 

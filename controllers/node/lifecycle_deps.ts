@@ -21,6 +21,8 @@ export interface LifecycleNodeLister {
 export interface LifecycleInstances {
   view(options?: { maxAgeMs?: number }): Promise<Snapshot<InstanceIndex>>;
   recordInstance(instance: LinodeInstance): void;
+  /** Write-through after a direct GET answered 404. */
+  forgetInstance(id: number): void;
 }
 
 /** A direct read of one Linode; rejects with a `LinodeApiError` of kind `not_found` when it does not exist. */
