@@ -7,7 +7,7 @@ import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { clusterMembers, hasTagContaining, InstanceIndex, vpcAddressesByLinode } from "./instance_index.ts";
-import { type GetOptions, sameJson, TtlCell } from "./ttl_cache.ts";
+import { type GetOptions, sameEntries, TtlCell } from "./ttl_cache.ts";
 import { type LinodeInstance, type Snapshot, toLinodeInstance, type VpcIp } from "./types.ts";
 import { isNotFound } from "../linode/errors.ts";
 
@@ -117,8 +117,9 @@ export class InstanceCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      // A re-list that finds what is held (the usual drift check) changes nothing downstream.
-      same: sameJson,
+      // A re-list that finds what is held (the usual drift check) changes nothing downstream, in whatever
+      // order it lists them (a Linode recorded by a targeted read is appended).
+      same: sameEntries,
       // Only the fields read are kept: a listed Linode carries ~30 more.
       load: async () => (await source.list(filter)).map(toLinodeInstance),
       isEmpty: (list) => list.length === 0,

@@ -143,6 +143,26 @@ Deno.test("InstanceCache: a re-list that finds the Linodes it holds keeps its in
   assert.deepEqual(seen, [[1, 2], [2]]);
 });
 
+Deno.test("InstanceCache: a re-list that lists a Linode recorded by a targeted read in its own place is no change", async () => {
+  const source = new FakeSource();
+  source.instances = [linode(1), linode(3)];
+  const clock = new FakeClock();
+  const cache = new InstanceCache(source, { clock, metrics: new Registry(), ttlMs: 1000 });
+  await cache.view();
+  // A targeted read records Linode 2 after Linode 3; the listing has it between 1 and 3.
+  cache.recordInstance(linode(2));
+  const recorded = await cache.view();
+  source.instances = [linode(1), linode(2), linode(3)];
+  const seen: number[][] = [];
+  cache.onChange((ids) => seen.push([...ids].sort()));
+  await clock.advance(1001);
+  const again = await cache.view();
+  assert.equal(source.filters.length, 2, "listed again");
+  assert.equal(again.data, recorded.data, "the same index, not rebuilt");
+  assert.equal(again.generation, recorded.generation);
+  assert.deepEqual(seen, []);
+});
+
 Deno.test("InstanceCache.view() without a filter sends none", async () => {
   const source = new FakeSource();
   await new InstanceCache(source, { clock: new FakeClock(), metrics: new Registry() }).view();

@@ -50,6 +50,39 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return keys === 0;
 }
 
+/** JSON text of a JSON-shaped value with every object's keys sorted: equal for `sameJson`-equal values. */
+function canonicalJson(value: unknown): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  return `{${
+    Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(",")
+  }}`;
+}
+
+/**
+ * Equality of two lists of JSON-shaped entries in any order (each entry as often in both). Entry by entry
+ * first, without allocating; only lists that differ there are counted by canonical entry text. For listings
+ * whose order carries no meaning but differs from the cache's write-through order (VPC addresses: the cache
+ * appends a write's ranges, the API lists each interface's entries together).
+ */
+export function sameEntries(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  if (sameJson(a, b)) return true;
+  const counts = new Map<string, number>();
+  for (const entry of a) {
+    const key = canonicalJson(entry);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  for (const entry of b) {
+    const key = canonicalJson(entry);
+    const left = counts.get(key);
+    if (!left) return false;
+    counts.set(key, left - 1);
+  }
+  return true;
+}
+
 /** Read options of `TtlCell.get`. */
 export interface GetOptions {
   /** Refresh when the data is older than this (default: the TTL). */

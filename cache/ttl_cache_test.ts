@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
-import { sameJson, TtlCell } from "./ttl_cache.ts";
+import { sameEntries, sameJson, TtlCell } from "./ttl_cache.ts";
 
 interface Harness {
   cell: TtlCell<number[]>;
@@ -223,5 +223,39 @@ for (const c of SAME_JSON_CASES) {
   Deno.test(`sameJson(): ${c.name} -> ${c.same}`, () => {
     assert.equal(sameJson(c.a, c.b), c.same);
     assert.equal(sameJson(c.b, c.a), c.same, "symmetric");
+  });
+}
+
+const SAME_ENTRIES_CASES: { name: string; a: unknown[]; b: unknown[]; same: boolean }[] = [
+  { name: "equal lists", a: [{ id: 1 }, { id: 2 }], b: [{ id: 1 }, { id: 2 }], same: true },
+  { name: "entries in another order", a: [{ id: 1 }, { id: 2 }], b: [{ id: 2 }, { id: 1 }], same: true },
+  {
+    name: "an address and its range listed together, or the range appended",
+    a: [{ a: "10.0.0.2" }, { a: "10.0.0.3" }, { r: "10.192.1.0/24", i: 1 }],
+    b: [{ a: "10.0.0.2" }, { r: "10.192.1.0/24", i: 1 }, { a: "10.0.0.3" }],
+    same: true,
+  },
+  {
+    name: "keys in another order",
+    a: [{ x: 1, y: [{ p: 1, q: 2 }] }],
+    b: [{ y: [{ q: 2, p: 1 }], x: 1 }],
+    same: true,
+  },
+  { name: "one entry differs", a: [{ id: 1 }, { id: 2 }], b: [{ id: 2 }, { id: 3 }], same: false },
+  { name: "an entry more", a: [{ id: 1 }], b: [{ id: 1 }, { id: 1 }], same: false },
+  {
+    name: "a duplicate in place of another entry",
+    a: [{ id: 1 }, { id: 2 }],
+    b: [{ id: 1 }, { id: 1 }],
+    same: false,
+  },
+  { name: "null and a missing key", a: [{ x: null }], b: [{}], same: false },
+  { name: "a nested array in another order", a: [{ r: ["a", "b"] }], b: [{ r: ["b", "a"] }], same: false },
+];
+
+for (const c of SAME_ENTRIES_CASES) {
+  Deno.test(`sameEntries(): ${c.name} -> ${c.same}`, () => {
+    assert.equal(sameEntries(c.a, c.b), c.same);
+    assert.equal(sameEntries(c.b, c.a), c.same, "symmetric");
   });
 }

@@ -7,7 +7,7 @@ import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { isNotFound } from "../linode/errors.ts";
-import { type GetOptions, sameJson, TtlCell } from "./ttl_cache.ts";
+import { type GetOptions, sameEntries, TtlCell } from "./ttl_cache.ts";
 import { type Snapshot, toVpcIp, type Vpc, type VpcIp } from "./types.ts";
 import { DEFAULT_VPC_TTL_MS } from "./vpcs.ts";
 import { type LinodeInterfaceSource, readLinodeVpcIps } from "./linode_vpc_ips.ts";
@@ -126,8 +126,9 @@ export class VpcIpCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      // A re-list that finds what is held (the usual drift check) changes nothing downstream.
-      same: sameJson,
+      // A re-list that finds what is held (the usual drift check) changes nothing downstream, in whatever
+      // order it lists the entries (the API's order is not documented; write-through appends ranges).
+      same: sameEntries,
       load: async () => {
         if (!vpcs.configured) return [];
         // The flags' VPC names resolve to ids that only change when a VPC is replaced: reuse the resolved

@@ -268,10 +268,16 @@ Deno.test("route: a drift re-list that finds what the cache holds leaves a settl
   const skipped = () =>
     w.metrics.counter("ccm_passes_skipped_total", "", ["controller"]).get({ controller: "route" });
   const driftMs = w.config.nodes.statusUpdateFrequencyMs;
-  const id = w.addLinode("worker-1");
+  const ids = ["worker-1", "worker-2", "worker-3"].map((name) => w.addLinode(name));
   await w.start();
-  w.addNode("worker-1", id, "10.192.1.0/24");
-  await until(w, () => w.condition("worker-1") === "False/RouteCreated", "the condition");
+  // Three Nodes: the listing holds each interface's address and range together, where the cache recorded
+  // the writes' ranges after every address; that order alone is no change.
+  ids.forEach((id, i) => w.addNode(`worker-${i + 1}`, id, `10.192.${i + 1}.0/24`));
+  await until(
+    w,
+    () => ids.every((_, i) => w.condition(`worker-${i + 1}`) === "False/RouteCreated"),
+    "conditions",
+  );
   await resyncs(w, 1);
   const listings = w.calls(LIST_VPC_IPS);
   const before = skipped();
@@ -279,7 +285,7 @@ Deno.test("route: a drift re-list that finds what the cache holds leaves a settl
   await resyncs(w, count);
   assert.ok(w.calls(LIST_VPC_IPS) > listings, "the listing was read again for drift");
   assert.equal(skipped(), before + count, "nothing new in it: every resync skipped, none planned every Node");
-  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 1);
+  assert.equal(w.calls(PUT_CONFIG_INTERFACE), 3);
 });
 
 Deno.test("route: a settled cluster still finds a range removed by hand at the drift re-list, and a new Node at once", async () => {
