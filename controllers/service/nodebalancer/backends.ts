@@ -90,19 +90,45 @@ export function backendIp(node: V1Node, mode: BackendAddressMode): { ip: string 
     : { reason: `${ip} is not on Linode's private network 192.168.128.0/17` };
 }
 
-/** The backends among `nodes`, sorted by Node name, and the eligible Nodes left out. */
+function createdMs(node: V1Node): number {
+  // A Date from the informer; a Node object not decoded by client-node carries the RFC 3339 string.
+  const at: unknown = node.metadata?.creationTimestamp;
+  const ms = at instanceof Date ? at.getTime() : Date.parse(String(at));
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/** True when `a` holds an address rather than `b`: the newer Node, then the later name (any fixed order). */
+function holdsAddress(a: { node: V1Node; name: string }, b: { node: V1Node; name: string }): boolean {
+  const [x, y] = [createdMs(a.node), createdMs(b.node)];
+  return x !== y ? x > y : a.name > b.name;
+}
+
+/**
+ * The backends among `nodes`, sorted by Node name, and the eligible Nodes left out. One backend per IP: a
+ * replaced Node's address can go to its successor's Linode while the old Node waits (up to a listing TTL) for
+ * the lifecycle controller to delete it. A second backend at the same `ip:port` reaches the same machine, and
+ * the emulator refuses it ("Address is already used by another node"; the reference does not say). Each
+ * refusal was retried, and the NodeBalancer re-read, until the old Node went: 4 calls a NodeBalancer every
+ * few seconds. The newest Node claiming an IP holds it (its Linode got the address last). The other Node is
+ * not reported as left out: its address is still backed.
+ */
 export function planBackends(
   nodes: readonly V1Node[],
   mode: BackendAddressMode,
 ): { backends: Backend[]; skipped: SkippedNode[] } {
-  const backends: Backend[] = [];
+  const byIp = new Map<string, { node: V1Node; name: string }>();
   const skipped: SkippedNode[] = [];
   for (const node of nodes.filter(isEligibleNode)) {
-    const nodeName = node.metadata?.name ?? "";
+    const name = node.metadata?.name ?? "";
     const found = backendIp(node, mode);
-    if ("ip" in found) backends.push({ nodeName, label: backendLabel(nodeName), ip: found.ip });
-    else skipped.push({ nodeName, reason: found.reason });
+    if (!("ip" in found)) {
+      skipped.push({ nodeName: name, reason: found.reason });
+      continue;
+    }
+    const held = byIp.get(found.ip);
+    if (!held || holdsAddress({ node, name }, held)) byIp.set(found.ip, { node, name });
   }
+  const backends = [...byIp].map(([ip, { name }]) => ({ nodeName: name, label: backendLabel(name), ip }));
   backends.sort((a, b) => a.nodeName < b.nodeName ? -1 : a.nodeName > b.nodeName ? 1 : 0);
   return { backends, skipped };
 }

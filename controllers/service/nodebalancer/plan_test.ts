@@ -212,6 +212,47 @@ Deno.test("planNodeBalancer() VPC backends carry the resolved subnet ID, and the
   });
 });
 
+function bornAt(n: V1Node, at: string): V1Node {
+  return { ...n, metadata: { ...n.metadata, creationTimestamp: new Date(at) } };
+}
+
+const SHARED_ADDRESS: { name: string; nodes: V1Node[]; want: string[] }[] = [
+  {
+    name: "the newer Node (a replaced Node's address reused)",
+    nodes: [
+      bornAt(node("b-new", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:20:00Z"),
+      bornAt(node("a-old", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:00:00Z"),
+      node("c", { internalIps: ["192.168.140.3"] }),
+    ],
+    want: ["b-new 192.168.140.2", "c 192.168.140.3"],
+  },
+  {
+    name: "the newer Node, whatever the order and names",
+    nodes: [
+      bornAt(node("z-old", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:00:00Z"),
+      bornAt(node("a-new", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:00:01Z"),
+    ],
+    want: ["a-new 192.168.140.2"],
+  },
+  {
+    name: "the later name when born in the same second",
+    nodes: [
+      bornAt(node("n2", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:00:00Z"),
+      bornAt(node("n1", { internalIps: ["192.168.140.2"] }), "2026-01-01T00:00:00Z"),
+    ],
+    want: ["n2 192.168.140.2"],
+  },
+];
+
+for (const c of SHARED_ADDRESS) {
+  Deno.test(`planNodeBalancer() backs an address claimed by two Nodes once: ${c.name}`, () => {
+    const result = plan(service(), c.nodes);
+    const nodes = desiredOf(result).configs[0]?.nodes.map((n) => `${n.nodeName} ${n.address.split(":")[0]}`);
+    assert.deepEqual(nodes, c.want);
+    assert.deepEqual(result.ok && result.skippedNodes, [], "the other Node is not reported as left out");
+  });
+}
+
 Deno.test("planNodeBalancer() backend labels are 3 to 32 characters, as the Go CCM trims them", () => {
   const long = "node-with-a-very-long-name-0123456789abcdef";
   const nodes = [
