@@ -190,6 +190,15 @@ async function refreshedNodeNames(
   return names;
 }
 
+/**
+ * Enqueues every Node. A function of its own: V8 keeps the registers of a suspended async function, a
+ * finished loop's iterator included, so the same loop in `run` held the first list, every Node as it was at
+ * start, for the whole term (tests/retention_test.ts).
+ */
+function enqueueEveryNode(queue: WorkQueue<string>, nodes: NodeControllerDeps["nodes"]): void {
+  for (const n of nodes.list()) queue.add(n.metadata?.name ?? "");
+}
+
 /** The `cloud-node` controller: informer and cache events enqueue Node names; workers reconcile them. */
 export function startNodeController(
   deps: NodeControllerDeps,
@@ -226,7 +235,7 @@ export function startNodeController(
           queue.add(name);
         }
       });
-      for (const n of deps.nodes.list()) queue.add(n.metadata?.name ?? "");
+      enqueueEveryNode(queue, deps.nodes);
       const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
       const keys = () => refreshedNodeNames(deps, memory, signal);
       try {

@@ -126,6 +126,14 @@ function watchNodes(deps: IpamDeps, memory: IpamMemory, queue: WorkQueue<string>
   });
 }
 
+/**
+ * Enqueues the Nodes without pod CIDRs. A function of its own, as in cloud-node: the loop in `run` kept its
+ * iterator, and with it the first list of Nodes, for the whole term.
+ */
+function enqueueNodesWithoutCidrs(queue: WorkQueue<string>, nodes: IpamDeps["nodes"]): void {
+  for (const n of nodes.list()) if (podCidrsOf(n).length === 0) queue.add(n.metadata?.name ?? "");
+}
+
 /** The `nodeipam` controller: runs until the signal aborts (one leadership term). */
 export function startNodeIpamController(
   deps: IpamDeps,
@@ -146,7 +154,7 @@ export function startNodeIpamController(
       });
       const offNodes = watchNodes(deps, memory, queue);
       const updateGauge = freeCidrsGauge(deps, memory);
-      for (const n of deps.nodes.list()) if (podCidrsOf(n).length === 0) queue.add(n.metadata?.name ?? "");
+      enqueueNodesWithoutCidrs(queue, deps.nodes);
       try {
         await runWorkers(queue, {
           concurrency: options.workers ?? 10,
