@@ -140,24 +140,23 @@ Deno.test("runCcm() soaked with churn keeps its heap, sockets, timers and call r
     calls.every((c) => c <= mean * 1.5 + 3),
     `Linode calls per cycle drift: ${calls.join(", ")}; varying: ${moved}`,
   );
-  // What a settled cycle costs (60 cycles, the long form): 18-20 calls. Every cycle: the new Node's Linode
-  // (a listing by label, its interfaces), its ip_ranges, a NodeBalancer created and one deleted, one backend
+  // What a settled cycle costs (60 cycles, the long form): 17-19 calls. Every cycle: the new Node's Linode (a
+  // listing by label, its interfaces), its ip_ranges, a NodeBalancer created and one deleted, one backend
   // relabelled on each of the 4 (the new Node reuses the replaced one's VPC address), the ids of the new
   // NodeBalancer read at that change (3: it was created before the new Node had an address, and a create
   // answers no ids), the listings of the 15 s instance TTL while a Node is NotReady and of the 5-minute
-  // address refresh, the old Linode's confirming 404 and its ranges cleared (a 404 too), the 5-minute VPC
-  // address re-list (2). What moves, none of it growth: once an hour the orphan check lists
-  // NodeBalancers (+1) and the two NodeBalancers older than an hour get their drift read (+6), so one cycle in
-  // 12 costs 25-26; the VPC re-list comes 300 s plus up to a route pass (10 s) after the last, so its phase
-  // slides through the cycles: it skips one (-2), or lands before the old Node is deleted, and the route
-  // controller then clears no ranges of the gone Linode (-1) but may read its interfaces (a 404, +1); the
-  // lifecycle pass after the flapping Node's watch drop sees it NotReady or not (±1 listing).
-  // Five samples cannot tell one step (the hourly reads falling into a short run: 19, 19, 18, 19, 26 has a
-  // median pairwise slope of 1.4) from growth; the long form's 60 cycles can, and hold the strict bound. The
-  // median of the pairwise slopes: one cycle a loaded machine interleaved differently is not growth, +2 calls
-  // every cycle is. Growth lifts every cycle, the cheapest too: the short form asks the cheapest measured cycle
-  // to cost more than any warm-up cycle, plus 2 (+2 a cycle from 19 gives 21, 23, 25, 27, 29 against a
-  // warm-up at most 19).
+  // address refresh, the old Linode's confirming 404 (which also drops its VPC entries: no removal of its
+  // ranges is sent), the 5-minute VPC address re-list (2). What moves, none of it growth: once an hour the
+  // orphan check lists NodeBalancers (+1) and the two NodeBalancers older than an hour get their drift read
+  // (+6), so one cycle in 12 costs 24; the VPC re-list comes 300 s plus up to a route pass (10 s) after the
+  // last, so its phase slides through the cycles: it skips one (-2), or lands before the old Node is deleted,
+  // and the route controller may read the gone Linode's interfaces (a 404, +1); the lifecycle pass after the
+  // flapping Node's watch drop sees it NotReady or not (±1 listing). Five samples cannot tell one step (the
+  // hourly reads falling into a short run: 17, 18, 19, 18, 24 has a median pairwise slope of 1) from growth;
+  // the long form's 60 cycles can, and hold the strict bound. The median of the pairwise slopes: one cycle a
+  // loaded machine interleaved differently is not growth, +2 calls every cycle is. Growth lifts every cycle,
+  // the cheapest too: the short form asks the cheapest measured cycle to cost more than any warm-up cycle,
+  // plus 2 (+2 a cycle from 18 gives 20, 22, 24, 26, 28 against a warm-up at most 18).
   const maxCallSlope = scaled(1.2, 0.5);
   const band = Math.max(...samples.slice(0, WARM_UP).map((s) => s.linodeCalls)) + 2;
   const leftBand = LONG_FORM || Math.min(...calls) > band;
