@@ -3,6 +3,7 @@
  * `linode/client.ts` returns the full objects; they satisfy these structurally.
  */
 import type { Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigNode } from "@linode/api-v4";
+import { share } from "../common/shared_strings.ts";
 
 /** A Linode instance (`GET /linode/instances`). */
 export interface LinodeInstance {
@@ -27,14 +28,15 @@ export function toLinodeInstance(i: LinodeInstance): LinodeInstance {
   return {
     id: i.id,
     label: i.label,
-    region: i.region,
-    type: i.type,
-    status: i.status,
+    // Small vocabularies, one shared copy per value (a listing gives each Linode its own).
+    region: share(i.region),
+    type: share(i.type),
+    status: share(i.status),
     ipv4: i.ipv4,
     ipv6: i.ipv6,
     tags: i.tags,
     ...(i.host_uuid === undefined ? {} : { host_uuid: i.host_uuid }),
-    ...(i.interface_generation === undefined ? {} : { interface_generation: i.interface_generation }),
+    ...(i.interface_generation === undefined ? {} : { interface_generation: share(i.interface_generation) }),
   };
 }
 

@@ -192,8 +192,15 @@ Deno.test("Informer.start() with a label selector sees objects enter and leave i
 Deno.test("Informer with trimNode keeps only what the controllers read, from the list and from the watch", async () => {
   await using f = await startFixture({ sim: SIM });
   const images = [{ names: ["registry.k8s.io/pause:3.9"], sizeBytes: 300_000 }];
+  const labels = { "node.kubernetes.io/instance-type": "g6-standard-2", "kubernetes.io/hostname": "h" };
+  const taints = [
+    { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" },
+    { key: "dedicated", effect: "NoExecute", timeAdded: "2026-11-26T10:00:00.000Z" },
+  ];
   const withImages = (name: string) => ({
     ...node(name),
+    metadata: { ...node(name).metadata, labels },
+    spec: { taints },
     status: {
       images,
       addresses: [{ type: "Hostname", address: name }],
@@ -236,6 +243,8 @@ Deno.test("Informer with trimNode keeps only what the controllers read, from the
       );
       assert.equal(kept?.metadata?.name, name);
       assert.ok(kept?.metadata?.resourceVersion, `${name}: resourceVersion kept`);
+      assert.deepEqual(kept?.metadata?.labels, labels, `${name}: labels as they are`);
+      assert.deepEqual(JSON.parse(JSON.stringify(kept?.spec?.taints)), taints, `${name}: taints as they are`);
     }
     const [a, b] = ["n1", "n2"].map((n) => informer.get(n)?.status?.conditions?.[0]?.reason);
     assert.equal(a, b);

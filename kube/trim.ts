@@ -4,21 +4,29 @@
  * `managedFields` and volume lists that no controller here reads; at 5,000 Nodes they are most of the store.
  */
 import type { V1Node } from "@kubernetes/client-node";
-
-/** At most this many distinct strings are shared (condition types, statuses, reasons; address types). */
-const MAX_SHARED = 1024;
-const shared = new Map<string, string>();
+import { share } from "../common/shared_strings.ts";
 
 /**
- * One copy of a string of a small vocabulary: decoded JSON gives every Node its own copy of `Ready`, `True`,
- * `KubeletReady` or `InternalIP`. Past `MAX_SHARED` distinct values a string is kept as it is.
+ * Labels whose values come from a small vocabulary (instance types, regions, zones, OS, architecture), kept
+ * as one shared copy per value: the type label alone is 5,000 copies of `g6-standard-2` at 5,000 Nodes.
  */
-function share<T extends string | undefined>(value: T): T {
-  if (value === undefined) return value;
-  const found = shared.get(value);
-  if (found !== undefined) return found as T;
-  if (shared.size < MAX_SHARED) shared.set(value, value);
-  return value;
+const SHARED_LABELS = new Set([
+  "node.kubernetes.io/instance-type",
+  "beta.kubernetes.io/instance-type",
+  "topology.kubernetes.io/region",
+  "topology.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/zone",
+  "kubernetes.io/os",
+  "kubernetes.io/arch",
+  "beta.kubernetes.io/os",
+  "beta.kubernetes.io/arch",
+]);
+
+function shareLabels(labels: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(labels)) out[key] = SHARED_LABELS.has(key) ? share(value) : value;
+  return out;
 }
 
 /**
@@ -30,8 +38,17 @@ function share<T extends string | undefined>(value: T): T {
  * own condition). Returns a new object; the input is not changed.
  */
 export function trimNode(node: V1Node): V1Node {
-  const { managedFields: _m, ...metadata } = node.metadata ?? {};
+  const { managedFields: _m, ...rest } = node.metadata ?? {};
+  const metadata = rest.labels ? { ...rest, labels: shareLabels(rest.labels) } : rest;
   const { configSource: _c, ...spec } = node.spec ?? {};
+  if (spec.taints) {
+    spec.taints = spec.taints.map((t) => ({
+      ...t,
+      key: share(t.key),
+      effect: share(t.effect),
+      ...(t.value === undefined ? {} : { value: share(t.value) }),
+    }));
+  }
   const status = node.status;
   return {
     ...node,

@@ -1,5 +1,6 @@
 /** The Node condition `NetworkUnavailable` as the upstream route controller writes it. Pure. */
 import type { V1Node } from "@kubernetes/client-node";
+import { share } from "../../common/shared_strings.ts";
 
 /** The condition type. */
 export const NETWORK_UNAVAILABLE = "NetworkUnavailable";
@@ -11,12 +12,16 @@ export const NO_ROUTE_CREATED = "NoRouteCreated";
 /** The condition's `status/reason` on a Node, e.g. `False/RouteCreated`; undefined when absent. */
 export function routeConditionOf(node: V1Node): string | undefined {
   const c = node.status?.conditions?.find((c) => c.type === NETWORK_UNAVAILABLE);
-  return c ? `${c.status}/${c.reason ?? ""}` : undefined;
+  // One shared copy per value: the controller keeps it per Node (in its pass fingerprint).
+  return c ? share(`${c.status}/${c.reason ?? ""}`) : undefined;
 }
+
+const ROUTED = `False/${ROUTE_CREATED}`;
+const NOT_ROUTED = `True/${NO_ROUTE_CREATED}`;
 
 /** The `status/reason` this controller writes for a Node whose routes are (or are not) in place. */
 export function wantedRouteCondition(routed: boolean): string {
-  return routed ? `False/${ROUTE_CREATED}` : `True/${NO_ROUTE_CREATED}`;
+  return routed ? ROUTED : NOT_ROUTED;
 }
 
 /**
