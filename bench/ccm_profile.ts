@@ -194,6 +194,8 @@ if (import.meta.main) {
   const seconds = Number(arg("seconds", "120"));
   const heap = arg("heap", "false") === "true";
   const out = arg("out", await Deno.makeTempDir({ prefix: "ccm-profile-" }));
+  // Made now, not after minutes of profiling: a missing --out folder would lose the profile at the end.
+  await Deno.mkdir(out, { recursive: true });
   const port = freePort();
   const startup = arg("startup", "false") === "true";
   // The cold start is profiled from the inspector's first answer, which comes while the cluster starts.
