@@ -240,3 +240,31 @@ Deno.test("VpcIpCache.forgetLinode drops that Linode's addresses and ranges, unr
   assert.deepEqual(changes, [2], "address readers are told");
   assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
 });
+
+Deno.test("VpcCache keeps each selected VPC's id, label, region and subnets, not the Linodes a subnet lists", async () => {
+  await using sim = await startLinodeSim();
+  const vpc = sim.world.createVpc({
+    label: "cluster",
+    region: "us-east",
+    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
+  });
+  const subnetId = vpc.subnets[0]?.id ?? 0;
+  sim.world.addInstance({ label: "n1", vpc: { vpcId: vpc.id, subnetId } });
+  const { client } = clientFor(sim);
+  const listed = await client.vpcs.list();
+  assert.equal(
+    (listed[0]?.subnets[0] as { linodes?: unknown[] } | undefined)?.linodes?.length,
+    1,
+    "the API lists the subnet's Linodes",
+  );
+  const clock = new FakeClock();
+  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics: new Registry() });
+  assert.deepEqual((await vpcs.get()).data, [
+    {
+      id: vpc.id,
+      label: "cluster",
+      region: "us-east",
+      subnets: [{ id: subnetId, label: "default", ipv4: "10.0.0.0/24" }],
+    },
+  ]);
+});

@@ -3,7 +3,7 @@ import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
 import type { Registry } from "../server/metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
-import type { Snapshot, Vpc } from "./types.ts";
+import { type Snapshot, toVpc, type Vpc } from "./types.ts";
 
 /** Lists the account's VPCs, all pages. `LinodeClient.vpcs` implements it. */
 export interface VpcSource {
@@ -72,7 +72,7 @@ export class VpcCache {
       clock: options.clock,
       metrics: options.metrics,
       retry: options.retry,
-      load: async () => configured ? selectVpcs(await source.list(), selection) : [],
+      load: async () => configured ? selectVpcs(await source.list(), selection).map(toVpc) : [],
     });
   }
 

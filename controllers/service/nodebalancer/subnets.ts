@@ -46,7 +46,14 @@ export class SubnetResolver {
   #list(again: boolean): Promise<readonly VpcWithSubnets[]> {
     if (this.#vpcs && !again) return this.#vpcs;
     this.#loadedAt = this.#clock.monotonic();
-    const loading = this.#source.list();
+    // Only labels and ids are kept: a listed subnet also names every Linode in it.
+    const loading = this.#source.list().then((vpcs) =>
+      vpcs.map((v) => ({
+        id: v.id,
+        label: v.label,
+        subnets: v.subnets.map((s) => ({ id: s.id, label: s.label })),
+      }))
+    );
     this.#vpcs = loading;
     // A failed listing is not kept: the next Service asks again.
     loading.catch(() => {
