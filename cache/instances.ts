@@ -99,7 +99,6 @@ export class InstanceCache {
   readonly #tagFilter: string | undefined;
   readonly #subnetIds: (() => ReadonlySet<number>) | undefined;
   #index: { key: string; index: InstanceIndex } | undefined;
-  #lastVpc: Snapshot<readonly VpcIp[]> | undefined;
   /** Counts changes of the VPC addresses (not of routed ranges): the index is rebuilt only when they change. */
   #vpcAddressGeneration = 0;
 
@@ -235,8 +234,8 @@ export class InstanceCache {
     i: Snapshot<readonly LinodeInstance[]>,
     v: Snapshot<readonly VpcIp[]> | undefined,
   ): Snapshot<InstanceIndex> {
-    const vpc = v ?? this.#lastVpc;
-    if (v) this.#lastVpc = v;
+    // Without a read just made, the addresses as cached now: no copy of an earlier listing is kept.
+    const vpc = v ?? this.#vpcIps?.peekAddresses();
     const subnetIds = this.#subnetIds?.();
     const key = `${i.generation}/${vpc ? this.#vpcAddressGeneration : -1}/${[...subnetIds ?? []].join(",")}`;
     if (this.#index?.key !== key) {

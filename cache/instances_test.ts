@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
+import { heapAfterGc } from "../tests/chaos/resources.ts";
 import { InstanceCache, type InstanceSource } from "./instances.ts";
 import { vpcAddressesByLinode } from "./instance_index.ts";
 import { VpcIpCache } from "./vpc_ips.ts";
@@ -230,4 +231,24 @@ Deno.test("vpcAddressesByLinode() keeps IPv4 and SLAAC addresses, only from the 
   });
   assert.deepEqual([...vpcAddressesByLinode(ips, new Set([6])).keys()], [1]);
   assert.deepEqual([...vpcAddressesByLinode(ips, new Set()).keys()], []);
+});
+
+Deno.test("InstanceCache keeps no copy of an earlier VPC address listing once the cache holds a newer one", async () => {
+  const opts = { clock: new FakeClock(), metrics: new Registry() };
+  const vpcs = new VpcCache({ list: () => Promise.resolve(VPCS) }, { vpcNames: ["a"] }, opts);
+  const ipSource = { listIps: () => Promise.resolve([vpcIp(1, "10.0.0.1"), vpcIp(2, "10.0.0.2")]) };
+  const vpcIps = new VpcIpCache(ipSource, vpcs, opts);
+  const source = new FakeSource();
+  source.instances = [linode(1), linode(2)];
+  const cache = new InstanceCache(source, { ...opts, vpcIps });
+  const first = new WeakRef((await cache.view()).data);
+  const firstListing = new WeakRef(vpcIps.peekAddresses()?.data ?? []);
+  // The write-through of a confirmed 404 replaces the cached listing; the index follows it.
+  cache.forgetInstance(2);
+  const now = cache.peek();
+  assert.equal(now?.data.byId(2), undefined);
+  assert.deepEqual(now?.data.vpcAddresses(1).ipv4, ["10.0.0.1"]);
+  await heapAfterGc();
+  assert.equal(first.deref(), undefined, "the earlier index is gone");
+  assert.equal(firstListing.deref(), undefined, "and so is the listing it was built from");
 });
