@@ -138,6 +138,13 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     denoFlags: options.denoFlags,
   });
   running.add(proc);
+  /** Throws with the end of its output once the process has exited: its /proc entry no longer says. */
+  const exited = (): undefined => {
+    if (!proc.exitInfo) return undefined;
+    const tail = proc.output.split("\n").slice(-40).join("\n");
+    const { code, signal } = proc.exitInfo;
+    throw new Error(`${options.name} exited (code ${code}${signal ? `, ${signal}` : ""}):\n${tail}`);
+  };
   return {
     proc,
     spawnedAt,
@@ -153,8 +160,8 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     },
     metrics: async () => parseMetrics((await get("/metrics")).body),
     metricsText: async () => (await get("/metrics")).body,
-    rssBytes: async () => rssOf((await readProc(proc.pid)).status),
-    cpuSeconds: async () => cpuTicksOf((await readProc(proc.pid)).stat) / ticks,
+    rssBytes: async () => rssOf((await readProc(exited() ?? proc.pid)).status),
+    cpuSeconds: async () => cpuTicksOf((await readProc(exited() ?? proc.pid)).stat) / ticks,
     async [Symbol.asyncDispose]() {
       await proc[Symbol.asyncDispose]();
       running.delete(proc);
