@@ -77,14 +77,19 @@ export function withIpRangesOf(ips: readonly VpcIp[], records: Iterable<RangeRec
     if (record && !templates.has(record)) templates.set(record, ip);
   }
   // An interface missing from the listing (no address entry) keeps what it has: nothing to attach ranges to.
-  const out = templates.size === 0 ? [...ips] : ips.filter((ip) => {
-    if (!ip.address_range) return true;
+  if (templates.size === 0) return [...ips];
+  // The new ranges follow their interface's address entry, where the API lists them, so a later listing of
+  // the same entries compares equal entry by entry (`sameEntries`' cheap path).
+  const out: VpcIp[] = [];
+  for (const ip of ips) {
     const record = recordOf(ip);
-    return !record || !templates.has(record);
-  });
-  for (const [record, template] of templates) {
-    for (const range of record.ranges) {
-      out.push({ ...template, address: null, address_range: range, nat_1_1: null });
+    const recorded = record !== undefined && templates.has(record);
+    if (ip.address_range && recorded) continue;
+    out.push(ip);
+    if (recorded && templates.get(record) === ip) {
+      for (const range of record.ranges) {
+        out.push({ ...ip, address: null, address_range: range, nat_1_1: null });
+      }
     }
   }
   return out;

@@ -3,7 +3,8 @@ import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/testdata/test_support.ts";
 import { Registry } from "../server/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
-import type { VpcIp } from "./types.ts";
+import { toVpcIp, type VpcIp } from "./types.ts";
+import { sameJson } from "./ttl_cache.ts";
 import { VpcIpCache, withIpRangesOf } from "./vpc_ips.ts";
 import { VpcCache } from "./vpcs.ts";
 
@@ -81,7 +82,7 @@ const RANGE_CASES: {
     name: "replaces the ranges of a config interface and keeps its address and other interfaces",
     target: { vpcId: 5, linodeId: 1, interfaceId: 8 },
     ranges: ["10.192.1.0/24"],
-    want: ["1/8 10.0.0.2", "1/9 10.1.0.2", "1/9 10.9.0.0/24", "2/20 10.0.0.3", "1/8 10.192.1.0/24"],
+    want: ["1/8 10.0.0.2", "1/8 10.192.1.0/24", "1/9 10.1.0.2", "1/9 10.9.0.0/24", "2/20 10.0.0.3"],
   },
   {
     name: "removes the last range with []",
@@ -196,6 +197,10 @@ Deno.test("VpcIpCache: range writes recorded between reads are all in the next r
   assert.deepEqual((await ips.addresses()).data, second.data, "once applied, addresses() holds them too");
   assert.notEqual(second.generation, first.generation);
   assert.equal(sim.calls.count("GET /v4/vpcs/{id}/ips"), 1, "write-through: no re-read");
+  // Once the API holds the same ranges, its listing is the cache's entry by entry, in the same order.
+  addresses.forEach((ip, i) => sim.world.setIpRanges(ip.linode_id ?? 0, [`10.192.${i}.0/24`]));
+  const listed = (await client.vpcs.listIps(vpc.id)).map(toVpcIp);
+  assert.ok(sameJson(listed, second.data), "the recorded ranges sit where the API lists them");
 });
 
 Deno.test("VpcIpCache.forgetLinode drops that Linode's addresses and ranges, unread range writes included, and no other", async () => {
