@@ -89,6 +89,17 @@ function diffVpcIps(a: readonly VpcIp[] | undefined, b: readonly VpcIp[]): Set<n
   return changed;
 }
 
+/**
+ * `list` with `instance` in place of the entry with its id, or, when new, before the first entry with a larger
+ * id: where a listing (by id) has it, so the next drift re-list compares equal entry by entry. Pure.
+ */
+export function withInstance(list: readonly LinodeInstance[], instance: LinodeInstance): LinodeInstance[] {
+  const at = list.findIndex((i) => i.id === instance.id);
+  if (at >= 0) return list.with(at, instance);
+  const before = list.findIndex((i) => i.id > instance.id);
+  return before < 0 ? [...list, instance] : [...list.slice(0, before), instance, ...list.slice(before)];
+}
+
 /** Cached Linodes with lookups by id, label and IP; every loop reads Linodes through it. */
 export class InstanceCache {
   readonly #cell: TtlCell<readonly LinodeInstance[]>;
@@ -207,7 +218,7 @@ export class InstanceCache {
   /** Write-through after this CCM changed or read a Linode, so the next read does not go to the API. */
   recordInstance(instance: LinodeInstance): void {
     const kept = toLinodeInstance(instance);
-    this.#cell.write((list) => [...list.filter((i) => i.id !== kept.id), kept]);
+    this.#cell.write((list) => withInstance(list, kept));
   }
 
   /**

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { Registry } from "../server/metrics.ts";
 import { heapAfterGc } from "../tests/chaos/resources.ts";
-import { InstanceCache, type InstanceSource } from "./instances.ts";
+import { InstanceCache, type InstanceSource, withInstance } from "./instances.ts";
 import { vpcAddressesByLinode } from "./instance_index.ts";
 import { VpcIpCache } from "./vpc_ips.ts";
 import { selectVpcs, VpcCache } from "./vpcs.ts";
@@ -251,4 +251,14 @@ Deno.test("InstanceCache keeps no copy of an earlier VPC address listing once th
   await heapAfterGc();
   assert.equal(first.deref(), undefined, "the earlier index is gone");
   assert.equal(firstListing.deref(), undefined, "and so is the listing it was built from");
+});
+
+Deno.test("withInstance() replaces a Linode in place and puts a new one where a listing by id has it", () => {
+  const ids = (list: readonly LinodeInstance[]) => list.map((i) => `${i.id}:${i.label}`);
+  const list = [linode(1), linode(3), linode(5)];
+  assert.deepEqual(ids(withInstance(list, linode(3, { label: "renamed" }))), ["1:n1", "3:renamed", "5:n5"]);
+  assert.deepEqual(ids(withInstance(list, linode(4))), ["1:n1", "3:n3", "4:n4", "5:n5"]);
+  assert.deepEqual(ids(withInstance(list, linode(0))), ["0:n0", "1:n1", "3:n3", "5:n5"]);
+  assert.deepEqual(ids(withInstance(list, linode(9))), ["1:n1", "3:n3", "5:n5", "9:n9"]);
+  assert.deepEqual(ids(list), ["1:n1", "3:n3", "5:n5"], "the input is not changed");
 });
