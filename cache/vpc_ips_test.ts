@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/testdata/test_support.ts";
 import { Registry } from "../server/metrics.ts";
-import { startLinodeSim } from "../sim/linode/server.ts";
+import { type LinodeSim, startLinodeSim } from "../sim/linode/server.ts";
 import { toVpcIp, type VpcIp } from "./types.ts";
 import { sameJson } from "./ttl_cache.ts";
 import { VpcIpCache, withIpRangesOf } from "./vpc_ips.ts";
@@ -165,20 +165,33 @@ Deno.test("withIpRangesOf() applies many interfaces' writes in one walk; of two 
   assert.equal(before.length, 6, "the input is not changed");
 });
 
-Deno.test("VpcIpCache: range writes recorded between reads are all in the next read, with a new generation", async () => {
-  await using sim = await startLinodeSim();
+/** The VPC `cluster` (one subnet) in the emulator, with a Linode in it per entry of `ranges` (its routed ranges). */
+function clusterVpc(sim: LinodeSim, ranges: readonly string[][]) {
   const vpc = sim.world.createVpc({
     label: "cluster",
     region: "us-east",
     subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
   });
   const subnetId = vpc.subnets[0]?.id ?? 0;
-  for (const label of ["n1", "n2", "n3"]) sim.world.addInstance({ label, vpc: { vpcId: vpc.id, subnetId } });
+  const linodes = ranges.map((ipRanges, i) =>
+    sim.world.addInstance({ label: `n${i + 1}`, vpc: { vpcId: vpc.id, subnetId, ipRanges: [...ipRanges] } })
+  );
+  return { vpc, subnetId, linodes };
+}
+
+/** A VpcIpCache (and its VpcCache) over the emulator's VPC `cluster`, on a fake clock, 60 s TTLs. */
+function clusterCaches(sim: LinodeSim) {
   const { client } = clientFor(sim);
   const clock = new FakeClock();
   const metrics = new Registry();
   const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
-  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 });
+  return { client, vpcs, ips: new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 }) };
+}
+
+Deno.test("VpcIpCache: range writes recorded between reads are all in the next read, with a new generation", async () => {
+  await using sim = await startLinodeSim();
+  const { vpc } = clusterVpc(sim, [[], [], []]);
+  const { client, ips } = clusterCaches(sim);
   const first = await ips.get();
   const addresses = first.data.filter((ip) => ip.address);
   assert.equal(addresses.length, 3);
@@ -205,25 +218,9 @@ Deno.test("VpcIpCache: range writes recorded between reads are all in the next r
 
 Deno.test("VpcIpCache.forgetLinode drops that Linode's addresses and ranges, unread range writes included, and no other", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "cluster",
-    region: "us-east",
-    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
-  });
-  const subnetId = vpc.subnets[0]?.id ?? 0;
-  const gone = sim.world.addInstance({
-    label: "n1",
-    vpc: { vpcId: vpc.id, subnetId, ipRanges: ["10.192.1.0/24"] },
-  });
-  const kept = sim.world.addInstance({
-    label: "n2",
-    vpc: { vpcId: vpc.id, subnetId, ipRanges: ["10.192.2.0/24"] },
-  });
-  const { client } = clientFor(sim);
-  const clock = new FakeClock();
-  const metrics = new Registry();
-  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics, ttlMs: 60_000 });
-  const ips = new VpcIpCache(client.vpcs, vpcs, { clock, metrics, ttlMs: 60_000 });
+  const { vpc, linodes: [gone, kept] } = clusterVpc(sim, [["10.192.1.0/24"], ["10.192.2.0/24"]]);
+  if (!gone || !kept) throw new Error("two Linodes");
+  const { ips } = clusterCaches(sim);
   const first = await ips.get();
   assert.equal(first.data.filter((ip) => ip.linode_id === gone.id).length, 2, "an address and a range");
   const goneAddress = first.data.find((ip) => ip.linode_id === gone.id && ip.address);
@@ -248,22 +245,14 @@ Deno.test("VpcIpCache.forgetLinode drops that Linode's addresses and ranges, unr
 
 Deno.test("VpcCache keeps each selected VPC's id, label, region and subnets, not the Linodes a subnet lists", async () => {
   await using sim = await startLinodeSim();
-  const vpc = sim.world.createVpc({
-    label: "cluster",
-    region: "us-east",
-    subnets: [{ label: "default", ipv4: "10.0.0.0/24" }],
-  });
-  const subnetId = vpc.subnets[0]?.id ?? 0;
-  sim.world.addInstance({ label: "n1", vpc: { vpcId: vpc.id, subnetId } });
-  const { client } = clientFor(sim);
+  const { vpc, subnetId } = clusterVpc(sim, [[]]);
+  const { client, vpcs } = clusterCaches(sim);
   const listed = await client.vpcs.list();
   assert.equal(
     (listed[0]?.subnets[0] as { linodes?: unknown[] } | undefined)?.linodes?.length,
     1,
     "the API lists the subnet's Linodes",
   );
-  const clock = new FakeClock();
-  const vpcs = new VpcCache(client.vpcs, { vpcNames: ["cluster"] }, { clock, metrics: new Registry() });
   assert.deepEqual((await vpcs.get()).data, [
     {
       id: vpc.id,

@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import { setNodeReady } from "../sim/kubelet.ts";
 import { addNodes, isInitialised, kubeletNode } from "./ccm_fixture.ts";
-import { LIST_VPC_IPS, PUT_CONFIG_INTERFACE, resyncs, startRouteWorld, until } from "./route_fixture.ts";
+import {
+  LIST_VPC_IPS,
+  PUT_CONFIG_INTERFACE,
+  resyncs,
+  type RouteWorld,
+  startRouteWorld,
+  until,
+} from "./route_fixture.ts";
 
 Deno.test("route: a new Node's pod CIDR is routed to its Linode and NetworkUnavailable is False/RouteCreated", async () => {
   await using w = await startRouteWorld();
@@ -74,18 +81,21 @@ Deno.test("route: a deleted Node's range is removed from its Linode; foreign ran
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), writes, "the removal is not repeated");
 });
 
-Deno.test("route: a Node leaving with its Linode costs one removal attempt: the API's 404 says its ranges went too", async () => {
-  await using w = await startRouteWorld();
+/** Starts the CCM with Nodes `worker-a` and `worker-b`, each routed; returns their Linodes' ids. */
+async function twoRoutedNodes(w: RouteWorld): Promise<[number, number]> {
   const a = w.addLinode("worker-a");
   const b = w.addLinode("worker-b");
   await w.start();
   w.addNode("worker-a", a, "10.192.1.0/24");
   w.addNode("worker-b", b, "10.192.2.0/24");
-  await until(
-    w,
-    () => w.linode.world.ipRanges(a).length + w.linode.world.ipRanges(b).length === 2,
-    "both routes",
-  );
+  const routes = () => w.linode.world.ipRanges(a).length + w.linode.world.ipRanges(b).length;
+  await until(w, () => routes() === 2, "both routes");
+  return [a, b];
+}
+
+Deno.test("route: a Node leaving with its Linode costs one removal attempt: the API's 404 says its ranges went too", async () => {
+  await using w = await startRouteWorld();
+  const [a, b] = await twoRoutedNodes(w);
   const writes = w.calls(PUT_CONFIG_INTERFACE);
   const listings = w.calls(LIST_VPC_IPS);
   // As a machine leaves: its Node is deleted and its Linode goes before the controller's pass writes.
@@ -106,16 +116,7 @@ Deno.test("route: a Node leaving with its Linode costs one removal attempt: the 
 
 Deno.test("route with the node lifecycle: a Node deleted because its Linode is gone costs no route write", async () => {
   await using w = await startRouteWorld({ flags: ["--controllers=cloud-node-lifecycle"] });
-  const a = w.addLinode("worker-a");
-  const b = w.addLinode("worker-b");
-  await w.start();
-  w.addNode("worker-a", a, "10.192.1.0/24");
-  w.addNode("worker-b", b, "10.192.2.0/24");
-  await until(
-    w,
-    () => w.linode.world.ipRanges(a).length + w.linode.world.ipRanges(b).length === 2,
-    "both routes",
-  );
+  const [a, b] = await twoRoutedNodes(w);
   const writes = w.calls(PUT_CONFIG_INTERFACE);
   // The machine goes first; its Node turns NotReady, and the lifecycle controller's GET answers 404.
   w.linode.world.deleteInstance(a);
