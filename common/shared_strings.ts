@@ -1,20 +1,37 @@
 /**
  * One copy per value of a string from a small vocabulary. Decoded JSON gives every object its own copy of
  * each string longer than V8 internalises on parse (10 characters): at 5,000 Nodes, `KubeletReady`,
- * `g6-standard-2` or `legacy_config` would be held 5,000 times over. Past `MAX_SHARED` distinct values a
- * string is returned as it is, so a field that turns out not to be a small vocabulary costs nothing more.
+ * `g6-standard-2` or `legacy_config` would be held 5,000 times over. Past its bound a table returns a new
+ * value as it is, so a field that turns out not to be a small vocabulary costs nothing more.
  */
 
-/** At most this many distinct strings are shared. */
+/** At most this many distinct strings are shared by `share`. */
 export const MAX_SHARED = 2048;
 
-const shared = new Map<string, string>();
+/** A bounded table of shared strings. */
+export class StringTable {
+  readonly #shared = new Map<string, string>();
 
-/** The shared copy of `value` (the first one seen), or `value` itself once the table is full. */
+  constructor(readonly max: number) {}
+
+  /** How many distinct values are shared. */
+  get size(): number {
+    return this.#shared.size;
+  }
+
+  /** The shared copy of `value` (the first one seen), or `value` itself once the table is full. */
+  share<T extends string | null | undefined>(value: T): T {
+    if (typeof value !== "string") return value;
+    const found = this.#shared.get(value);
+    if (found !== undefined) return found as T;
+    if (this.#shared.size < this.max) this.#shared.set(value, value);
+    return value;
+  }
+}
+
+const table = new StringTable(MAX_SHARED);
+
+/** The process's shared copy of `value` (see `StringTable.share`). */
 export function share<T extends string | null | undefined>(value: T): T {
-  if (typeof value !== "string") return value;
-  const found = shared.get(value);
-  if (found !== undefined) return found as T;
-  if (shared.size < MAX_SHARED) shared.set(value, value);
-  return value;
+  return table.share(value);
 }

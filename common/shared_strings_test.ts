@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { heapAfterGc } from "../tests/chaos/resources.ts";
-import { MAX_SHARED, share } from "./shared_strings.ts";
+import { share, StringTable } from "./shared_strings.ts";
 
 /** Values as JSON.parse gives them: each object its own copy of a string longer than 10 characters. */
 function parsedCopies(value: string, count: number): string[] {
@@ -35,10 +35,11 @@ Deno.test("share() holds one copy of a value, however many objects carry it", as
   assert.ok(copies - shared > count * 32, `copies ${copies} B, shared ${shared} B`);
 });
 
-Deno.test("share() stops remembering values once the table is full", () => {
-  // Fill the table (values of earlier tests count): later values come back unchanged, nothing throws.
-  for (let i = 0; i < MAX_SHARED + 10; i++) {
-    const value = `value-${i}-of-a-large-vocabulary`;
-    assert.equal(share(value), value);
-  }
+Deno.test("StringTable shares at most max values: past them a new value comes back as it is, unremembered", () => {
+  const table = new StringTable(3);
+  for (const v of ["a", "b", "c", "d", "e"]) assert.equal(table.share(v), v);
+  assert.equal(table.size, 3);
+  assert.equal(table.share("b"), "b", "a remembered value is still shared");
+  assert.equal(table.share("d"), "d");
+  assert.equal(table.size, 3, "a value seen past the bound is not remembered");
 });

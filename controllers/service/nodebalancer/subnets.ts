@@ -4,18 +4,12 @@
  * name not found lists again (at most once per `refreshMs`), so a steady Service costs no call.
  */
 import type { Clock } from "../../../common/clock.ts";
+import { toVpc, type Vpc } from "../../../cache/types.ts";
 import type { SubnetSelector } from "../annotations/spec.ts";
-
-/** A VPC with its subnets, as `GET /vpcs` lists them. */
-export interface VpcWithSubnets {
-  readonly id: number;
-  readonly label: string;
-  readonly subnets: readonly { readonly id: number; readonly label: string }[];
-}
 
 /** Lists the account's VPCs. `LinodeClient.vpcs` implements it. */
 export interface VpcLister {
-  list(): Promise<readonly VpcWithSubnets[]>;
+  list(): Promise<readonly Vpc[]>;
 }
 
 const DEFAULT_REFRESH_MS = 30_000;
@@ -25,7 +19,7 @@ export class SubnetResolver {
   readonly #source: VpcLister;
   readonly #clock: Clock;
   readonly #refreshMs: number;
-  #vpcs: Promise<readonly VpcWithSubnets[]> | undefined;
+  #vpcs: Promise<readonly Vpc[]> | undefined;
   #loadedAt = -Infinity;
 
   constructor(source: VpcLister, clock: Clock, options: { refreshMs?: number } = {}) {
@@ -43,17 +37,11 @@ export class SubnetResolver {
     return find(await this.#list(true), selector.vpcName, selector.subnetName);
   }
 
-  #list(again: boolean): Promise<readonly VpcWithSubnets[]> {
+  #list(again: boolean): Promise<readonly Vpc[]> {
     if (this.#vpcs && !again) return this.#vpcs;
     this.#loadedAt = this.#clock.monotonic();
-    // Only labels and ids are kept: a listed subnet also names every Linode in it.
-    const loading = this.#source.list().then((vpcs) =>
-      vpcs.map((v) => ({
-        id: v.id,
-        label: v.label,
-        subnets: v.subnets.map((s) => ({ id: s.id, label: s.label })),
-      }))
-    );
+    // Only the fields read are kept (`toVpc`): a listed subnet also names every Linode in it.
+    const loading = this.#source.list().then((vpcs) => vpcs.map(toVpc));
     this.#vpcs = loading;
     // A failed listing is not kept: the next Service asks again.
     loading.catch(() => {
@@ -63,6 +51,6 @@ export class SubnetResolver {
   }
 }
 
-function find(vpcs: readonly VpcWithSubnets[], vpcName: string, subnetName: string): number | undefined {
+function find(vpcs: readonly Vpc[], vpcName: string, subnetName: string): number | undefined {
   return vpcs.find((v) => v.label === vpcName)?.subnets.find((s) => s.label === subnetName)?.id;
 }

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../../common/clock.ts";
-import { SubnetResolver, type VpcWithSubnets } from "./subnets.ts";
+import type { Vpc } from "../../../cache/types.ts";
+import { SubnetResolver } from "./subnets.ts";
 
-function source(vpcs: VpcWithSubnets[]) {
+function source(vpcs: Vpc[]) {
   const calls = { count: 0, fail: false };
   return {
     calls,
@@ -14,7 +15,7 @@ function source(vpcs: VpcWithSubnets[]) {
   };
 }
 
-const VPC: VpcWithSubnets = { id: 1, label: "cluster", subnets: [{ id: 11, label: "default" }] };
+const VPC: Vpc = { id: 1, label: "cluster", region: "us-east", subnets: [{ id: 11, label: "default" }] };
 const byName = (vpcName: string, subnetName: string) => ({ kind: "names" as const, vpcName, subnetName });
 
 Deno.test("SubnetResolver resolves IDs without a call and names from one listing", async () => {
@@ -34,7 +35,7 @@ Deno.test("SubnetResolver lists again for an unknown name at most once per refre
   assert.equal(await r.resolve(byName("cluster", "new")), undefined);
   assert.equal(await r.resolve(byName("cluster", "new")), undefined);
   assert.equal(src.calls.count, 1, "the first listing is recent: no second one");
-  src.vpcs.push({ id: 2, label: "later", subnets: [{ id: 21, label: "new" }] });
+  src.vpcs.push({ id: 2, label: "later", region: "us-east", subnets: [{ id: 21, label: "new" }] });
   await clock.advance(30_000);
   assert.equal(await r.resolve(byName("later", "new")), 21);
   assert.equal(src.calls.count, 2);
