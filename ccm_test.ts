@@ -3,7 +3,7 @@ import { runCcm, type RunningCcm } from "./ccm.ts";
 import { FakeClock } from "./common/clock.ts";
 import { type Config, parseConfig } from "./config/config.ts";
 import { checkToken } from "./linode/token_health.ts";
-import { Registry } from "./server/metrics.ts";
+import { Registry } from "./common/metrics.ts";
 import { startDemoWorld } from "./sim/demo_world.ts";
 
 function configFor(args: string[], env: Record<string, string>): Config {

@@ -10,7 +10,7 @@ import { processSignals, stopOnSignals } from "./common/signals.ts";
 import { type Config, ConfigError, describeConfig, readConfig, readLintConfig } from "./config/config.ts";
 import { KubeConfigError } from "./kube/config.ts";
 import { componentLogger, type Logger, setupLogging, writeAllSync } from "./common/log.ts";
-import { Registry } from "./server/metrics.ts";
+import { Registry } from "./common/metrics.ts";
 import type { ErrorReporter } from "./common/sentry.ts";
 import { VERSION } from "./config/version.ts";
 

@@ -11,7 +11,7 @@ import { Informer } from "../kube/informer.ts";
 import { LinodeClient } from "../linode/client.ts";
 import { staticToken } from "../linode/token.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { type DemoWorld, kubeletNode, startKubeSim, startLinodeSim } from "../sim/mod.ts";
 import { type Cell, summarize, type Table } from "./table.ts";
 import { startBenchWorld } from "./world.ts";

@@ -5,7 +5,7 @@
 import { runCcm, type RunningCcm } from "../ccm.ts";
 import { systemClock } from "../common/clock.ts";
 import { parseConfig } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { type DemoWorld, UNINITIALIZED_TAINT } from "../sim/mod.ts";
 
 /** A running CCM and what the scenarios read from it. */

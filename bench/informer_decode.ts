@@ -13,7 +13,7 @@ import { makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
 import { fromWire } from "../kube/decode.ts";
 import { Informer } from "../kube/informer.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode } from "../sim/kubelet.ts";
 

@@ -12,7 +12,7 @@ import { makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
 import { Informer } from "../kube/informer.ts";
 import { trimNode } from "../kube/trim.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { wireNode } from "./informer_decode.ts";
 

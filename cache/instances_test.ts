@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { heapAfterGc } from "../tests/chaos/resources.ts";
 import { InstanceCache, type InstanceSource, withInstance } from "./instances.ts";
 import { vpcAddressesByLinode } from "./instance_index.ts";

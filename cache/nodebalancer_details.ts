@@ -8,7 +8,7 @@
  * a read of the details then costs ~3 calls per NodeBalancer per period.
  */
 import type { Clock } from "../common/clock.ts";
-import type { Counter, Registry } from "../server/metrics.ts";
+import type { Counter, Registry } from "../common/metrics.ts";
 import type { FirewallState, NodeBalancerConfigState, NodeBalancerNodeState } from "./types.ts";
 
 /** Reads a NodeBalancer's configs, nodes and firewalls. `LinodeClient.nodeBalancers` implements it. */

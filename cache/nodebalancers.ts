@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { DEFAULT_INSTANCE_TTL_MS } from "./instances.ts";
 import { NodeBalancerDetailCache, type NodeBalancerDetailSource } from "./nodebalancer_details.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";

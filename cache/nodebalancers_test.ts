@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/testdata/test_support.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { NodeBalancerCache } from "./nodebalancers.ts";
 

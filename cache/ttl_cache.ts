@@ -1,7 +1,7 @@
 /** One cached collection: refreshed at most once per TTL, single-flight, write-through, stale on failure. */
 import type { Clock } from "../common/clock.ts";
 import { Backoff, type BackoffOptions } from "../common/backoff.ts";
-import type { Counter, Gauge, Registry } from "../server/metrics.ts";
+import type { Counter, Gauge, Registry } from "../common/metrics.ts";
 import type { Snapshot } from "./types.ts";
 
 /** How a `TtlCell` loads and judges its data. */

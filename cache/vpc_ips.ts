@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { isNotFound } from "../linode/errors.ts";
 import { type GetOptions, sameEntries, TtlCell } from "./ttl_cache.ts";
 import { type Snapshot, toVpcIp, type Vpc, type VpcIp } from "./types.ts";

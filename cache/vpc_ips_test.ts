@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { clientFor } from "../linode/testdata/test_support.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { type LinodeSim, startLinodeSim } from "../sim/linode/server.ts";
 import { toVpcIp, type VpcIp } from "./types.ts";
 import { sameJson } from "./ttl_cache.ts";

@@ -4,7 +4,7 @@
  * interfaces (`linode`), then kept for as long as the Linode has a Node. A VPC interface's IPv6 range cannot
  * change without the interface being replaced, which needs the Linode shut down and its Node re-registered.
  */
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 
 /** The IPv6 part of a VPC interface, of either generation (api-v4's `IPv6Interface`). */
 export interface VpcIpv6Part {

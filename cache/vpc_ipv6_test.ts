@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { clientFor } from "../linode/testdata/test_support.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { ipv6RangeOf, VpcIpv6Cache } from "./vpc_ipv6.ts";
 

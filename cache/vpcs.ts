@@ -1,7 +1,7 @@
 /** The configured VPCs and subnets (`--vpc-names`/`--vpc-ids`, `--subnet-names`/`--subnet-ids`), resolved once per TTL. */
 import type { Clock } from "../common/clock.ts";
 import type { BackoffOptions } from "../common/backoff.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { type GetOptions, TtlCell } from "./ttl_cache.ts";
 import { type Snapshot, toVpc, type Vpc } from "./types.ts";
 

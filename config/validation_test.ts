@@ -7,8 +7,8 @@ import { parseIpv4Cidr } from "../controllers/node/addresses.ts";
 import { systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import { LeaderElector } from "../lease/elector.ts";
-import { SwitchFence } from "../lease/fence.ts";
-import { Registry } from "../server/metrics.ts";
+import { SwitchFence } from "../common/write_guard.ts";
+import { Registry } from "../common/metrics.ts";
 import { type Config, ConfigError, type Env, parseConfig } from "./config.ts";
 import { MAX_TIMER_MS } from "./checks.ts";
 

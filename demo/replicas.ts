@@ -2,7 +2,7 @@
 import { type CcmOutcome, runCcm, type RunningCcm } from "../ccm.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Config } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import type { Replica } from "./collect.ts";
 
 /** A replica that has wired itself up; `done` settles when `runCcm` returns. */

@@ -14,9 +14,9 @@ import {
   type V1Secret,
   type V1Service,
 } from "@kubernetes/client-node";
-import type { WriteGuard } from "../common/dry_run.ts";
-import type { Fence } from "../lease/fence.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { WriteGuard } from "../common/write_guard.ts";
+import type { Fence } from "../common/write_guard.ts";
+import type { Registry } from "../common/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
 import { isNotFound, makeHttpLibrary, signalOptions, toKubeApiError } from "./requests.ts";
 

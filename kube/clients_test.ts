@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
-import { Registry } from "../server/metrics.ts";
+import { LeaseLostError, SwitchFence } from "../common/write_guard.ts";
+import { Registry } from "../common/metrics.ts";
 import { makeKubeClients } from "./clients.ts";
 import { loadKubeConfig } from "./config.ts";
 import { callsStartingWith, node, startFixture } from "./testdata/fixtures.ts";

@@ -10,7 +10,7 @@ import {
   type V1ObjectReference,
 } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../common/clock.ts";
-import { LeaseLostError } from "../lease/fence.ts";
+import { LeaseLostError } from "../common/write_guard.ts";
 import { type Logger, redactSecrets } from "../common/log.ts";
 import { isNotFound } from "./requests.ts";
 

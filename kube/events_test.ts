@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
-import { SwitchFence } from "../lease/fence.ts";
+import { SwitchFence } from "../common/write_guard.ts";
 import { captureLogs, componentLogger } from "../common/log.ts";
 import { EventRecorder, type EventRecorderOptions, refFor, renderMessage, warnEvent } from "./events.ts";
 import { callsStartingWith, type Fixture, node, startFixture } from "./testdata/fixtures.ts";

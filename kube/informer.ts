@@ -7,7 +7,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { BackoffOptions } from "../common/backoff.ts";
 import { type Clock, isAbort, systemClock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Gauge, Registry } from "../server/metrics.ts";
+import type { Gauge, Registry } from "../common/metrics.ts";
 import { fromWire } from "./decode.ts";
 import { RestartPolicy } from "./informer_restart.ts";
 import { InformerWatch, type WatchEnd } from "./informer_watch.ts";

@@ -5,7 +5,7 @@
 import { Backoff, type BackoffOptions } from "../common/backoff.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Counter, Registry } from "../server/metrics.ts";
+import type { Counter, Registry } from "../common/metrics.ts";
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
 const DEFAULT_MIN_WATCH_MS = 1000;

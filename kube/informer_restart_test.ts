@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { RestartPolicy } from "./informer_restart.ts";
 
 function policy(clock: FakeClock, metrics = new Registry()): RestartPolicy {

@@ -5,7 +5,7 @@
  */
 import { type KubeConfig, Watch } from "@kubernetes/client-node";
 import type { Clock } from "../common/clock.ts";
-import type { Counter } from "../server/metrics.ts";
+import type { Counter } from "../common/metrics.ts";
 
 /** How a watch ended. Ends for silence or a client timeout report `closed` with one event: not a failure. */
 export type WatchEnd =

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
+import { LeaseLostError, SwitchFence } from "../common/write_guard.ts";
 import { callsStartingWith, node, startFixture } from "./testdata/fixtures.ts";
 import {
   deleteNode,

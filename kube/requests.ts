@@ -14,9 +14,9 @@ import {
   wrapHttpLibrary,
 } from "@kubernetes/client-node";
 import { linkSignals } from "../common/abort.ts";
-import type { WriteGuard } from "../common/dry_run.ts";
-import type { Fence } from "../lease/fence.ts";
-import type { Counter, Histogram, Registry } from "../server/metrics.ts";
+import type { WriteGuard } from "../common/write_guard.ts";
+import type { Fence } from "../common/write_guard.ts";
+import type { Counter, Histogram, Registry } from "../common/metrics.ts";
 
 /** A failed Kubernetes API call: HTTP status (0 when no response came back), Status `reason`, message. */
 export class KubeApiError extends Error {

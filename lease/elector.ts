@@ -7,9 +7,9 @@
 import { linkSignals } from "../common/abort.ts";
 import { type Clock, isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { type ElectorMetrics, electorMetrics, reasonOf, timeoutAfter } from "./elector_parts.ts";
-import type { SwitchFence } from "./fence.ts";
+import type { SwitchFence } from "../common/write_guard.ts";
 import { LeaderTerm } from "./term.ts";
 import { ObservedLease } from "./observed.ts";
 import type { LeaseChanges } from "./watch.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import type { CutMode } from "../sim/proxy.ts";
 import { ACQUIRE_JITTER_FACTOR } from "./elector.ts";
-import { LeaseLostError } from "./fence.ts";
+import { LeaseLostError } from "../common/write_guard.ts";
 import {
   advanceUntil,
   type Candidate,

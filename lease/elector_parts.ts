@@ -1,6 +1,6 @@
 /** Small parts of the leader elector: its metrics, per-request timeouts on the injected clock, stop reasons. */
 import type { Clock } from "../common/clock.ts";
-import type { Counter, Gauge, Registry } from "../server/metrics.ts";
+import type { Counter, Gauge, Registry } from "../common/metrics.ts";
 
 /** The elector's metrics, labelled by Lease. */
 export interface ElectorMetrics {

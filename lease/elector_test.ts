@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { FakeClock, systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { ACQUIRE_JITTER_FACTOR, LeaderElector, type LeaderElectorDeps } from "./elector.ts";
-import { SwitchFence } from "./fence.ts";
+import { SwitchFence } from "../common/write_guard.ts";
 import {
   advanceUntil,
   countingRandom,

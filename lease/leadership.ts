@@ -6,9 +6,9 @@
  */
 import { type Clock, isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { LeaderElector } from "./elector.ts";
-import { type Fence, SwitchFence } from "./fence.ts";
+import { type Fence, SwitchFence } from "../common/write_guard.ts";
 import type { LeaseApi } from "./lease.ts";
 import { LeaderTerm } from "./term.ts";
 import type { LeaseChanges } from "./watch.ts";

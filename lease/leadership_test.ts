@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
-import { ALWAYS_LEADING, type Fence, SwitchFence } from "./fence.ts";
+import { Registry } from "../common/metrics.ts";
+import { ALWAYS_LEADING, type Fence, SwitchFence } from "../common/write_guard.ts";
 import {
   LEASE_MS,
   RecordingLeaseApi,

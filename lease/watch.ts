@@ -9,7 +9,7 @@ import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import { Informer, type ResourceSource } from "../kube/informer.ts";
 import { signalOptions } from "../kube/requests.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { type LeaseKey, type LeaseSnapshot, toSnapshot } from "./lease.ts";
 
 /**

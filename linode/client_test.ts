@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
+import { LeaseLostError, SwitchFence } from "../common/write_guard.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { FakeClock } from "../common/clock.ts";
 import { LinodeApiError } from "./errors.ts";

@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Gauge, Registry } from "../server/metrics.ts";
+import type { Gauge, Registry } from "../common/metrics.ts";
 
 /** What one response said about its rate-limit window. */
 export interface RateLimitHeaders {

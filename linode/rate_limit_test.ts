@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
 import { clientFor } from "./testdata/test_support.ts";

@@ -6,7 +6,7 @@
 import type { Clock } from "../common/clock.ts";
 import { isAbort } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import type { CallOptions } from "./caller.ts";
 import { LinodeApiError } from "./errors.ts";
 

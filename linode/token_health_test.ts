@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { clientFor } from "./testdata/test_support.ts";
 import { checkToken, watchTokenHealth } from "./token_health.ts";

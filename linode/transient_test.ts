@@ -4,7 +4,7 @@
  * linodego retries, counted, and never accepted as an object.
  */
 import assert from "node:assert/strict";
-import { LeaseLostError, SwitchFence } from "../lease/fence.ts";
+import { LeaseLostError, SwitchFence } from "../common/write_guard.ts";
 import { startLinodeSim } from "../sim/linode/server.ts";
 import { isRetryable, LinodeApiError } from "./errors.ts";
 import { clientFor } from "./testdata/test_support.ts";

@@ -10,8 +10,8 @@ import { CCM_READ_DIRS } from "../config/readable.ts";
 import { makeKubeClients } from "../kube/clients.ts";
 import { KubeConfigError, loadKubeConfig } from "../kube/config.ts";
 import { checkNet, kubeConfigTarget, refusedServers } from "../config/net_allowed.ts";
-import { LeaseLostError } from "../lease/fence.ts";
-import { Registry } from "../server/metrics.ts";
+import { LeaseLostError } from "../common/write_guard.ts";
+import { Registry } from "../common/metrics.ts";
 import { formatReport, lintServices } from "./check.ts";
 import { type FoundService, readManifests } from "./manifests.ts";
 

@@ -18,7 +18,7 @@
  */
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Counter, Registry } from "./metrics.ts";
+import type { Counter, Registry } from "../common/metrics.ts";
 import { TtlMap } from "./ttl_map.ts";
 
 /** Who a token belongs to, as a TokenReview answers. */

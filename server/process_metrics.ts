@@ -3,7 +3,7 @@
  * collector (and the Go CCM's client_golang) uses, and the V8 heap, which `deno task bench` reads from the
  * CCM process to report memory at each cluster size. `Deno.memoryUsage()` needs no permission.
  */
-import type { Registry } from "./metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 
 /** Sets the process gauges in `registry` to the current values. */
 export function recordProcessMetrics(registry: Registry): void {

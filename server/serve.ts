@@ -28,7 +28,7 @@
  */
 import type { Logger } from "../common/log.ts";
 import type { RequestAuthorizer } from "./auth.ts";
-import type { Registry } from "./metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 import { recordProcessMetrics } from "./process_metrics.ts";
 import { generateSelfSignedCert, type TlsPem } from "./tls.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { captureLogs, componentLogger } from "../common/log.ts";
-import { Registry } from "./metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import {
   type HealthCheck,
   METRICS_CONTENT_TYPE,

@@ -9,7 +9,7 @@ import type { CoreV1Event, V1Node } from "@kubernetes/client-node";
 import { type CcmOutcome, runCcm, type RunningCcm } from "../ccm.ts";
 import { FakeClock } from "../common/clock.ts";
 import { type Config, parseConfig } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { type KubeSim, startKubeSim } from "../sim/kube/server.ts";
 import { kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";
 import type { RateLimitRule } from "../sim/linode/rate_limit.ts";

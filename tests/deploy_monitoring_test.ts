@@ -7,7 +7,7 @@ import * as yaml from "js-yaml";
 import { startFixture } from "../kube/testdata/fixtures.ts";
 import { makeReviewApis } from "../kube/clients.ts";
 import { kubeAccessReviewer } from "../kube/reviews.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 
 type Doc = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 

@@ -9,7 +9,7 @@ import { FakeClock } from "../common/clock.ts";
 import { captureLogs } from "../common/log.ts";
 import { parseConfig } from "../config/config.ts";
 import { DEFAULT_DRAIN_MS } from "../lease/term.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { freePort, waitFor } from "./process.ts";
 

@@ -9,7 +9,7 @@ import { type CcmOutcome, runCcm } from "../ccm.ts";
 import { FakeClock } from "../common/clock.ts";
 import { captureLogs } from "../common/log.ts";
 import { type Config, parseConfig } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { waitFor } from "./process.ts";
 

@@ -13,7 +13,7 @@ import { systemClock } from "../common/clock.ts";
 import { captureLogs } from "../common/log.ts";
 import { type ControllerName, parseConfig } from "../config/config.ts";
 import { generateSelfSignedCert } from "../server/tls.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import type { AuditEntry } from "../sim/kube/audit.ts";
 import { type DemoWorld, startDemoWorld } from "../sim/demo_world.ts";
 import { kubeletNode, registerNode, setNodeReady, UNINITIALIZED_TAINT } from "../sim/kubelet.ts";

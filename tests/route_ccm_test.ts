@@ -4,7 +4,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { runCcm } from "../ccm.ts";
 import { systemClock } from "../common/clock.ts";
 import { parseConfig } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { type DemoWorld, startDemoWorld } from "../sim/mod.ts";
 import { waitFor } from "./process.ts";
 

@@ -8,7 +8,7 @@ import { FakeClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import { parseConfig } from "../config/config.ts";
 import { startFixture } from "../kube/testdata/fixtures.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startServer } from "../server/serve.ts";
 import { delegatedAuth } from "../wiring/serve_auth.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import { captureLogs } from "../common/log.ts";
-import { DryRunWriteError } from "../common/dry_run.ts";
+import { DryRunWriteError } from "../common/write_guard.ts";
 import { isInitialised } from "./ccm_fixture.ts";
 import {
   fetchHealthPort,

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { runCcm } from "../ccm.ts";
 import { systemClock } from "../common/clock.ts";
 import { parseConfig } from "../config/config.ts";
-import { Registry } from "../server/metrics.ts";
+import { Registry } from "../common/metrics.ts";
 import { startDemoWorld } from "../sim/demo_world.ts";
 import { FAST_LEASE_FLAGS, LeaseHistory, runCcmToExit, waitFor } from "./process.ts";
 

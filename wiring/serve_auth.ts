@@ -11,7 +11,7 @@ import { makeReviewApis } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
 import { kubeAccessReviewer, kubeTokenReviewer } from "../kube/reviews.ts";
 import { DelegatedAuth } from "../server/auth.ts";
-import type { Registry } from "../server/metrics.ts";
+import type { Registry } from "../common/metrics.ts";
 
 /** The kubeconfigs the reviews use: the flag's file, or the CCM's own `kc`. Loading may throw `KubeConfigError`. */
 export function reviewKubeConfigs(config: Config, kc: KubeConfig): { authn: KubeConfig; authz: KubeConfig } {

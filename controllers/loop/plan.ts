@@ -11,7 +11,7 @@
  */
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
-import type { Gauge, Registry } from "../../server/metrics.ts";
+import type { Gauge, Registry } from "../../common/metrics.ts";
 
 /** A value shown in a change (never secret material). */
 export type PlanValue = string | number | boolean | null | readonly string[];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
 import { captureLogs, componentLogger } from "../../common/log.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import { type ActionSpec, PlanRecorder } from "./plan.ts";
 
 function recorder(dryRun: boolean) {

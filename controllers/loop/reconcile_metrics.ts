@@ -1,6 +1,6 @@
 /** The per-controller reconcile metrics every controller records: how many, how they ended, how long. */
 import type { Clock } from "../../common/clock.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 
 /** How a reconcile ended: `success`, the retry path its error took (see `run_queue.ts`), or `error`. */
 export type ReconcileResult = "success" | "error" | "retry-after" | "rate-limited" | "permanent" | "aborted";

@@ -4,8 +4,8 @@
  */
 import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
-import { LeaseLostError } from "../../lease/fence.ts";
-import type { Registry } from "../../server/metrics.ts";
+import { LeaseLostError } from "../../common/write_guard.ts";
+import type { Registry } from "../../common/metrics.ts";
 import { recordReconcile } from "./reconcile_metrics.ts";
 import type { WorkQueue } from "./work_queue.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
 import { componentLogger } from "../../common/log.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import { InvalidInputError, type Outcome, RetryAfterError, runWorkers } from "./run_queue.ts";
 import { WorkQueue } from "./work_queue.ts";
 

@@ -5,7 +5,7 @@
  */
 import { backoffDelayMs } from "../../common/backoff.ts";
 import { type Clock, systemClock } from "../../common/clock.ts";
-import type { Counter, Gauge, Histogram, Registry } from "../../server/metrics.ts";
+import type { Counter, Gauge, Histogram, Registry } from "../../common/metrics.ts";
 
 /** Default delay after a key's first failure (client-go's controllers use 5 ms; Linode wants calm). */
 export const DEFAULT_BASE_DELAY_MS = 1_000;

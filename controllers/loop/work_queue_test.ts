@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import { WorkQueue, type WorkQueueOptions } from "./work_queue.ts";
 
 /** A queue on a fake clock without jitter. */

@@ -7,7 +7,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import {
   findInstance,
   hasTaint,

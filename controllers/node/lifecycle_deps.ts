@@ -5,7 +5,7 @@ import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { EventSink } from "../../kube/events.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import type { PlanRecorder } from "../loop/plan.ts";
 import type { NodePatch } from "./addresses.ts";
 import type { SettledInputs } from "../loop/settled.ts";

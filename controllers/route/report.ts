@@ -7,7 +7,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
-import { LeaseLostError } from "../../lease/fence.ts";
+import { LeaseLostError } from "../../common/write_guard.ts";
 import { describeError } from "../loop/run_queue.ts";
 import {
   needsRouteCondition,

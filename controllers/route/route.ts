@@ -16,7 +16,7 @@ import { type Clock, isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { EventSink } from "../../kube/events.ts";
 import { LinodeApiError } from "../../linode/errors.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import { parseProviderId } from "../provider_id.ts";
 import { type Cidr4, clusterCidrs4 } from "./cidr.ts";
 import {

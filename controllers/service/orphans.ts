@@ -11,7 +11,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import type { Logger } from "../../common/log.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import type { PlanScope } from "../loop/plan.ts";
 import { AnnotationReader } from "./annotations/values.ts";
 import type { NodeBalancerWrites } from "./nodebalancer/apply.ts";

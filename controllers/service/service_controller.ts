@@ -9,7 +9,7 @@ import type { Clock } from "../../common/clock.ts";
 import { isAbort } from "../../common/clock.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
 import { runResync } from "../loop/resync.ts";

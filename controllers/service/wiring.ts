@@ -13,7 +13,7 @@ import { secretReader, serviceSource } from "../../kube/clients.ts";
 import type { EventSink } from "../../kube/events.ts";
 import { Informer } from "../../kube/informer.ts";
 import type { LinodeClient } from "../../linode/client.ts";
-import type { Registry } from "../../server/metrics.ts";
+import type { Registry } from "../../common/metrics.ts";
 import { serviceDefaults } from "./annotations/defaults.ts";
 import { kubeServiceWriter, startServiceController } from "./service_controller.ts";
 import { SubnetResolver } from "./nodebalancer/subnets.ts";

@@ -1,9 +1,9 @@
 /** Shared fixtures for the kube/ tests: the emulator, clients through the real loader, builders, waitFor. */
 import { join } from "node:path";
 import type { V1Node } from "@kubernetes/client-node";
-import type { WriteGuard } from "../../common/dry_run.ts";
-import type { Fence } from "../../lease/fence.ts";
-import { Registry } from "../../server/metrics.ts";
+import type { WriteGuard } from "../../common/write_guard.ts";
+import type { Fence } from "../../common/write_guard.ts";
+import { Registry } from "../../common/metrics.ts";
 import { startKubeSim } from "../../sim/mod.ts";
 import { type KubeClients, makeKubeClients } from "../clients.ts";
 import { loadKubeConfig } from "../config.ts";

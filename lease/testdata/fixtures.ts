@@ -3,7 +3,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { type Clock, type FakeClock, systemClock } from "../../common/clock.ts";
 import { makeKubeClients } from "../../kube/clients.ts";
 import { componentLogger } from "../../common/log.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import { type KubeSim, startKubeSim } from "../../sim/mod.ts";
 import { startProxy, type TcpProxy } from "../../sim/proxy.ts";
 import {
@@ -12,7 +12,7 @@ import {
   LeaderElector,
   type LeaderElectorDeps,
 } from "../elector.ts";
-import { SwitchFence } from "../fence.ts";
+import { SwitchFence } from "../../common/write_guard.ts";
 import { LeaseWatch } from "../watch.ts";
 import {
   KubeLeaseApi,

@@ -1,7 +1,7 @@
 /** Test helpers for `linode/` tests: a client wired to a sim, and a clock that records sleeps. */
 import type { Clock } from "../../common/clock.ts";
 import { componentLogger } from "../../common/log.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import { LinodeClient, type LinodeClientOptions } from "../client.ts";
 import { staticToken } from "../token.ts";
 

@@ -5,7 +5,7 @@
  */
 import { type CcmOutcome, runCcm, type RunningCcm } from "../../ccm.ts";
 import type { Config } from "../../config/config.ts";
-import { Registry } from "../../server/metrics.ts";
+import { Registry } from "../../common/metrics.ts";
 import type { ChaosWorld } from "./world.ts";
 
 /** One in-process replica. */

@@ -1,5 +1,13 @@
-/** Fencing: every write asks the fence first, so nothing is sent once leadership is lost. */
-import type { Clock } from "../common/clock.ts";
+/**
+ * The write guard every client asks before it sends a write, and nothing else:
+ * - the **fence**: nothing is sent once leadership is lost (the elector switches it);
+ * - **shadow mode** (`--dry-run`): the Linode caller and the Kubernetes transport refuse every write, loudly.
+ *   Controllers hand their writes to executors, which hold them in dry run (`controllers/loop/shadow.ts`);
+ *   this guard is the safety net for a write path that bypassed them, so no code path can write in shadow mode.
+ */
+import type { Clock } from "./clock.ts";
+import type { Logger } from "./log.ts";
+import type { Registry } from "./metrics.ts";
 
 /** Thrown by a fenced write when this process no longer leads. */
 export class LeaseLostError extends Error {
@@ -106,5 +114,51 @@ export class SwitchFence implements Fence {
 
   assertLeading(): void {
     if (!this.leading) throw new LeaseLostError();
+  }
+}
+
+/** Which client refused: the Linode API or the Kubernetes API. */
+export type GuardedClient = "linode" | "kubernetes";
+
+/**
+ * A write attempted in dry-run. Retrying cannot help (`permanent`): the key waits until its object changes,
+ * so a forgotten write path shows as one error line per change, not a hot loop.
+ */
+export class DryRunWriteError extends Error {
+  override name = "DryRunWriteError";
+  readonly permanent = true;
+  constructor(readonly client: GuardedClient, readonly call: string) {
+    super(`Refusing to send ${call} to the ${client === "linode" ? "Linode" : "Kubernetes"} API: --dry-run`);
+  }
+}
+
+/** Asked by a client immediately before it sends a write. */
+export interface WriteGuard {
+  /** Throws `DryRunWriteError` when writes are refused; `call` is `METHOD /route` (no body, no query). */
+  assertWritable(client: GuardedClient, call: string): void;
+}
+
+/** The guard of `--dry-run`: refuses every write, logs it at error and counts it. */
+export class DryRunGuard implements WriteGuard {
+  readonly #log: Logger;
+  readonly #metrics: Registry;
+
+  constructor(options: { log: Logger; metrics: Registry }) {
+    this.#log = options.log;
+    this.#metrics = options.metrics;
+  }
+
+  assertWritable(client: GuardedClient, call: string): void {
+    // A controller reached its client instead of recording the action: a bug worth a person's attention.
+    this.#log.error("dry run: refused {client} write {call}: a write path did not record its action", {
+      client,
+      call,
+    });
+    this.#metrics.counter(
+      "ccm_dry_run_refused_writes_total",
+      "Writes refused by the --dry-run client guard (each one is a write path that did not record its action)",
+      ["client"],
+    ).inc({ client });
+    throw new DryRunWriteError(client, call);
   }
 }
