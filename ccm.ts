@@ -128,7 +128,7 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
     checks: { healthz: [], readyz: [...informerChecks(parts), readiness] },
     // In dry run the fence is open for decisions, but this process leads nothing.
     leading: () => parts.fence.leading && !parts.config.dryRun,
-    plan: () => ({ ...parts.plan.report(), orphanedNodeBalancers: parts.service?.orphans() ?? [] }),
+    plan: () => ({ ...parts.shadow.report(), orphanedNodeBalancers: parts.orphanCheck.list() }),
     auth: parts.auth,
     log: componentLogger("serve"),
   });

@@ -3,7 +3,7 @@
  * of failing when a leader term starts. Each check pushes one line naming the setting, the value and what is
  * accepted. Pure.
  */
-import { isIPv4, isIPv6 } from "node:net";
+import { isIpAddress } from "../common/net.ts";
 
 /**
  * Longest duration a timer may be given. A timer longer than 2^31-1 ms (24.8 days) fires at once in every
@@ -66,32 +66,6 @@ export function checkVpcLabels(setting: string, labels: readonly string[], p: st
 export function checkRegion(region: string, p: string[]): void {
   if (REGION_ID.test(region)) return;
   p.push(`LINODE_REGION: invalid region "${region}" (use a Linode region ID such as us-east or nl-ams)`);
-}
-
-/**
- * True for an IPv4 CIDR that `controllers/node/addresses.ts`' `parseIpv4Cidr` reads: dotted quad without
- * leading zeros, prefix 0 to 32 in one or two digits.
- */
-export function isIpv4Cidr(text: string): boolean {
-  const slash = text.indexOf("/");
-  return cidrFamily(text) === 4 && /^\d{1,2}$/.test(text.slice(slash + 1));
-}
-
-/** `true` for an IPv4 or IPv6 address (no zone), as Go's `net.ParseIP`. */
-export function isIpAddress(text: string): boolean {
-  return isIPv4(text) || (isIPv6(text) && !text.includes("%"));
-}
-
-/** Go's `net.ParseCIDR`: `"10.0.0.0/8"`; returns the IP family, or `undefined` when invalid. */
-export function cidrFamily(text: string): 4 | 6 | undefined {
-  const slash = text.indexOf("/");
-  if (slash < 0) return undefined;
-  const ip = text.slice(0, slash);
-  const bits = text.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(bits)) return undefined;
-  if (isIPv4(ip)) return Number(bits) <= 32 ? 4 : undefined;
-  if (isIPv6(ip) && !ip.includes("%")) return Number(bits) <= 128 ? 6 : undefined;
-  return undefined;
 }
 
 /** True for a host name (RFC 1123, any case) or an IP address without brackets. */

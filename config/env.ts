@@ -2,19 +2,10 @@
  * Environment variables (the Go CCM's names and defaults) and the value parsers shared with flags:
  * Go booleans, durations and integers, CIDRs, IP addresses, the Linode API URL. Pure: `config.ts` hands in the variables it read.
  */
-import { isIPv4 } from "node:net";
-import {
-  checkMasterUrl,
-  checkRegion,
-  checkServiceEndpoint,
-  checkTimerSeconds,
-  cidrFamily,
-  isIpAddress,
-  isIpv4Cidr,
-} from "./checks.ts";
+import { checkMasterUrl, checkRegion, checkServiceEndpoint, checkTimerSeconds } from "./checks.ts";
+import { cidrFamily, parseIpv4 } from "../common/net.ts";
 import { type TokenOptions, type TokenSource, tokenSource } from "./token_env.ts";
 
-export { cidrFamily, isIpAddress };
 export { Secret } from "./secret.ts";
 export type { TokenFileCheck, TokenOptions, TokenSource } from "./token_env.ts";
 
@@ -156,7 +147,7 @@ export function splitList(text: string): string[] {
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   if (host === "localhost" || host === "::1" || host === "0:0:0:0:0:0:0:1") return true;
-  return isIPv4(host) && host.startsWith("127.");
+  return parseIpv4(host) !== undefined && host.startsWith("127.");
 }
 
 /** The Linode API location: `url` without a trailing slash, split into `baseUrl` + `/` + `apiVersion`. */
@@ -227,7 +218,7 @@ export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptio
   if (typeof parsed === "string") problems.push(parsed);
   const externalSubnet = value(env, "LINODE_EXTERNAL_SUBNET") ?? null;
   // Only private IPv4 addresses are re-labelled external, so only an IPv4 network means anything here.
-  if (externalSubnet !== null && !isIpv4Cidr(externalSubnet)) {
+  if (externalSubnet !== null && cidrFamily(externalSubnet) !== 4) {
     problems.push(
       `LINODE_EXTERNAL_SUBNET: invalid IPv4 CIDR "${externalSubnet}" (use an IPv4 network such as ` +
         "172.24.0.0/16; IPv6 is not accepted)",

@@ -3,7 +3,7 @@
  * `--cluster-cidr`, no larger than the per-Node size, and (upstream's `cidrset` limit) at most 16 bits finer.
  * Pure: pushes one line per problem.
  */
-import { cidrFamily } from "./checks.ts";
+import { cidrFamily } from "../common/net.ts";
 
 /** Upstream's `clusterSubnetMaxDiff`: a cluster CIDR is cut into at most 2^16 Node ranges. */
 const MAX_MASK_DIFF = 16;

@@ -4,7 +4,8 @@
  */
 import { levelForVerbosity, type LogFormat } from "../common/log.ts";
 import { FLAG_INDEX, FLAGS, type FlagValue, formatGoDuration, type ParsedArgs } from "./flags.ts";
-import { cidrFamily, isIpAddress, type LinodeEnv, splitList } from "./env.ts";
+import { type LinodeEnv, splitList } from "./env.ts";
+import { cidrFamily, isIpAddress } from "../common/net.ts";
 import { delegatedAuth } from "./auth.ts";
 import { checkDnsLabel, checkDnsSubdomain, checkVpcLabels, MAX_TIMER_MS, MIN_TIMER_MS } from "./checks.ts";
 import { checkNodeIpam } from "./node_ipam.ts";

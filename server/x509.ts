@@ -4,7 +4,7 @@
  */
 // A type-only import is erased: it does not evaluate the package before the shim is in place.
 import type { Extension } from "@peculiar/x509";
-import { isIpAddress } from "../config/env.ts";
+import { isIpAddress } from "../common/net.ts";
 
 /** The `@peculiar/x509` module, as `loadX509` hands it out. */
 export type X509 = typeof import("@peculiar/x509");

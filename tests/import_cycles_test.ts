@@ -101,3 +101,53 @@ Deno.test("no module of the repository takes part in an import circle (type-only
   const named = circles(graph).map((c) => c.map((m) => relative(ROOT, fromFileUrl(m))).join(" <-> "));
   assert.deepEqual(named, [], "import circles");
 });
+
+/**
+ * The folder of a module, as the architecture draws it: `controllers/<room>` for a controller's folder (and
+ * `controllers` for the files beside them), else the top-level folder (`kube`, `cache`, …; `.` for the root).
+ * Tests are left out: a test may reach across folders to drive the real code.
+ */
+function folderOf(path: string): string | undefined {
+  if (path.endsWith("_test.ts") || path.includes("/testdata/")) return undefined;
+  const parts = path.split("/");
+  if (parts.length === 1) return ".";
+  if (parts[0] === "controllers" && parts.length > 2) return `controllers/${parts[1]}`;
+  return parts[0];
+}
+
+/** The folder graph of the product: folder → the folders its modules import. */
+function folderGraph(modules: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const graph = new Map<string, Set<string>>();
+  for (const [from, targets] of modules) {
+    const a = folderOf(relative(ROOT, fromFileUrl(from)));
+    if (a === undefined) continue;
+    const out = graph.get(a) ?? new Set<string>();
+    graph.set(a, out);
+    for (const to of targets) {
+      const b = folderOf(relative(ROOT, fromFileUrl(to)));
+      if (b !== undefined && b !== a) out.add(b);
+    }
+  }
+  return new Map([...graph].map(([k, v]) => [k, [...v]]));
+}
+
+Deno.test("folderOf() draws controllers' rooms apart and leaves tests out", () => {
+  assert.equal(folderOf("controllers/route/plan.ts"), "controllers/route");
+  assert.equal(folderOf("controllers/provider_id.ts"), "controllers");
+  assert.equal(folderOf("kube/informer.ts"), "kube");
+  assert.equal(folderOf("ccm.ts"), ".");
+  assert.equal(folderOf("kube/informer_test.ts"), undefined);
+  assert.equal(folderOf("kube/testdata/fixtures.ts"), undefined);
+});
+
+Deno.test("no folder of the product takes part in an import circle (type-only imports included)", async () => {
+  const folders = folderGraph(await moduleGraph());
+  assert.ok(folders.has("controllers/loop") && folders.has("common"), [...folders.keys()].join(", "));
+  const named = circles(folders).map((c) => {
+    const edges = c.flatMap((a) =>
+      (folders.get(a) ?? []).filter((b) => c.includes(b)).map((b) => `${a} -> ${b}`)
+    );
+    return edges.join(", ");
+  });
+  assert.deepEqual(named, [], "folder circles");
+});

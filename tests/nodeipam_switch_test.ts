@@ -39,7 +39,7 @@ Deno.test("runCcm() --dry-run with node IPAM: the allocation is on /plan and not
   await using w = await startWorld({ flags: ["--controllers=nodeipam", "--dry-run", ...IPAM] });
   addNodes(w, kubeletNode("a", { taints: [] }), kubeletNode("has", { taints: [], podCidr: "10.192.0.0/24" }));
   await w.start();
-  const pending = () => w.ccm.plan.report().pending.filter((a) => a.controller === "nodeipam");
+  const pending = () => w.ccm.shadow.report().pending.filter((a) => a.controller === "nodeipam");
   await w.advanceUntil(() => pending().length > 0, { what: "the planned allocation", stepMs: 1_000 });
   await w.tick(30_000, 5_000);
   assert.deepEqual(pending().map((a) => [a.action, a.object, a.changes]), [[
@@ -63,7 +63,7 @@ Deno.test("runCcm() --dry-run with node IPAM and routes: the plan holds the allo
   const id = w.addLinode("worker-1");
   await w.start();
   w.addNode("worker-1", id);
-  const pending = () => w.ccm.plan.report().pending;
+  const pending = () => w.ccm.shadow.report().pending;
   await until(w, () => pending().some((a) => a.action === "add-ranges"), "the planned route");
   const planned = pending().map((a) => [a.controller, a.action, a.changes.map((c) => c.new)]);
   assert.deepEqual(planned, [

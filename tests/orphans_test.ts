@@ -36,7 +36,7 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes an orphan with this
   const before = w.go.linode.world.nodeBalancers().length;
   await using ccm = await w.ccm([CLEANUP]);
   assert.ok(w.go.linode.world.nodeBalancer(ours.id), "not on the first sighting");
-  const kept = ccm.ccm.service?.orphans().find((o) => o.id === ours.id);
+  const kept = ccm.ccm.orphanCheck.list().find((o) => o.id === ours.id);
   assert.equal(kept?.fate, "kept: waiting for a second check");
   await ccm.advanceUntil(() => !w.go.linode.world.nodeBalancer(ours.id), {
     what: "the owned orphan to be deleted",
@@ -49,7 +49,7 @@ Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes an orphan with this
     w.go.linode.world.nodeBalancer(w.go.drift.orphanedNodeBalancerId ?? 0),
     "the Go CCM's orphan stays",
   );
-  assert.deepEqual(ccm.ccm.service?.orphans().map((o) => o.id), [w.go.drift.orphanedNodeBalancerId]);
+  assert.deepEqual(ccm.ccm.orphanCheck.list().map((o) => o.id), [w.go.drift.orphanedNodeBalancerId]);
 });
 
 Deno.test("runCcm() --cleanup-orphaned-nodebalancers deletes nothing while the NodeBalancer listing fails", async () => {

@@ -3,7 +3,7 @@
  * happens, no range is lost, and failures show as a Warning Event and `NetworkUnavailable=True`.
  */
 import assert from "node:assert/strict";
-import { WRITE_CONCURRENCY } from "../controllers/route/route.ts";
+import { WRITE_CONCURRENCY } from "../controllers/route/controller.ts";
 import {
   LIST_VPC_IPS,
   PUT_CONFIG_INTERFACE,

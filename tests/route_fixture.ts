@@ -46,7 +46,10 @@ export interface RouteWorld extends CcmWorld {
   addNode(name: string, linodeId: number, podCidr?: string): void;
   /** The Node's NetworkUnavailable condition as `status/reason`. */
   condition(name: string): string | undefined;
-  /** Route passes that ended, by result (`success`, `rate-limited`, ...). */
+  /**
+   * Route passes that ended, by result (`success`, `rate-limited`, ...); `success` (the default) counts the
+   * passes the runtime skipped too (nothing they read changed since a settled pass): each ended a resync.
+   */
   passes(result?: string): number;
 }
 
@@ -60,6 +63,7 @@ export async function startRouteWorld(options: WorldOptions = {}): Promise<Route
   });
   const subnetId = vpc.subnets[0]?.id ?? 0;
   const reconciles = world.metrics.counter("ccm_reconciles_total", "", ["controller", "result"]);
+  const skipped = world.metrics.counter("ccm_passes_skipped_total", "", ["controller"]);
   const extra: Omit<RouteWorld, keyof CcmWorld> = {
     vpcId: vpc.id,
     subnetId,
@@ -77,7 +81,9 @@ export async function startRouteWorld(options: WorldOptions = {}): Promise<Route
       const c = world.node(name)?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
       return c && `${c.status}/${c.reason}`;
     },
-    passes: (result = "success") => reconciles.get({ controller: "route", result }),
+    passes: (result = "success") =>
+      reconciles.get({ controller: "route", result }) +
+      (result === "success" ? skipped.get({ controller: "route" }) : 0),
   };
   return Object.assign(world, extra);
 }
@@ -87,11 +93,14 @@ export function until(world: CcmWorld, condition: () => boolean, what: string): 
   return world.advanceUntil(condition, { what, stepMs: STEP_MS });
 }
 
-/** Moves fake time through `count` resyncs (`--route-reconciliation-period`), each ending in a pass. */
+/**
+ * Moves fake time through `count` resyncs (`--route-reconciliation-period`), each ending in a pass, or in a pass
+ * the runtime skipped because nothing it reads changed since the last settled one.
+ */
 export async function resyncs(world: RouteWorld, count: number): Promise<void> {
   for (let i = 1; i <= count; i++) {
-    const passes = world.passes();
+    const before = world.passes();
     await world.tick(world.config.routes.reconciliationPeriodMs, 1_000);
-    await world.waitFor(() => world.passes() > passes, { what: `the pass of resync ${i} of ${count}` });
+    await world.waitFor(() => world.passes() > before, { what: `the pass of resync ${i} of ${count}` });
   }
 }

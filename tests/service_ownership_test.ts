@@ -120,7 +120,7 @@ Deno.test("service creates nothing and cleans up nothing while the cluster ident
   assert.equal(world.linode.calls.count("POST /v4/nodebalancers"), 0, "nothing created");
   assert.ok(world.nodeBalancers().some((nb) => nb.id === orphan.id), "nothing deleted");
   assert.equal(
-    world.ccm.service?.orphans().find((o) => o.id === orphan.id)?.fate,
+    world.ccm.orphanCheck.list().find((o) => o.id === orphan.id)?.fate,
     "kept: cluster identity unknown",
   );
   fault();

@@ -3,7 +3,7 @@
  * dry run or normally, one after the other on the same emulators and fake clock; `/plan` read over HTTPS
  * from the health port; and the emulators' request logs split into reads and writes.
  */
-import type { PlannedAction } from "../controllers/loop/plan.ts";
+import type { PlannedAction } from "../controllers/loop/shadow.ts";
 import { FakeClock } from "../common/clock.ts";
 import { type GoCcmDrift, type GoCcmWorld, startGoCcmWorld } from "../sim/go_ccm_world.ts";
 import { type CcmWorld, startWorld } from "./ccm_fixture.ts";

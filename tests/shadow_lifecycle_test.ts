@@ -16,7 +16,7 @@ Deno.test("runCcm() --dry-run plans the shutdown taint and the deletion of a gon
   world.linode.world.deleteInstance(gone.id);
   await world.start();
   await world.tick(120_000, 5_000);
-  const actions = world.ccm.plan.pending().filter((a) => a.controller === "cloud-node-lifecycle");
+  const actions = world.ccm.shadow.pending().filter((a) => a.controller === "cloud-node-lifecycle");
   assert.deepEqual(actions.map((a) => `${a.action} ${a.object}`), ["taint-shutdown w-0", "delete-node w-1"]);
   assert.equal(
     world.calls("GET /v4/linode/instances/{id}"),

@@ -105,7 +105,7 @@ Deno.test("runCcm() --dry-run drops an action from the plan once someone else ca
   await using shadow = await w.ccm(DRY_RUN);
   const missing = drift.missingRoute;
   assert.ok(missing);
-  const pending = () => shadow.ccm.plan.pending();
+  const pending = () => shadow.ccm.shadow.pending();
   const routeHeld = () => pending().some((a) => a.object.startsWith(`linode ${missing.linodeId} `));
   const webAction = () => pending().find((a) => a.object === "default/web");
   const throttle = () => webAction()?.changes.find((c) => c.field === "client_conn_throttle");
@@ -143,7 +143,7 @@ Deno.test("runCcm() --dry-run plans a new Service's finalizer, NodeBalancer and 
   {
     await using shadow = await w.ccm(DRY_RUN);
     await shadow.tick(30_000, 5_000);
-    plan = shadow.ccm.plan.pending().filter((a) => a.object === "default/shop");
+    plan = shadow.ccm.shadow.pending().filter((a) => a.object === "default/shop");
   }
   assert.deepEqual(plan.map((a) => a.action), ["add-finalizer", "create-nodebalancer", "set-status"]);
   const create = plan[1]?.changes ?? [];
@@ -153,7 +153,7 @@ Deno.test("runCcm() --dry-run plans a new Service's finalizer, NodeBalancer and 
   assert.equal(w.go.linode.world.nodeBalancers().length, nbs);
   await using normal = await w.ccm([]);
   await normal.tick(30_000, 5_000);
-  const done = normal.ccm.plan.carriedOut().filter((a) => a.object === "default/shop");
+  const done = normal.ccm.shadow.carriedOut().filter((a) => a.object === "default/shop");
   assert.deepEqual(done.map((a) => a.action), ["add-finalizer", "create-nodebalancer", "set-status"]);
   assert.equal(w.go.linode.world.nodeBalancers().length, nbs + 1);
 });

@@ -3,26 +3,27 @@
  * recorder. Nothing is started here. `runCcm` (ccm.ts) builds them this way and no other, so the scenario
  * tests, the demo and the bench, which all start the CCM through `runCcm`, run the production wiring.
  */
-import type { KubeConfig, V1Node } from "@kubernetes/client-node";
+import type { KubeConfig, V1Node, V1Service } from "@kubernetes/client-node";
 import { InstanceCache } from "../cache/instances.ts";
+import { NodeBalancerCache } from "../cache/nodebalancers.ts";
 import { VpcIpCache } from "../cache/vpc_ips.ts";
 import { VpcCache } from "../cache/vpcs.ts";
 import { VpcIpv6Cache } from "../cache/vpc_ipv6.ts";
 import type { Clock } from "../common/clock.ts";
-import { DryRunGuard } from "../common/write_guard.ts";
 import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
-import { type KubeClients, makeKubeClients, nodeSource } from "../kube/clients.ts";
+import { type KubeClients, makeKubeClients, nodeSource, serviceSource } from "../kube/clients.ts";
 import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { type ChangeKind, Informer, type KubeObject } from "../kube/informer.ts";
 import { trimNode } from "../kube/trim.ts";
-import { ALWAYS_LEADING, type Fence, SwitchFence } from "../common/write_guard.ts";
+import { ALWAYS_LEADING, DryRunGuard, type Fence, SwitchFence } from "../common/write_guard.ts";
 import { newIdentity } from "../lease/lease.ts";
 import { LinodeClient } from "../linode/client.ts";
-import { type ServiceWiring, wireServiceController } from "../controllers/service/wiring.ts";
-import { PlanRecorder } from "../controllers/loop/plan.ts";
+import { ClusterIdentity } from "../controllers/service/identity.ts";
+import { OrphanCheck } from "../controllers/service/orphans.ts";
+import { type Executors, newExecutors, ShadowRecorder } from "../controllers/loop/shadow.ts";
 import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../common/metrics.ts";
@@ -70,9 +71,17 @@ export interface CcmParts {
   readonly projection: ProjectedNodes | undefined;
   readonly events: EventRecorder;
   /** What the controllers would do (`--dry-run`: served on `/plan`) or recently did. */
-  readonly plan: PlanRecorder;
-  /** The service controller's informers, NodeBalancer cache and controller; only when `service` is enabled. */
-  readonly service: ServiceWiring | undefined;
+  readonly shadow: ShadowRecorder;
+  /** One executor per API: every write of every controller goes through them. */
+  readonly executors: Executors;
+  /** The Services (only when the `service` controller is enabled): a term waits for it, `/readyz` checks it. */
+  readonly services: Informer<V1Service> | undefined;
+  /** The NodeBalancer listing and details (only with the `service` controller). */
+  readonly nodeBalancers: NodeBalancerCache | undefined;
+  /** This cluster's identity in the Linode account (the `kube-system` Namespace UID). */
+  readonly clusterIdentity: ClusterIdentity;
+  /** The orphaned NodeBalancers, as the last check found them (for `/plan`, across terms). */
+  readonly orphanCheck: OrphanCheck;
   /** The secrets to keep out of logs and Events: every Linode token read, the kube credentials. */
   readonly secrets: () => readonly string[];
   /** Who may read the secure port's `/metrics` and `/plan` (TokenReview and SubjectAccessReview). */
@@ -213,26 +222,31 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     dryRun: config.dryRun,
   });
   const projection = config.dryRun ? new ProjectedNodes(nodes) : undefined;
-  const plan = new PlanRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
-  const service = config.controllers.has("service")
-    ? wireServiceController(config, {
-      kc,
-      kube,
-      linode,
-      nodes: projection ?? nodes,
-      events,
-      plan,
+  const shadow = new ShadowRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
+  const withServices = config.controllers.has("service");
+  const informerOptions = { log: componentLogger("informer"), metrics, clock };
+  const services = withServices ? new Informer(kc, serviceSource(kube.core), informerOptions) : undefined;
+  const nodeBalancers = withServices
+    ? new NodeBalancerCache(linode.nodeBalancers, {
       clock,
       metrics,
-      logFor: componentLogger,
+      region: config.linode.region,
+      ttlMs: config.linode.instanceCacheTtlMs,
     })
     : undefined;
+  const clusterIdentity = new ClusterIdentity({
+    namespaceUid: async (name) => (await kube.core.readNamespace({ name })).metadata?.uid ?? "",
+  });
+  const orphanCheck = new OrphanCheck({
+    clusterName: config.clusterName,
+    cleanup: config.services.cleanupOrphanedNodeBalancers,
+  });
   // A deleted Node's or Service's Event bookkeeping goes with it.
   const forgetEvents = (kind: ChangeKind, obj: { metadata?: { uid?: string } }) => {
     if (kind === "delete") events.forget(obj.metadata?.uid);
   };
   nodes.onChange(forgetEvents);
-  service?.services.onChange(forgetEvents);
+  services?.onChange(forgetEvents);
   return {
     config,
     clock,
@@ -249,8 +263,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     plannedNodes: projection ?? nodes,
     projection,
     events,
-    plan,
-    service,
+    shadow,
+    executors: newExecutors(metrics),
+    services,
+    nodeBalancers,
+    clusterIdentity,
+    orphanCheck,
     secrets,
     auth,
   };
@@ -265,7 +283,7 @@ export function expireLinodeCaches(parts: CcmParts): void {
   parts.vpcs.expire();
   parts.vpcIps.expire();
   parts.instances.expire();
-  parts.service?.nodeBalancers.expire();
+  parts.nodeBalancers?.expire();
 }
 
 /**
@@ -273,7 +291,7 @@ export function expireLinodeCaches(parts: CcmParts): void {
  * them and `/readyz` checks them (synced and watching).
  */
 export function informersOf(parts: CcmParts): readonly Informer<KubeObject>[] {
-  return parts.service ? [parts.nodes, parts.service.services] : [parts.nodes];
+  return parts.services ? [parts.nodes, parts.services] : [parts.nodes];
 }
 
 /** Runs every informer of `parts` until `signal` aborts (each restarts itself after failures). */

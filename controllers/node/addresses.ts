@@ -7,6 +7,7 @@ import type { InstanceIndex, VpcAddresses } from "../../cache/instance_index.ts"
 import type { LinodeInstance } from "../../cache/types.ts";
 import { parseProviderId, toProviderId } from "../provider_id.ts";
 import { stripPrefix } from "../../cache/instance_index.ts";
+import { type Cidr4, isPrivateIpv4, parseIpv4 } from "../../common/net.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM has initialised the Node. */
 export const UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
@@ -30,49 +31,10 @@ export interface NodeAddress {
   address: string;
 }
 
-/** An IPv4 network, e.g. `LINODE_EXTERNAL_SUBNET`. */
-export interface Ipv4Cidr {
-  readonly base: number;
-  readonly mask: number;
-}
-
 /** Options of address planning. */
 export interface AddressOptions {
   /** `LINODE_EXTERNAL_SUBNET`: private-range addresses inside it count as external. */
-  externalSubnet?: Ipv4Cidr;
-}
-
-const RFC1918: readonly Ipv4Cidr[] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"].map(parseIpv4Cidr);
-
-/** The 32-bit value of a dotted IPv4 address, or undefined when `ip` is not one. */
-export function ipv4ToNumber(ip: string): number | undefined {
-  const parts = ip.split(".");
-  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255)) return;
-  return parts.reduce((n, p) => n * 256 + Number(p), 0);
-}
-
-/** Parses `a.b.c.d/n`; throws RangeError otherwise. */
-export function parseIpv4Cidr(cidr: string): Ipv4Cidr {
-  const [ip = "", bits = "", ...rest] = cidr.trim().split("/");
-  const base = ipv4ToNumber(ip);
-  const n = /^[0-9]{1,2}$/.test(bits) ? Number(bits) : NaN;
-  if (base === undefined || rest.length || !(n >= 0 && n <= 32)) {
-    throw new RangeError(`Invalid IPv4 CIDR ${cidr}`);
-  }
-  const mask = n === 0 ? 0 : (0xffffffff << (32 - n)) >>> 0;
-  return { base: (base & mask) >>> 0, mask };
-}
-
-/** True when the IPv4 address `ip` is inside `cidr`. */
-export function cidrContains(cidr: Ipv4Cidr, ip: string): boolean {
-  const n = ipv4ToNumber(ip);
-  return n !== undefined && ((n & cidr.mask) >>> 0) === cidr.base;
-}
-
-/** True for RFC 1918 IPv4 addresses that are not inside the external subnet. */
-export function isPrivateIpv4(ip: string, externalSubnet?: Ipv4Cidr): boolean {
-  if (!RFC1918.some((c) => cidrContains(c, ip))) return false;
-  return !externalSubnet || !cidrContains(externalSubnet, ip);
+  externalSubnet?: Cidr4;
 }
 
 /**
@@ -88,7 +50,7 @@ export function planAddresses(
 ): NodeAddress[] {
   const internal = (address: string): NodeAddress => ({ type: "InternalIP", address });
   const external = (address: string): NodeAddress => ({ type: "ExternalIP", address });
-  const ipv4 = instance.ipv4.filter((ip) => ipv4ToNumber(ip) !== undefined);
+  const ipv4 = instance.ipv4.filter((ip) => parseIpv4(ip) !== undefined);
   const isPrivate = (ip: string) => isPrivateIpv4(ip, options.externalSubnet);
   const all: NodeAddress[] = [
     { type: "Hostname", address: instance.label },
@@ -147,6 +109,11 @@ export function sameAddresses(a: readonly V1NodeAddress[] | undefined, b: readon
 /** True when the Node carries a taint with this key. */
 export function hasTaint(node: V1Node, key: string): boolean {
   return (node.spec?.taints ?? []).some((t) => t.key === key);
+}
+
+/** The Node's taints as `key:effect`, as `/plan` shows them. */
+export function taintList(taints: readonly V1Taint[] | undefined): string[] {
+  return (taints ?? []).map((t) => `${t.key}:${t.effect}`);
 }
 
 /** The Node's taints without `key`; the others stay exactly as they were. */
@@ -220,7 +187,7 @@ export function planNodeUpdate(
   node: V1Node,
   instance: LinodeInstance,
   vpc: VpcAddresses,
-  options: { externalSubnet?: Ipv4Cidr } = {},
+  options: AddressOptions = {},
 ): NodeUpdatePlan {
   const plan: NodeUpdatePlan = {};
   const addresses = planAddresses(instance, vpc, {

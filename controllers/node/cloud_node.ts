@@ -1,32 +1,42 @@
 /**
  * `cloud-node`: initialises Nodes tainted `node.cloudprovider.kubernetes.io/uninitialized` (providerID,
  * addresses, labels, annotations, then the taint goes), and keeps addresses, labels and annotations of
- * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache.
+ * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache; writes Nodes through
+ * the Kubernetes executor (an update and how it shows on `/plan`, `nodeUpdateAction`).
  */
-import type { V1Node } from "@kubernetes/client-node";
-import type { Clock } from "../../common/clock.ts";
-import { isAbort } from "../../common/clock.ts";
+import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
+import type { VpcAddresses } from "../../cache/instance_index.ts";
+import type { LinodeInstance } from "../../cache/types.ts";
+import { type Clock, isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
+import type { Cidr4 } from "../../common/net.ts";
+import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
+import { deleteNode, mergePatchNode, mergePatchNodeStatus } from "../../kube/patch.ts";
+import { isConflict } from "../../kube/requests.ts";
+import { OwnWrites } from "../loop/own_writes.ts";
 import {
+  type ControllerSpec,
+  InvalidInputError,
+  type PassResult,
+  type TermContext,
+  type WriteContext,
+} from "../loop/runtime.ts";
+import type { ActionSpec, PlanChange } from "../loop/shadow.ts";
+import { classifyProviderId, parseProviderId } from "../provider_id.ts";
+import {
+  type AddressOptions,
   findInstance,
   hasTaint,
-  type Ipv4Cidr,
+  type NodeAddress,
+  type NodePatch,
   type NodeUpdatePlan,
   planNodeUpdate,
+  taintList,
   UNINITIALIZED_TAINT_KEY,
 } from "./addresses.ts";
-import { applyPlan, type NodeWriter } from "./node_writer.ts";
-import { classifyProviderId, parseProviderId } from "../provider_id.ts";
-import { InvalidInputError, runWorkers } from "../loop/run_queue.ts";
+import type { LifecycleNodeWriter } from "./lifecycle.ts";
 import { lookupNewNode, type NodeInstances, RefreshPacer } from "./lookup.ts";
-import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
-import { OwnWrites } from "../loop/own_writes.ts";
-import { LIVE_SCOPE, type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
-import { nodeUpdateAction } from "./plan_actions.ts";
-import { recordSkippedPass } from "../loop/reconcile_metrics.ts";
-import { runResync } from "../loop/resync.ts";
-import { WorkQueue } from "../loop/work_queue.ts";
 
 /** Nodes as the informer holds them. `Informer<V1Node>` implements it. */
 export interface NodeLister {
@@ -44,8 +54,6 @@ export interface NodeControllerDeps {
   log: Logger;
   metrics: Registry;
   clock: Clock;
-  /** Where each reconcile names its writes (`--dry-run` holds them); default: every write goes ahead. */
-  plan?: PlanRecorder;
   /** Receives each Node's held update (dry run), for the controllers that decide from Nodes. */
   projection?: { project(name: string, plan: NodeUpdatePlan | undefined): void };
 }
@@ -53,7 +61,7 @@ export interface NodeControllerDeps {
 /** Options of the node controller. */
 export interface NodeControllerOptions {
   /** `LINODE_EXTERNAL_SUBNET`: private addresses in it are ExternalIPs. */
-  externalSubnet?: Ipv4Cidr;
+  externalSubnet?: Cidr4;
   /** `--node-status-update-frequency` (default 5 min): resync of every Node from the cache. */
   statusUpdateFrequencyMs?: number;
   /** Nodes reconciled at once (default 10). */
@@ -68,17 +76,17 @@ export interface NodeControllerOptions {
 /** Default `--node-status-update-frequency`. */
 export const DEFAULT_STATUS_UPDATE_FREQUENCY_MS = 300_000;
 
-/** What a cloud-node controller remembers between reconciles of its Nodes. */
+/** What a cloud-node controller remembers between reconciles of its Nodes, for one term. */
 export interface NodeMemory {
   /** First sightings of uninitialised Nodes and the refreshes they forced. */
   pacer: RefreshPacer;
   /** This controller's writes the informer has not shown yet. */
   written: OwnWrites<V1Node>;
   /**
-   * Nodes whose last reconcile found nothing to change, by name, with the resourceVersion it read: until the
-   * Node or its Linode's listed state changes (each enqueues it), the status resync has nothing to check.
+   * Moves when a status refresh failed: whatever the listing would have shown is unknown, so every Node is
+   * checked against the cache as it is (no settled Node is skipped).
    */
-  settled?: Map<string, string>;
+  refreshFailures: number;
 }
 
 /** The Linode of `node`: a new Node's lookup may force a refresh; an initialised one reads the cache as it is. */
@@ -92,23 +100,22 @@ async function linodeOf(deps: NodeControllerDeps, memory: NodeMemory, node: V1No
 
 /**
  * Brings one Node in line with its Linode. Throws to be retried with backoff. Reads the Node from the
- * informer, or from its own last write while the informer has not shown it yet (see `OwnWrites`). Resolves
- * to the update held in dry run, if any.
+ * informer, or from its own last write while the informer has not shown it yet (see `OwnWrites`). Settled when
+ * an initialised Node needed nothing.
  */
 export async function reconcileNode(
   deps: NodeControllerDeps,
   name: string,
-  context: { memory: NodeMemory; options?: NodeControllerOptions; plan?: PlanScope },
-): Promise<NodeUpdatePlan | undefined> {
-  const { memory, options = {}, plan = LIVE_SCOPE } = context;
+  context: { memory: NodeMemory; options?: NodeControllerOptions; writes: WriteContext },
+): Promise<PassResult & { held?: NodeUpdatePlan }> {
+  const { memory, options = {}, writes } = context;
   const node = memory.written.latest(name, deps.nodes.get(name));
-  memory.settled?.delete(name);
   const kind = classifyProviderId(node?.spec?.providerID);
   const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
   if (!initialising) memory.pacer.forget(name);
-  if (!node || kind === "foreign") return;
+  if (!node || kind === "foreign") return {};
   if (kind === "invalid") {
-    if (!initialising) return;
+    if (!initialising) return {};
     const message = "Cannot initialise node {node}: invalid providerID {providerID}";
     const props = { node: name, providerID: node.spec?.providerID };
     warnEvent(deps, { ref: refFor(node, "Node"), reason: "InvalidProviderID", message, props });
@@ -118,7 +125,7 @@ export async function reconcileNode(
   if (!found) {
     if (!initialising) {
       deps.log.debug("no linode for node {node} in the cache", { node: name });
-      return;
+      return {};
     }
     const message = "Cannot initialise node {node}: no Linode matches its providerID, name or IPs";
     warnEvent(deps, {
@@ -131,14 +138,21 @@ export async function reconcileNode(
   }
   const linodeId = found.instance.id;
   const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
-  // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
   const update = planNodeUpdate(node, target.instance, target.vpc, options);
   const action = nodeUpdateAction(node, update);
-  if (action && plan.hold(action)) return update;
-  const applied = await applyPlan(deps, node, target, options);
-  if (!applied.changed && !initialising) memory.settled?.set(name, node.metadata?.resourceVersion ?? "");
-  if (applied.latest !== node) memory.written.record(name, applied.latest, applied.older);
-  if (applied.untainted) {
+  if (!action) return { settled: !initialising };
+  const applied = await writes.apply({
+    api: "kubernetes",
+    action,
+    send: () => applyPlan(deps, node, target, options),
+    record: (done) => {
+      if (done.latest !== node) memory.written.record(name, done.latest, done.older);
+    },
+  });
+  // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
+  if (!applied.sent) return { held: update };
+  const done = applied.answer;
+  if (done.untainted) {
     memory.pacer.forget(name);
     deps.log.info("initialised node {node} as linode {linodeId} (found by {via})", {
       node: name,
@@ -147,9 +161,132 @@ export async function reconcileNode(
     });
     deps.metrics.counter("ccm_nodes_initialised_total", "Nodes initialised by the cloud-node controller")
       .inc();
-  } else if (applied.changed) {
+  } else if (done.changed) {
     deps.log.info("updated node {node} from linode {linodeId}", { node: name, linodeId });
   }
+  return { settled: !done.changed && !initialising };
+}
+
+function entryChanges(
+  field: string,
+  have: Readonly<Record<string, string>> | undefined,
+  want: Readonly<Record<string, string>> | undefined,
+): PlanChange[] {
+  return Object.entries(want ?? {}).map(([k, v]) => ({
+    field: `${field}[${k}]`,
+    old: have?.[k] ?? null,
+    new: v,
+  }));
+}
+
+/** The fields `plan` changes on `node`, old and new. */
+function nodeChanges(node: V1Node, plan: NodeUpdatePlan): PlanChange[] {
+  const changes: PlanChange[] = [];
+  if (plan.addresses) {
+    const show = (list: readonly { type: string; address: string }[] | undefined) =>
+      (list ?? []).map((a) => `${a.type}:${a.address}`);
+    changes.push({ field: "status.addresses", old: show(node.status?.addresses), new: show(plan.addresses) });
+  }
+  const patch = plan.patch;
+  if (!patch) return changes;
+  changes.push(...entryChanges("metadata.labels", node.metadata?.labels, patch.metadata?.labels));
+  changes.push(
+    ...entryChanges("metadata.annotations", node.metadata?.annotations, patch.metadata?.annotations),
+  );
+  if (patch.spec?.providerID) {
+    changes.push({
+      field: "spec.providerID",
+      old: node.spec?.providerID ?? null,
+      new: patch.spec.providerID,
+    });
+  }
+  if (patch.spec?.taints) {
+    changes.push({
+      field: "spec.taints",
+      old: taintList(node.spec?.taints),
+      new: taintList(patch.spec.taints),
+    });
+  }
+  return changes;
+}
+
+/** The `cloud-node` action for a Node's update plan; undefined when the plan changes nothing. */
+export function nodeUpdateAction(node: V1Node, plan: NodeUpdatePlan): ActionSpec | undefined {
+  const changes = nodeChanges(node, plan);
+  if (changes.length === 0) return undefined;
+  const action = hasTaint(node, UNINITIALIZED_TAINT_KEY) ? "initialise-node" : "update-node";
+  return { action, object: node.metadata?.name ?? "", changes };
+}
+
+/** Fenced Node reads and writes. */
+export interface NodeWriter {
+  /** A fresh read from the apiserver (after a 409). */
+  getNode(name: string): Promise<V1Node>;
+  /** Merge patch of metadata and spec; `metadata.resourceVersion` in the patch makes a race a 409. */
+  patchNode(name: string, patch: NodePatch): Promise<V1Node>;
+  /** Merge patch of the status subresource (a list in it replaces the whole list). */
+  patchNodeStatus(name: string, patch: { status: { addresses: NodeAddress[] } }): Promise<V1Node>;
+}
+
+const MAX_CONFLICT_RETRIES = 3;
+
+/** What `applyPlan` did: the Node as the apiserver last showed it, and the versions it had before. */
+export interface NodeWrites {
+  latest: V1Node;
+  older: string[];
+  /** Something was written. */
+  changed: boolean;
+  /** A written patch removed the uninitialised taint (this reconcile initialised the Node). */
+  untainted: boolean;
+}
+
+/**
+ * Writes what `planNodeUpdate` asks for: the addresses first (a Node is never untainted without them), then
+ * metadata and spec, planned again from the status write's answer so that its resourceVersion precondition
+ * holds (planned from the older copy it could only meet a 409). A 409 re-reads the Node and plans again.
+ */
+export async function applyPlan(
+  deps: { writer: NodeWriter; log: Logger },
+  node: V1Node,
+  target: { instance: LinodeInstance; vpc: VpcAddresses },
+  options: AddressOptions,
+): Promise<NodeWrites> {
+  const name = node.metadata?.name ?? "";
+  const applied: NodeWrites = { latest: node, older: [], changed: false, untainted: false };
+  const advance = (next: V1Node) => {
+    applied.older.push(applied.latest.metadata?.resourceVersion ?? "");
+    applied.latest = next;
+  };
+  for (let attempt = 0;; attempt++) {
+    try {
+      let plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
+      if (plan.addresses) {
+        advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
+        applied.changed = true;
+        plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
+      }
+      if (plan.patch) {
+        advance(await deps.writer.patchNode(name, plan.patch));
+        applied.changed = true;
+        applied.untainted ||= plan.patch.spec?.taints !== undefined;
+      }
+      return applied;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+      deps.log.debug("node {node} changed while updating it, re-planning", { node: name });
+      advance(await deps.writer.getNode(name));
+    }
+  }
+}
+
+/** The Node writes of both controllers over client-node: merge patches and preconditioned deletes, fenced. */
+export function kubeNodeWriter(core: CoreV1Api): NodeWriter & LifecycleNodeWriter {
+  return {
+    getNode: (name) => core.readNode({ name }),
+    patchNode: (name, patch) => mergePatchNode(core, name, { ...patch }),
+    patchNodeStatus: (name, patch) => mergePatchNodeStatus(core, name, { ...patch }),
+    deleteNode: (name, preconditions) => deleteNode(core, name, { preconditions }),
+  };
 }
 
 function nodesOfLinodes(nodes: readonly V1Node[], ids: ReadonlySet<number>): string[] {
@@ -162,107 +299,82 @@ function nodesOfLinodes(nodes: readonly V1Node[], ids: ReadonlySet<number>): str
 }
 
 /**
- * The resync's keys, after one listing per period (when no other loop refreshed within the TTL): every Node
- * but those settled at their current resourceVersion. Changes the listing finds enqueue their Nodes at once
- * (`instances.onChange`, which also unsettles them), so a settled Node has nothing new to check.
+ * The resync's keys, after one listing per period (when no other loop refreshed within the TTL): every Node.
+ * The runtime leaves alone those settled at their current resourceVersion (`inputs`): changes the listing finds
+ * enqueue their Nodes at once (`instances.onChange`), so a settled Node has nothing new to check.
  */
-async function refreshedNodeNames(
-  deps: NodeControllerDeps,
-  memory: NodeMemory,
-  signal: AbortSignal,
-): Promise<string[]> {
+async function refreshedNodeNames(deps: NodeControllerDeps, ctx: TermContext<NodeMemory>): Promise<string[]> {
   try {
     await deps.instances.view();
   } catch (error) {
-    if (isAbort(error, signal) || signal.aborted) throw error;
+    if (isAbort(error, ctx.signal) || ctx.signal.aborted) throw error;
     deps.log.warning("node status refresh failed: {error}", { error: String(error) });
-    // Whatever the listing would have shown is unknown: every Node is checked against the cache as it is.
-    memory.settled?.clear();
+    ctx.memory.refreshFailures++;
   }
-  const names: string[] = [];
-  let skipped = 0;
-  for (const n of deps.nodes.list()) {
-    const name = n.metadata?.name ?? "";
-    if (memory.settled?.get(name) === n.metadata?.resourceVersion) skipped++;
-    else names.push(name);
-  }
-  if (skipped > 0) recordSkippedPass(deps.metrics, "cloud-node", skipped);
-  return names;
+  return deps.nodes.list().map((n) => n.metadata?.name ?? "");
 }
 
 /**
- * Enqueues every Node. A function of its own: V8 keeps the registers of a suspended async function, a
- * finished loop's iterator included, so the same loop in `run` held the first list, every Node as it was at
- * start, for the whole term (tests/retention_test.ts).
+ * Every Node's name. A function of its own: V8 keeps the registers of a suspended async function, a finished
+ * loop's iterator included, so a loop over `nodes.list()` in a long-running function held the first list, every
+ * Node as it was at start, for the whole term (tests/retention_test.ts).
  */
-function enqueueEveryNode(queue: WorkQueue<string>, nodes: NodeControllerDeps["nodes"]): void {
-  for (const n of nodes.list()) queue.add(n.metadata?.name ?? "");
+function everyNodeName(nodes: NodeLister): string[] {
+  return nodes.list().map((n) => n.metadata?.name ?? "");
 }
 
-/** The `cloud-node` controller: informer and cache events enqueue Node names; workers reconcile them. */
-export function startNodeController(
+/** Node and cache events: a Node is reconciled when it or its Linode's listed state changes. */
+function sources(deps: NodeControllerDeps, ctx: TermContext<NodeMemory>): (() => void)[] {
+  const { memory } = ctx;
+  const offNodes = deps.nodes.onChange((kind, node) => {
+    const name = node.metadata?.name ?? "";
+    if (kind !== "delete") return ctx.enqueue(name);
+    // A Node registered again under this name is new: it must not inherit the old one's first sighting.
+    memory.pacer.forget(name);
+    memory.written.forget(name);
+    deps.projection?.project(name, undefined);
+    ctx.forget(name);
+  });
+  const offCache = deps.instances.onChange((ids) => {
+    for (const name of nodesOfLinodes(deps.nodes.list(), ids)) ctx.enqueue(name);
+  });
+  return [offNodes, offCache];
+}
+
+/**
+ * The `cloud-node` controller: Node names as keys, enqueued by Node and cache events; a status resync every
+ * `--node-status-update-frequency` after one listing, which skips every Node settled at its current version.
+ */
+export function cloudNodeController(
   deps: NodeControllerDeps,
   options: NodeControllerOptions = {},
-): { run(signal: AbortSignal): Promise<void> } {
+): ControllerSpec<NodeMemory> {
   return {
-    async run(signal: AbortSignal): Promise<void> {
-      const queue = new WorkQueue<string>({
-        name: "cloud-node",
-        clock: deps.clock,
-        metrics: deps.metrics,
-        baseDelayMs: options.retryBaseMs,
-        maxDelayMs: options.retryMaxMs,
-      });
-      const memory: NodeMemory = {
-        pacer: new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
-        written: new OwnWrites<V1Node>(),
-        settled: new Map(),
-      };
-      const offNodes = deps.nodes.onChange((kind, node) => {
-        const name = node.metadata?.name ?? "";
-        // A Node registered again under this name is new: it must not inherit the old one's first sighting.
-        if (kind !== "delete") queue.add(name);
-        else {
-          memory.pacer.forget(name);
-          memory.written.forget(name);
-          memory.settled?.delete(name);
-          deps.plan?.forget("cloud-node", name);
-        }
-      });
-      const offCache = deps.instances.onChange((ids) => {
-        for (const name of nodesOfLinodes(deps.nodes.list(), ids)) {
-          memory.settled?.delete(name);
-          queue.add(name);
-        }
-      });
-      enqueueEveryNode(queue, deps.nodes);
-      const periodMs = options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS;
-      const keys = () => refreshedNodeNames(deps, memory, signal);
-      try {
-        await Promise.all([
-          runWorkers(queue, {
-            concurrency: options.workers ?? 10,
-            signal,
-            log: deps.log,
-            metrics: deps.metrics,
-            clock: deps.clock,
-            handle: (name) =>
-              runWithin(
-                deps.plan,
-                { controller: "cloud-node", scope: name },
-                async (plan) => {
-                  const held = await reconcileNode(deps, name, { memory, options, plan });
-                  deps.projection?.project(name, held);
-                },
-              ),
-          }),
-          runResync(queue, { clock: deps.clock, periodMs, signal, keys }),
-        ]);
-      } finally {
-        offNodes();
-        offCache();
-        queue.shutDown();
-      }
+    name: "cloud-node",
+    workers: options.workers ?? 10,
+    retry: options.retryBaseMs === undefined && options.retryMaxMs === undefined
+      ? undefined
+      : { baseMs: options.retryBaseMs ?? 1_000, maxMs: options.retryMaxMs ?? 300_000 },
+    memory: () => ({
+      pacer: new RefreshPacer(deps.clock, options.forcedRefreshIntervalMs),
+      written: new OwnWrites<V1Node>(),
+      refreshFailures: 0,
+    }),
+    sources: (ctx) => sources(deps, ctx),
+    initialKeys: () => everyNodeName(deps.nodes),
+    resync: {
+      periodMs: options.statusUpdateFrequencyMs ?? DEFAULT_STATUS_UPDATE_FREQUENCY_MS,
+      keys: (ctx) => refreshedNodeNames(deps, ctx),
+    },
+    inputs: (name, ctx) => {
+      const node = ctx.memory.written.latest(name, deps.nodes.get(name));
+      const rv = node?.metadata?.resourceVersion;
+      return rv === undefined ? undefined : `${rv}/${ctx.memory.refreshFailures}`;
+    },
+    reconcile: async (name, ctx) => {
+      const result = await reconcileNode(deps, name, { memory: ctx.memory, options, writes: ctx });
+      deps.projection?.project(name, result.held);
+      return result;
     },
   };
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { InstanceIndex } from "../../cache/instance_index.ts";
 import type { LinodeInstance } from "../../cache/types.ts";
-import { needsInstanceState, planLifecycle } from "./lifecycle_plan.ts";
+import { needsInstanceState, planLifecycle } from "./lifecycle.ts";
 
 const SHUTDOWN = { key: "node.cloudprovider.kubernetes.io/shutdown", effect: "NoSchedule" };
 

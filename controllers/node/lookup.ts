@@ -13,7 +13,7 @@ import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
 import type { Clock } from "../../common/clock.ts";
 import { findInstance, type LookupVia } from "./addresses.ts";
 import { parseProviderId } from "../provider_id.ts";
-import { RetryAfterError } from "../loop/run_queue.ts";
+import { RetryAfterError } from "../loop/runtime.ts";
 
 /** The cached Linodes. `InstanceCache` implements it. */
 export interface NodeInstances {

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { parseCidr4 } from "../route/cidr.ts";
-import { NodeAllocator } from "./allocator.ts";
-import { CidrSet } from "./cidr_set.ts";
-import { ipv6PodCidr } from "./ipv6.ts";
+import { parseCidr4 } from "../../common/net.ts";
+import { CidrSet, ipv6PodCidr, NodeAllocator } from "./allocator.ts";
 
 function set(cluster: string, prefix: number): CidrSet {
   const c = parseCidr4(cluster);

@@ -1,11 +1,84 @@
 /**
  * The route controller's decisions, pure: from the Nodes' pod CIDRs and one listing of the configured VPCs'
  * addresses and routed ranges (`GET /vpcs/{id}/ips`), the whole new range list of every VPC interface that
- * must change. Only ranges inside `--cluster-cidr` are ever added or removed; everything else stays.
+ * must change. Only ranges inside `--cluster-cidr` are ever added or removed; everything else stays. Pod CIDRs
+ * and ranges are parsed once per text (`CidrMemo`).
  */
 import type { VpcIp } from "../../cache/types.ts";
 import type { VpcInterfaceRef } from "../../cache/vpc_ips.ts";
-import { type Cidr4, CidrMemo } from "./cidr.ts";
+import {
+  type Cidr4,
+  cidr4Within,
+  cidrFamily,
+  formatCidr4,
+  type IpFamily,
+  parseCidr4,
+} from "../../common/net.ts";
+
+/** The IPv4 CIDRs of `--cluster-cidr` (its IPv6 part needs no routes). */
+export function clusterCidrs4(cidrs: readonly string[]): Cidr4[] {
+  return cidrs.map(parseCidr4).filter((c): c is Cidr4 => c !== undefined);
+}
+
+/** True when the range (text) lies inside one of the cluster CIDRs: only such ranges are ever changed. */
+export function isClusterRange(range: string, cluster: readonly Cidr4[]): boolean {
+  const c = parseCidr4(range);
+  return c !== undefined && cluster.some((outer) => cidr4Within(c, outer));
+}
+
+type Parsed = { cidr: Cidr4 | undefined; canonical: string | undefined };
+
+/**
+ * The CIDR parses of a pass, remembered by text. Every route pass plans every Node: at 5,000 Nodes a cold
+ * start's passes parsed the same pod CIDRs and ranges millions of times (bench/startup_scaling.ts). One memo
+ * lives as long as the controller; a text not read in the last two passes (`endPass`) is forgotten, so the
+ * pod CIDRs and ranges of deleted Nodes are not kept (a soak adds and removes Nodes for ever).
+ */
+export class CidrMemo {
+  #current = new Map<string, Parsed>();
+  #previous = new Map<string, Parsed>();
+
+  /** `parseCidr4` and `canonicalCidr4` of `text` in one. */
+  #get(text: string): Parsed {
+    let hit = this.#current.get(text);
+    if (!hit) {
+      hit = this.#previous.get(text);
+      if (!hit) {
+        const cidr = parseCidr4(text);
+        hit = { cidr, canonical: cidr && formatCidr4(cidr) };
+      }
+      this.#current.set(text, hit);
+    }
+    return hit;
+  }
+
+  /** Ends a pass: what was not read during it or the pass before is forgotten. */
+  endPass(): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+  }
+
+  /** How many texts are remembered (for tests). */
+  get size(): number {
+    return new Set([...this.#current.keys(), ...this.#previous.keys()]).size;
+  }
+
+  /** `canonicalCidr4(text)`. */
+  canonical(text: string): string | undefined {
+    return this.#get(text).canonical;
+  }
+
+  /** `isClusterRange(text, cluster)`. */
+  inCluster(text: string, cluster: readonly Cidr4[]): boolean {
+    const c = this.#get(text).cidr;
+    return c !== undefined && cluster.some((outer) => cidr4Within(c, outer));
+  }
+
+  /** `cidrFamily(text)`. */
+  family(text: string): IpFamily | undefined {
+    return this.#get(text).cidr ? 4 : cidrFamily(text);
+  }
+}
 
 /** A Node as the route controller sees it: only Nodes whose providerID names a Linode. */
 export interface RouteNode {
@@ -140,8 +213,8 @@ export function classifyPodCidrs(
   for (const text of podCidrs) {
     const family = memo.family(text);
     const v4 = memo.canonical(text);
-    if (family === "ipv6") ipv6.push(text);
-    else if (family === "invalid" || v4 === undefined) invalid.push(text);
+    if (family === 6) ipv6.push(text);
+    else if (family === undefined || v4 === undefined) invalid.push(text);
     else if (!memo.inCluster(v4, cluster)) outside.push(v4);
     else if (!wanted.includes(v4)) wanted.push(v4);
   }

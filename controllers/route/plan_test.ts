@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { VpcIp } from "../../cache/types.ts";
-import { canonicalCidr4, cidrFamily, CidrMemo, clusterCidrs4, isClusterRange } from "./cidr.ts";
+import { canonicalCidr4, cidrFamily } from "../../common/net.ts";
+import { CidrMemo, clusterCidrs4, isClusterRange } from "./plan.ts";
 import { type PlanInput, planRoutes, type RouteNode } from "./plan.ts";
 
 const CLUSTER = clusterCidrs4(["10.192.0.0/10"]);
@@ -191,12 +192,12 @@ Deno.test("planRoutes() reports each Node's targets and the pod CIDRs it cannot 
   assert.equal(plan.nodes[0]?.targets[0]?.configId, null);
 });
 
-const FAMILIES: [string, string][] = [
-  ["10.192.1.0/24", "ipv4"],
-  ["fd00:10:244:1::/64", "ipv6"],
-  ["10.192.1.0", "invalid"],
-  ["10.192.1.0/33", "invalid"],
-  ["bogus", "invalid"],
+const FAMILIES: [string, 4 | 6 | undefined][] = [
+  ["10.192.1.0/24", 4],
+  ["fd00:10:244:1::/64", 6],
+  ["10.192.1.0", undefined],
+  ["10.192.1.0/33", undefined],
+  ["bogus", undefined],
 ];
 for (const [text, family] of FAMILIES) {
   Deno.test(`cidrFamily() ${text} is ${family}`, () => assert.equal(cidrFamily(text), family));

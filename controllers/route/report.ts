@@ -8,18 +8,65 @@ import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { LeaseLostError } from "../../common/write_guard.ts";
-import { describeError } from "../loop/run_queue.ts";
-import {
-  needsRouteCondition,
-  NETWORK_UNAVAILABLE,
-  routeCondition,
-  routeConditionOf,
-  type RouteConditionPatch,
-  wantedRouteCondition,
-} from "./condition.ts";
+import { describeError, type WriteContext } from "../loop/runtime.ts";
+import { share } from "../../common/shared_strings.ts";
 import { type NodeRoutes, targetKey } from "./plan.ts";
 import type { RouteState } from "./state.ts";
-import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
+
+/** The condition type. */
+export const NETWORK_UNAVAILABLE = "NetworkUnavailable";
+/** Reason once the Node's routes are in place (upstream's). */
+export const ROUTE_CREATED = "RouteCreated";
+/** Reason while they are not (upstream's). */
+export const NO_ROUTE_CREATED = "NoRouteCreated";
+
+/** The condition's `status/reason` on a Node, e.g. `False/RouteCreated`; undefined when absent. */
+export function routeConditionOf(node: V1Node): string | undefined {
+  const c = node.status?.conditions?.find((c) => c.type === NETWORK_UNAVAILABLE);
+  // One shared copy per value: the controller keeps it per Node (in its pass fingerprint).
+  return c ? share(`${c.status}/${c.reason ?? ""}`) : undefined;
+}
+
+const ROUTED = `False/${ROUTE_CREATED}`;
+const NOT_ROUTED = `True/${NO_ROUTE_CREATED}`;
+
+/** The `status/reason` this controller writes for a Node whose routes are (or are not) in place. */
+export function wantedRouteCondition(routed: boolean): string {
+  return routed ? ROUTED : NOT_ROUTED;
+}
+
+/**
+ * True when the condition must be written. As upstream: a `False` written by anyone (a CNI reports its
+ * own reason) already says the network is available, so it is left alone once the routes are in place.
+ */
+export function needsRouteCondition(node: V1Node, routed: boolean): boolean {
+  const current = routeConditionOf(node);
+  if (routed) return !current?.startsWith("False/");
+  return current !== wantedRouteCondition(false);
+}
+
+/** The condition as sent in a status patch: times are RFC 3339 text on the wire. */
+export interface RouteConditionPatch {
+  readonly type: typeof NETWORK_UNAVAILABLE;
+  readonly status: "True" | "False";
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly lastHeartbeatTime: string;
+}
+
+/** The condition to write, both times set to now (upstream sets both on every change). */
+export function routeCondition(routed: boolean, now: Date): RouteConditionPatch {
+  const time = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+  return {
+    type: NETWORK_UNAVAILABLE,
+    status: routed ? "False" : "True",
+    reason: routed ? ROUTE_CREATED : NO_ROUTE_CREATED,
+    message: routed ? "RouteController created a route" : "RouteController failed to create a route",
+    lastTransitionTime: time,
+    lastHeartbeatTime: time,
+  };
+}
 
 /** How one interface's write went in this pass. */
 export type WriteOutcome =
@@ -50,8 +97,8 @@ export interface ReportDeps {
   events: EventSink;
   log: Logger;
   clock: Clock;
-  /** This pass's part of the plan (`--dry-run` holds the condition write). */
-  scope?: PlanScope;
+  /** This pass's executors (`--dry-run` holds the condition write). */
+  writes: WriteContext;
 }
 
 /** Where a Node's routes stand, from its plan and the outcomes of this pass's writes. Pure. */
@@ -110,12 +157,16 @@ async function writeCondition(
   if (!needsRouteCondition(node, routed) || state.writtenCondition(name) === `${rv} ${wanted}`) return true;
   const field = `status.conditions[${NETWORK_UNAVAILABLE}]`;
   const change = { field, old: routeConditionOf(node) ?? null, new: wanted };
-  if ((deps.scope ?? LIVE_SCOPE).hold({ action: "set-condition", object: name, changes: [change] })) {
-    return false;
-  }
   try {
-    await deps.conditions.patchRouteCondition(name, routeCondition(routed, new Date(deps.clock.now())));
-    state.recordCondition(name, `${rv} ${wanted}`);
+    const applied = await deps.writes.apply({
+      api: "kubernetes",
+      action: { action: "set-condition", object: name, changes: [change] },
+      send: () =>
+        deps.conditions.patchRouteCondition(name, routeCondition(routed, new Date(deps.clock.now()))),
+      // The informer may lag: the same wish on the same Node version is not written twice.
+      record: () => state.recordCondition(name, `${rv} ${wanted}`),
+    });
+    if (!applied.sent) return false;
     deps.log.info("node {node}: NetworkUnavailable is now {condition}", { node: name, condition: wanted });
     return true;
   } catch (error) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { needsRouteCondition, routeCondition } from "./condition.ts";
+import { needsRouteCondition, routeCondition } from "./report.ts";
 import type { NodeRoutes, RouteTarget } from "./plan.ts";
 import { nodeOutcome, type WriteOutcome } from "./report.ts";
 

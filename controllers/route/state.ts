@@ -1,10 +1,10 @@
 /**
- * What the route controller remembers between passes: Linodes of deleted Nodes, per-interface write
- * backoff, the controller-wide pause after a 429, and which one-time reports were made.
+ * What the route controller remembers between passes of a term: Linodes of deleted Nodes, per-interface write
+ * backoff, the controller-wide pause after a 429, which one-time reports were made, and what it read of Nodes.
  */
 import { backoffDelayMs, type BackoffOptions } from "../../common/backoff.ts";
-import { SettledInputs } from "../loop/settled.ts";
-import { CidrMemo } from "./cidr.ts";
+import { Fingerprints } from "../loop/runtime.ts";
+import { CidrMemo } from "./plan.ts";
 
 /** Default per-interface backoff after a failed write: 1 s doubling to 5 min. */
 export const DEFAULT_WRITE_RETRY: BackoffOptions = { baseMs: 1_000, maxMs: 300_000 };
@@ -43,8 +43,10 @@ export class RouteState {
   readonly released = new Map<number, string>();
   /** Pod CIDR and range parses, kept across passes. */
   readonly cidrs = new CidrMemo();
-  /** What a pass reads of each Node (routes, Ready, condition), and the inputs of the last settled pass. */
-  readonly inputs = new SettledInputs();
+  /** What a pass reads of each Node (routes, Ready, condition): the Node part of a pass's inputs. */
+  readonly nodes = new Fingerprints();
+  /** Each Node's routes (providerID, pod CIDRs), by name: a change starts a pass at once. */
+  readonly routeFingerprints = new Map<string, string>();
   readonly #failures = new Map<string, Failure>();
   readonly #reported = new Set<string>();
   readonly #conditions = new Map<string, string>();

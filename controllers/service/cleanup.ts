@@ -18,12 +18,11 @@ import {
   note,
   ownerContextOf,
   ownershipTagOf,
-  scopeOf,
   type SyncContext,
   type SyncDeps,
   warnOnce,
 } from "./sync.ts";
-import { finalizerAction, nodeBalancerTarget, releaseAction, statusAction } from "./plan_actions.ts";
+import { finalizerWrite, nodeBalancerTarget, releaseAction, statusWrite } from "./plan_actions.ts";
 
 async function findForCleanup(
   deps: SyncDeps,
@@ -76,7 +75,6 @@ export async function ensureLoadBalancerDeleted(
   ctx: SyncContext,
 ): Promise<void> {
   let svc = service;
-  const scope = scopeOf(ctx);
   const lifecycle = lifecycleOf(svc);
   const found = await findForCleanup(deps, svc, lifecycle.nodeBalancerId, ctx);
   if (found && lifecycle.preserve) {
@@ -90,21 +88,25 @@ export async function ensureLoadBalancerDeleted(
       { field: "nodebalancer", old: nodeBalancerTarget(found.nb.id), new: null },
       ...(releaseIp ? [{ field: "reserved ipv4", old: found.nb.ipv4, new: null }] : []),
     ];
-    if (!scope.hold(releaseAction(svc, found.nb.id, { preserve: false, changes }))) {
-      // The address goes back first, as in the Go CCM: should that fail (a 429, a 5xx), the retry still finds
-      // the NodeBalancer and releases again (a released address counts as done). Released after the delete, a
-      // failure leaked it: the retry found no NodeBalancer and dropped the finalizer. A released address stays
-      // on the NodeBalancer as an ordinary one until the delete.
-      if (releaseIp) await deps.reservedIps?.deleteReservedIpv4(found.nb.ipv4);
-      await deleteNodeBalancer(deps, svc, found.nb.id);
-    }
+    await ctx.writes.apply({
+      api: "linode",
+      action: releaseAction(svc, found.nb.id, { preserve: false, changes }),
+      send: async () => {
+        // The address goes back first, as in the Go CCM: should that fail (a 429, a 5xx), the retry still finds
+        // the NodeBalancer and releases again (a released address counts as done). Released after the delete, a
+        // failure leaked it: the retry found no NodeBalancer and dropped the finalizer. A released address stays
+        // on the NodeBalancer as an ordinary one until the delete.
+        if (releaseIp) await deps.reservedIps?.deleteReservedIpv4(found.nb.ipv4);
+        await deleteNodeBalancer(deps, svc, found.nb.id);
+      },
+    });
   }
   deps.tls.forget(objectKey(svc));
   deps.notices.forget(objectKey(svc));
   if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
-    if (!scope.hold(statusAction(svc, []))) svc = await deps.writer.patchIngress(svc, []);
+    const cleared = await ctx.writes.apply(statusWrite(deps, svc, []));
+    if (cleared.sent) svc = cleared.answer;
   }
   const finalizers = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
-  if (scope.hold(finalizerAction(svc, finalizers))) return;
-  await deps.writer.setFinalizers(svc, finalizers);
+  await ctx.writes.apply(finalizerWrite(deps, svc, finalizers));
 }

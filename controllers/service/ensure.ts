@@ -20,11 +20,11 @@ import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
 import {
   createAction,
-  finalizerAction,
+  finalizerWrite,
   firewallChanges,
   nodeBalancerTarget,
   releaseAction,
-  statusAction,
+  statusWrite,
   updateAction,
 } from "./plan_actions.ts";
 import {
@@ -33,7 +33,6 @@ import {
   note,
   ownerContextOf,
   ownershipTagOf,
-  scopeOf,
   type SyncContext,
   type SyncDeps,
   warnOnce,
@@ -47,8 +46,8 @@ const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateN
 async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext): Promise<V1Service> {
   if (hasFinalizer(svc)) return svc;
   const finalizers = [...(svc.metadata?.finalizers ?? []), LB_FINALIZER];
-  if (scopeOf(ctx).hold(finalizerAction(svc, finalizers))) return svc;
-  return await deps.writer.setFinalizers(svc, finalizers);
+  const applied = await ctx.writes.apply(finalizerWrite(deps, svc, finalizers));
+  return applied.sent ? applied.answer : svc;
 }
 
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
@@ -97,20 +96,26 @@ async function createFor(
   plan: PlannedService,
   ctx: SyncContext,
 ): Promise<NodeBalancerSummary | undefined> {
-  if (scopeOf(ctx).hold(createAction(svc, plan.desired))) return undefined;
-  note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  const fw = await firewallForCreate(deps, plan.desired.firewall);
-  try {
-    const nb = await createNodeBalancer(deps, plan, fw.firewallId);
-    note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: created NodeBalancer {nodeBalancerId}", {
-      nodeBalancerId: nb.id,
-    });
-    return nb;
-  } catch (e) {
-    // A firewall made for a NodeBalancer that was not created protects nothing.
-    if (fw.created) await deps.firewalls.delete(fw.created.id).catch(() => {});
-    throw e;
-  }
+  const applied = await ctx.writes.apply({
+    api: "linode",
+    action: createAction(svc, plan.desired),
+    send: async () => {
+      note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+      const fw = await firewallForCreate(deps, plan.desired.firewall);
+      try {
+        return await createNodeBalancer(deps, plan, fw.firewallId);
+      } catch (e) {
+        // A firewall made for a NodeBalancer that was not created protects nothing.
+        if (fw.created) await deps.firewalls.delete(fw.created.id).catch(() => {});
+        throw e;
+      }
+    },
+  });
+  if (!applied.sent) return undefined;
+  note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: created NodeBalancer {nodeBalancerId}", {
+    nodeBalancerId: applied.answer.id,
+  });
+  return applied.answer;
 }
 
 /** The Nodes behind the planned NodeBalancer, by name. */
@@ -166,6 +171,7 @@ async function updateInPlace(
   const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
   reportImmutable(deps, svc, nbId, immutable);
   const fwChanges = firewallChanges(await deps.cache.details.firewalls(nbId), plan.desired.firewall, tag);
+  let fwDone: string[] = [];
   if (actions.length || fwChanges.length) {
     const kind = adopting
       ? "adopt-nodebalancer"
@@ -173,13 +179,20 @@ async function updateInPlace(
       ? "update-backends"
       : "update-nodebalancer";
     const update = { kind, changes: [...changes, ...fwChanges] } as const;
-    if (scopeOf(ctx).hold(updateAction(svc, nbId, update))) return found.nb;
+    const applied = await ctx.writes.apply({
+      api: "linode",
+      action: updateAction(svc, nbId, update),
+      send: async () => {
+        if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+        await applyActions(deps, nbId, actions).catch((err) => {
+          throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
+        });
+        return await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
+      },
+    });
+    if (!applied.sent) return found.nb;
+    fwDone = applied.answer;
   }
-  if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
-  await applyActions(deps, nbId, actions).catch((err) => {
-    throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
-  });
-  const fwDone = await reconcileFirewall(deps, nbId, plan.desired.firewall, tag);
   if (adopting) {
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
     note(deps, svc, "AdoptedLoadBalancer", message, {
@@ -222,10 +235,31 @@ async function releaseSwitchedFrom(
   if (ownershipOf(old.tags, await ownerContextOf(deps, svc)).kind !== "this-service") return;
   const preserve = plan.spec.preserve;
   const changes = [{ field: "replaced by", old: null, new: nodeBalancerTarget(nb.id) }];
-  if (scopeOf(ctx).hold(releaseAction(svc, old.id, { preserve, changes }))) return;
   const props = { old: old.id, nodeBalancerId: nb.id };
+  const applied = await ctx.writes.apply({
+    api: "linode",
+    action: releaseAction(svc, old.id, { preserve, changes }),
+    send: async () => {
+      if (preserve) {
+        deps.cache.record(
+          await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }),
+        );
+        return;
+      }
+      note(
+        deps,
+        svc,
+        "DeletingLoadBalancer",
+        "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}",
+        props,
+      );
+      await releaseManaged(deps, old.id, tag);
+      await deps.nodeBalancers.delete(old.id);
+      deps.cache.forget(old.id);
+    },
+  });
+  if (!applied.sent) return;
   if (preserve) {
-    deps.cache.record(await deps.nodeBalancers.update(old.id, { tags: old.tags.filter((t) => t !== tag) }));
     note(
       deps,
       svc,
@@ -233,13 +267,7 @@ async function releaseSwitchedFrom(
       "Kept NodeBalancer {old} (preserve) after moving to {nodeBalancerId}",
       props,
     );
-    return;
-  }
-  note(deps, svc, "DeletingLoadBalancer", "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}", props);
-  await releaseManaged(deps, old.id, tag);
-  await deps.nodeBalancers.delete(old.id);
-  deps.cache.forget(old.id);
-  note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
+  } else note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
 }
 
 /**
@@ -280,11 +308,11 @@ export async function ensureLoadBalancer(
     : await createFor(deps, svc, plan, ctx);
   if (!nb) {
     // A held creation (dry run) has no address yet; the status write that follows it is part of the plan.
-    scopeOf(ctx).hold(statusAction(svc, [{ hostname: "(the new NodeBalancer's address)" }]));
+    await ctx.writes.apply(statusWrite(deps, svc, [{ hostname: "(the new NodeBalancer's address)" }]));
     return;
   }
   await releaseSwitchedFrom(deps, svc, nb, { plan, ctx });
   const ingress = ingressFor(nb, plan.spec);
-  if (hasIngress(svc, ingress) || scopeOf(ctx).hold(statusAction(svc, ingress))) return;
-  await deps.writer.patchIngress(svc, ingress);
+  if (hasIngress(svc, ingress)) return;
+  await ctx.writes.apply(statusWrite(deps, svc, ingress));
 }

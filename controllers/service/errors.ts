@@ -3,7 +3,7 @@
  * turn into a NodeBalancer. Both are bad user input (`InvalidInputError`): retrying cannot help until the
  * Service, its Secret or the Nodes change, and their messages are fit for a Warning Event as they are.
  */
-import { InvalidInputError } from "../loop/run_queue.ts";
+import { InvalidInputError } from "../loop/runtime.ts";
 
 /** Longest annotation value quoted in a message; the full value stays on `value`. */
 const MAX_QUOTED_CHARS = 120;

@@ -12,7 +12,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
-import type { PlanScope } from "../loop/plan.ts";
+import type { WriteContext } from "../loop/runtime.ts";
 import { AnnotationReader } from "./annotations/values.ts";
 import type { NodeBalancerWrites } from "./nodebalancer/apply.ts";
 import { findByStatus } from "./nodebalancer/find.ts";
@@ -127,7 +127,7 @@ export class OrphanCheck {
   }
 
   /** Lists NodeBalancers (cached within the TTL), finds the orphans and deletes those it may. */
-  async check(deps: OrphanDeps, plan: PlanScope): Promise<void> {
+  async check(deps: OrphanDeps, writes: WriteContext): Promise<void> {
     const idTag = await deps.identity.tag().catch((e) => {
       deps.log.warning("orphaned NodeBalancers are not cleaned up: {error}", {
         error: String(e?.message ?? e),
@@ -149,7 +149,7 @@ export class OrphanCheck {
       return;
     }
     for (const orphan of this.#last.filter((o) => o.fate === "deleting")) {
-      await this.#delete(deps, orphan, plan);
+      await this.#delete(deps, orphan, writes);
     }
     gauge.set(undefined, this.#last.length);
   }
@@ -197,24 +197,33 @@ export class OrphanCheck {
     return { id, label, ipv4, hostname, tags: [...tags], owned, fate };
   }
 
-  async #delete(deps: OrphanDeps, orphan: OrphanedNodeBalancer, plan: PlanScope): Promise<void> {
+  async #delete(deps: OrphanDeps, orphan: OrphanedNodeBalancer, writes: WriteContext): Promise<void> {
     const object = `nodebalancer ${orphan.id}`;
     const changes = [{ field: "label", old: orphan.label, new: null }, {
       field: "tags",
       old: orphan.tags,
       new: null,
     }];
-    if (plan.hold({ action: "delete-orphaned-nodebalancer", object, changes })) return;
     // Its ownership tag names a Service that is gone: the firewall made for that Service goes with it.
     const tag = orphan.tags.find((t) => isOwnedByCluster([t], this.#o.clusterName)) ?? "";
-    if (tag === "") return;
-    await releaseManaged(deps, orphan.id, tag);
-    try {
-      await deps.nodeBalancers.delete(orphan.id);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
-    deps.cache.forget(orphan.id);
+    const applied = await writes.apply({
+      api: "linode",
+      action: { action: "delete-orphaned-nodebalancer", object, changes },
+      send: async () => {
+        if (tag === "") return false;
+        await releaseManaged(deps, orphan.id, tag);
+        try {
+          await deps.nodeBalancers.delete(orphan.id);
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
+        return true;
+      },
+      record: (deleted) => {
+        if (deleted) deps.cache.forget(orphan.id);
+      },
+    });
+    if (!applied.sent || !applied.answer) return;
     this.#last = this.#last.filter((o) => o.id !== orphan.id);
     deps.log.info("deleted orphaned NodeBalancer {id} ({label}): no Service is tied to it", {
       id: orphan.id,

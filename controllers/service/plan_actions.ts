@@ -7,7 +7,7 @@ import type { UpdateFirewallRules } from "@linode/api-v4";
 import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { FirewallState } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
-import type { ActionSpec, PlanChange } from "../loop/plan.ts";
+import type { ActionSpec, PlanChange, Write } from "../loop/shadow.ts";
 import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
 import type { DesiredFirewall } from "./firewall/rules.ts";
 import type { FieldChange } from "./nodebalancer/diff_types.ts";
@@ -137,5 +137,39 @@ export function releaseAction(
     object: objectKey(svc),
     target: nodeBalancerTarget(nbId),
     changes: release.changes ?? [],
+  };
+}
+
+/** The Service writes: both to the status subresource. `kubeServiceWriter` implements it. */
+export interface ServiceWrites {
+  /** Replaces the finalizers; a Service changed since `svc` was read answers 409. */
+  setFinalizers(svc: V1Service, finalizers: readonly string[]): Promise<V1Service>;
+  /** Replaces `status.loadBalancer.ingress`; answers the Service as written. */
+  patchIngress(svc: V1Service, ingress: readonly V1LoadBalancerIngress[]): Promise<V1Service>;
+}
+
+/** Setting the Service's finalizers (adding or dropping the cleanup finalizer). */
+export function finalizerWrite(
+  deps: { writer: ServiceWrites },
+  svc: V1Service,
+  finalizers: readonly string[],
+): Write<V1Service> {
+  return {
+    api: "kubernetes",
+    action: finalizerAction(svc, finalizers),
+    send: () => deps.writer.setFinalizers(svc, finalizers),
+  };
+}
+
+/** Setting (or clearing) the Service's `status.loadBalancer.ingress`. */
+export function statusWrite(
+  deps: { writer: ServiceWrites },
+  svc: V1Service,
+  ingress: readonly V1LoadBalancerIngress[],
+): Write<V1Service> {
+  return {
+    api: "kubernetes",
+    action: statusAction(svc, ingress),
+    send: () => deps.writer.patchIngress(svc, ingress),
   };
 }

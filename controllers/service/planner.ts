@@ -5,7 +5,7 @@
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { objectKey } from "../../kube/keys.ts";
-import { InvalidInputError } from "../loop/run_queue.ts";
+import { InvalidInputError } from "../loop/runtime.ts";
 import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./annotations/values.ts";
 import { readNodeBalancerId } from "./annotations/lenient.ts";
 import { type CurrentNodeBalancerShape, parseServiceAnnotations } from "./annotations/parse.ts";

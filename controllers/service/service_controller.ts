@@ -6,15 +6,16 @@
  */
 import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
-import { isAbort } from "../../common/clock.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import type { Registry } from "../../common/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
-import { describeError, RetryAfterError, runWorkers } from "../loop/run_queue.ts";
-import { runResync } from "../loop/resync.ts";
-import { WorkQueue } from "../loop/work_queue.ts";
-import { type PlanRecorder, type PlanScope, runWithin } from "../loop/plan.ts";
+import {
+  type ControllerSpec,
+  RetryAfterError,
+  type TermContext,
+  type WriteContext,
+} from "../loop/runtime.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 import { ensureLoadBalancer } from "./ensure.ts";
 import { reportFailure } from "./failures.ts";
@@ -22,11 +23,11 @@ import {
   hasFinalizer,
   needsCleanup,
   Notices,
-  type ServiceWriter,
   type SyncContext,
   type SyncDeps,
   wantsLoadBalancer,
 } from "./sync.ts";
+import type { ServiceWrites } from "./plan_actions.ts";
 import { PlanMemo, syncFields } from "./plan_memo.ts";
 import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 
@@ -47,7 +48,7 @@ export interface NodeLister {
 }
 
 /** What the service controller needs. */
-export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | "notices"> {
+export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | "notices" | "plans"> {
   services: ServiceLister;
   reservedIps?: ReservedIps;
   nodes: NodeLister;
@@ -55,13 +56,11 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   secrets: SecretReader;
   metrics: Registry;
   clock: Clock;
-  /** Where each sync names its writes (`--dry-run` holds them); default: every write goes ahead. */
-  plan?: PlanRecorder;
   /**
    * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `ORPHAN_CHECK_MS` (1 h); its
    * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
    */
-  orphans?: { check(plan: PlanScope): Promise<void> };
+  orphans?: { check(writes: WriteContext): Promise<void> };
   /**
    * The Linode writers bound to a term's signal (`LinodeClient.withSignal`), so a hand-over aborts the term's
    * requests in flight; without it the deps' own are used.
@@ -146,135 +145,96 @@ function relevantKeys(deps: ServiceControllerDeps): string[] {
   return deps.services.list().filter(isRelevant).map(objectKey);
 }
 
-function enqueueAll(deps: ServiceControllerDeps, queue: WorkQueue<string>): void {
-  for (const key of relevantKeys(deps)) queue.add(key);
+/** What a service controller remembers for one term. */
+export interface ServiceMemory {
+  /** Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts). */
+  readonly termStart: number;
+  readonly tls: TlsSecrets;
+  readonly plans: PlanMemo;
+  readonly notices: Notices;
+  /** The sync deps of this term: the Linode writers bound to the term's signal. */
+  readonly sync: SyncDeps & { services: ServiceLister; reservedIps?: ReservedIps };
 }
 
-function watchChanges(
-  deps: ServiceControllerDeps,
-  queue: WorkQueue<string>,
-  term: { tls: TlsSecrets; plans: PlanMemo },
-): () => void {
+function watchChanges(deps: ServiceControllerDeps, ctx: TermContext<ServiceMemory>): (() => void)[] {
+  const { tls, plans } = ctx.memory;
   const offServices = deps.services.onChange((kind, svc, old) => {
     const key = objectKey(svc);
     if (kind === "delete") {
-      term.tls.forget(key);
-      term.plans.forget(key);
-    } else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) queue.add(key);
+      tls.forget(key);
+      plans.forget(key);
+    } else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) ctx.enqueue(key);
   });
   const offNodes = deps.nodes.onChange((kind, node, old) => {
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
-    term.plans.nodesChanged();
-    enqueueAll(deps, queue);
+    plans.nodesChanged();
+    for (const key of relevantKeys(deps)) ctx.enqueue(key);
   });
-  return () => {
-    offServices();
-    offNodes();
-  };
+  return [offServices, offNodes];
 }
 
-/** Reads the Secrets in use every `periodMs` and syncs the Services whose Secret changed. */
-async function secretRefreshLoop(
-  deps: ServiceControllerDeps,
-  tls: TlsSecrets,
-  queue: WorkQueue<string>,
-  signal: AbortSignal,
-) {
-  while (!signal.aborted) {
-    try {
-      await deps.clock.sleep(SECRET_REFRESH_MS, signal);
-    } catch (e) {
-      if (isAbort(e, signal) || signal.aborted) return;
-      throw e;
-    }
-    for (const key of await tls.refresh()) queue.add(key);
-  }
+/** The term's memory, with the Linode writers bound to its signal. */
+function termMemory(deps: ServiceControllerDeps, signal: AbortSignal): ServiceMemory {
+  const tls = new TlsSecrets(deps.secrets);
+  const plans = new PlanMemo();
+  const notices = new Notices();
+  const sync = { ...deps, ...deps.forTerm?.(signal), tls, notices, plans };
+  return { termStart: deps.clock.monotonic(), tls, plans, notices, sync };
 }
 
 /**
- * The orphan check every `periodMs`, and at once when LoadBalancer Services' first syncs list NodeBalancers
- * anyway (the check shares that listing); a cluster without any costs no call at start.
+ * The `service` controller: Service keys, enqueued by Service changes (their sync fields), by Node changes
+ * that can move a backend (every LoadBalancer Service), by a Secret in use that changed, and by a resync every
+ * `SERVICE_RESYNC_MS`; `--concurrent-service-syncs` workers with upstream's backoff (5 s doubling to 5 min). Its
+ * side loops: the orphaned NodeBalancer check (at start when there are LoadBalancer Services, then hourly) and
+ * the refresh of the TLS Secrets in use.
  */
-async function orphanLoop(deps: ServiceControllerDeps, periodMs: number, signal: AbortSignal) {
-  let due = deps.services.list().some(isRelevant);
-  while (!signal.aborted) {
-    if (due) await checkOrphans(deps);
-    due = true;
-    try {
-      await deps.clock.sleep(periodMs, signal);
-    } catch (e) {
-      if (isAbort(e, signal) || signal.aborted) return;
-      throw e;
-    }
-  }
-}
-
-/** Finds (and, when allowed, deletes) orphaned NodeBalancers; a failure waits for the next resync. */
-async function checkOrphans(deps: ServiceControllerDeps): Promise<void> {
-  const orphans = deps.orphans;
-  if (!orphans) return;
-  try {
-    await runWithin(deps.plan, { controller: "service", scope: "orphans" }, (plan) => orphans.check(plan));
-  } catch (e) {
-    deps.log.warning("orphaned NodeBalancer check failed: {error}", { error: describeError(e) });
-  }
-}
-
-/** The `service` controller: run it for one leadership term. */
-export function startServiceController(
+export function serviceController(
   deps: ServiceControllerDeps,
   options: ServiceControllerOptions = {},
-): { run(signal: AbortSignal): Promise<void> } {
+): ControllerSpec<ServiceMemory> {
   return {
-    async run(signal: AbortSignal): Promise<void> {
-      // Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts).
-      const termStart = deps.clock.monotonic();
-      const tls = new TlsSecrets(deps.secrets);
-      const plans = new PlanMemo();
-      const syncDeps = { ...deps, ...deps.forTerm?.(signal), tls, notices: new Notices(), plans };
-      const ctx: SyncContext = { maxAgeMs: () => deps.clock.monotonic() - termStart };
-      const queue = new WorkQueue<string>({
-        name: "service",
-        clock: deps.clock,
-        metrics: deps.metrics,
-        baseDelayMs: RETRY_BASE_MS,
-        maxDelayMs: RETRY_MAX_MS,
-      });
-      const unwatch = watchChanges(deps, queue, { tls, plans });
-      enqueueAll(deps, queue);
-      try {
-        await Promise.all([
-          runWorkers(queue, {
-            concurrency: options.workers ?? 1,
-            signal,
-            log: deps.log,
-            metrics: deps.metrics,
-            clock: deps.clock,
-            handle: (key) =>
-              runWithin(
-                deps.plan,
-                { controller: "service", scope: key },
-                (scope) => reconcileService(syncDeps, key, { ...ctx, scope }),
-              ),
-            onError: (key, error) => {
-              if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
-            },
-          }),
-          runResync(queue, {
-            clock: deps.clock,
-            periodMs: SERVICE_RESYNC_MS,
-            signal,
-            keys: () => relevantKeys(deps),
-          }),
-          orphanLoop(deps, ORPHAN_CHECK_MS, signal),
-          secretRefreshLoop(deps, tls, queue, signal),
-        ]);
-      } finally {
-        unwatch();
-        queue.shutDown();
-      }
+    name: "service",
+    workers: options.workers ?? 1,
+    retry: { baseMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS },
+    memory: (ctx) => termMemory(deps, ctx.signal),
+    sources: (ctx) => watchChanges(deps, ctx),
+    initialKeys: () => relevantKeys(deps),
+    resync: { periodMs: SERVICE_RESYNC_MS, keys: () => relevantKeys(deps) },
+    reconcile: async (key, ctx) => {
+      const syncCtx: SyncContext = {
+        maxAgeMs: () => deps.clock.monotonic() - ctx.memory.termStart,
+        writes: ctx,
+      };
+      await reconcileService(ctx.memory.sync, key, syncCtx);
     },
+    onError: (key, error) => {
+      if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
+    },
+    loops: [
+      {
+        // Its one NodeBalancer listing is shared with the first syncs: a cluster without any costs no call.
+        name: "orphaned NodeBalancer check",
+        periodMs: ORPHAN_CHECK_MS,
+        atStart: () => deps.services.list().some(isRelevant),
+        run: (ctx) => checkOrphans(deps, ctx),
+      },
+      {
+        name: "TLS Secret refresh",
+        periodMs: SECRET_REFRESH_MS,
+        run: async (ctx) => {
+          for (const key of await ctx.memory.tls.refresh()) ctx.enqueue(key);
+        },
+      },
+    ],
   };
+}
+
+/** Finds (and, when allowed, deletes) orphaned NodeBalancers; a failure waits for the next check. */
+async function checkOrphans(deps: ServiceControllerDeps, ctx: TermContext<ServiceMemory>): Promise<void> {
+  const orphans = deps.orphans;
+  if (!orphans) return;
+  await ctx.within("orphans", (writes) => orphans.check(writes));
 }
 
 function nameOf(svc: V1Service): { namespace: string; name: string } {
@@ -282,7 +242,7 @@ function nameOf(svc: V1Service): { namespace: string; name: string } {
 }
 
 /** The Service writes over client-node, both to `services/status` (fenced by the clients). */
-export function kubeServiceWriter(core: CoreV1Api): ServiceWriter {
+export function kubeServiceWriter(core: CoreV1Api): ServiceWrites {
   return {
     setFinalizers: (svc, finalizers) =>
       patchServiceFinalizers(core, nameOf(svc), finalizers, svc.metadata?.resourceVersion),

@@ -2,7 +2,7 @@
  * What syncing one Service needs, and what every step shares: the finalizer, which Services are ours,
  * Events with their log line, and warnings said once per change (never once per resync).
  */
-import type { V1LoadBalancerIngress, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
@@ -11,18 +11,11 @@ import type { ApplyDeps } from "./nodebalancer/apply.ts";
 import type { FirewallDeps } from "./firewall/reconcile.ts";
 import { type OwnershipContext, ownershipTag, uidPrefixOf } from "./ownership.ts";
 import type { PlannerDeps } from "./planner.ts";
-import { LIVE_SCOPE, type PlanScope } from "../loop/plan.ts";
+import type { ServiceWrites } from "./plan_actions.ts";
+import type { WriteContext } from "../loop/runtime.ts";
 
 /** The finalizer that keeps a Service until its NodeBalancer is gone (upstream's name). */
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
-
-/** Fenced Service writes: both go to the status subresource. */
-export interface ServiceWriter {
-  /** Replaces the finalizers; a Service changed since `svc` was read answers 409. */
-  setFinalizers(svc: V1Service, finalizers: readonly string[]): Promise<V1Service>;
-  /** Replaces `status.loadBalancer.ingress`; answers the Service as written. */
-  patchIngress(svc: V1Service, ingress: readonly V1LoadBalancerIngress[]): Promise<V1Service>;
-}
 
 /** What syncing one Service needs. */
 export interface SyncDeps extends PlannerDeps {
@@ -32,7 +25,7 @@ export interface SyncDeps extends PlannerDeps {
   nodes: { list(): readonly V1Node[] };
   /** Every Service, to tell a NodeBalancer of a live Service from one left behind. */
   services: { list(): readonly V1Service[] };
-  writer: ServiceWriter;
+  writer: ServiceWrites;
   events: EventSink;
   log: Logger;
   /** Warnings already said, so each is said once per change. */
@@ -43,13 +36,8 @@ export interface SyncDeps extends PlannerDeps {
 export interface SyncContext {
   /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `nodebalancer/find.ts`). */
   maxAgeMs(): number;
-  /** This sync's part of the plan: every write names its action first (`--dry-run` holds them). */
-  scope?: PlanScope;
-}
-
-/** The sync's plan scope (every write goes ahead without one). */
-export function scopeOf(ctx: SyncContext): PlanScope {
-  return ctx.scope ?? LIVE_SCOPE;
+  /** This sync's executors: every write goes through them (`--dry-run` holds them). */
+  writes: WriteContext;
 }
 
 /** True for a Service this controller provides a load balancer for (no other `loadBalancerClass`). */

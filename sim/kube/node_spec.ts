@@ -6,7 +6,7 @@
  * for `spec.providerID` (set once, by the cloud-node controller, then never changed or cleared).
  * Upstream: `pkg/apis/core/v1/conversion.go`, `pkg/apis/core/validation/validation.go`.
  */
-import { parseCidr6 } from "../../common/ipv6.ts";
+import { parseCidr6 } from "../../common/net.ts";
 import { isRecord, type KubeObject } from "./resources.ts";
 import { fieldError, type StatusCause } from "./status.ts";
 

@@ -16,7 +16,7 @@ import {
   sizeOf,
 } from "./ip.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
-import { type Cidr6, formatCidr6 } from "../../common/ipv6.ts";
+import { type Cidr6, formatCidr6 } from "../../common/net.ts";
 import { pickInterfaceRange, planVpcIpv6 } from "./vpc_ipv6.ts";
 import { memberEntries, memberIpv6Entries, nodeBalancerEntry, type VpcIpEntry } from "./vpc_ips.ts";
 

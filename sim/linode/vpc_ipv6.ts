@@ -16,7 +16,7 @@ import {
   formatIpv6,
   nthBlock6,
   parseCidr6,
-} from "../../common/ipv6.ts";
+} from "../../common/net.ts";
 import { ApiError, fieldError, isRecord } from "./http.ts";
 import type { CreateVpcInput } from "./vpc_input.ts";
 

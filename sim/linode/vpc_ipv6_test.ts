@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLinodeConfigs, getLinodeInterfaces, getLinodeIPs, getVPC, type VPC } from "@linode/api-v4";
 import { clientFor } from "../../linode/testdata/test_support.ts";
-import { parseCidr6 } from "../../common/ipv6.ts";
+import { parseCidr6 } from "../../common/net.ts";
 import { startLinodeSim } from "./server.ts";
 import { failure, oneSubnetVpc, rawCall, withSim } from "./testdata/test_client.ts";
 import { macOf } from "./iface_members.ts";

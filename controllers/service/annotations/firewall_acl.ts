@@ -3,7 +3,7 @@
  * here); an ACL holds exactly one of `allowList` or `denyList`, each with IPv4 and IPv6 CIDRs. The ACL's
  * rules hold at most 255 addresses each and a firewall at most 25 rules (the Go CCM's limits). Pure.
  */
-import { cidrFamily } from "../../../config/env.ts";
+import { cidrFamily } from "../../../common/net.ts";
 import type { AnnotationReader } from "./values.ts";
 import type { AclAddresses, FirewallSpec } from "./spec.ts";
 

@@ -2,7 +2,8 @@
  * Reads typed values out of a Service's annotations, collecting every problem instead of stopping at the
  * first, so one Warning Event can name them all. Pure.
  */
-import { cidrFamily, isIpAddress, parseGoBool } from "../../../config/env.ts";
+import { cidrFamily, isIpAddress } from "../../../common/net.ts";
+import { parseGoBool } from "../../../config/env.ts";
 import { acceptedText, annotationKey, BOOL_ACCEPTED } from "./table.ts";
 import { InvalidAnnotationError } from "../errors.ts";
 

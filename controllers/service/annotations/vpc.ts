@@ -4,6 +4,7 @@
  * first of --vpc-names/--subnet-names) and `frontend-*` (a VPC frontend address). Names are resolved to
  * IDs by the caller; this module only chooses. Pure.
  */
+import { cidr4Within, parseCidr4 } from "../../../common/net.ts";
 import type { VpcConfig } from "../../../config/types.ts";
 import type { AnnotationReader } from "./values.ts";
 import type { ServiceDefaults } from "./defaults.ts";
@@ -23,20 +24,11 @@ export function hasVpc(vpc: Pick<VpcConfig, "names" | "ids">): boolean {
   return vpc.names.length > 0 || vpc.ids.length > 0;
 }
 
-/** Numeric IPv4 CIDR as [first address, prefix length]. */
-function ipv4Range(cidr: string): [number, number] {
-  const [ip = "", bits = "0"] = cidr.split("/");
-  const n = ip.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
-  const len = Number(bits);
-  const size = 2 ** (32 - len);
-  return [Math.floor(n / size) * size, len];
-}
-
 /** True when the IPv4 CIDR `inner` lies wholly inside `outer`. */
-export function ipv4CidrWithin(outer: string, inner: string): boolean {
-  const [oStart, oLen] = ipv4Range(outer);
-  const [iStart, iLen] = ipv4Range(inner);
-  return iLen >= oLen && iStart >= oStart && iStart < oStart + 2 ** (32 - oLen);
+function ipv4CidrWithin(outer: string, inner: string): boolean {
+  const o = parseCidr4(outer);
+  const i = parseCidr4(inner);
+  return o !== undefined && i !== undefined && cidr4Within(i, o);
 }
 
 function backendRange(reader: AnnotationReader, subnet: string | null): string | undefined {

@@ -8,14 +8,9 @@
  * backends; else the `node.k8s.linode.com/private-ip` annotation, then the first InternalIP. Pure.
  */
 import type { V1Node } from "@kubernetes/client-node";
-import { isIpAddress, parseGoBool } from "../../../config/env.ts";
-import {
-  cidrContains,
-  isPrivateIpv4,
-  parseIpv4Cidr,
-  PRIVATE_IP_ANNOTATION,
-  PUBLIC_IPV6_ANNOTATION,
-} from "../../node/addresses.ts";
+import { builtinCidr4, cidr4Contains, isIpAddress, isPrivateIpv4 } from "../../../common/net.ts";
+import { parseGoBool } from "../../../config/env.ts";
+import { PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../../node/addresses.ts";
 
 /** Label that keeps a Node out of every load balancer (its value does not matter). */
 export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
@@ -23,7 +18,7 @@ export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-bala
 export const TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler";
 
 /** Linode's private network: where a Linode's private IPv4 comes from, the only non-VPC IPv4 backends. */
-const LINODE_PRIVATE_NETWORK = parseIpv4Cidr("192.168.128.0/17");
+const LINODE_PRIVATE_NETWORK = builtinCidr4("192.168.128.0/17");
 
 /** Where a backend's address comes from. */
 export type BackendAddressMode = "vpc" | "private" | "ipv6";
@@ -85,7 +80,7 @@ export function backendIp(node: V1Node, mode: BackendAddressMode): { ip: string 
   if (mode === "vpc") {
     return isPrivateIpv4(ip) ? { ip } : { reason: `InternalIP ${ip} is not a private IPv4 address` };
   }
-  return cidrContains(LINODE_PRIVATE_NETWORK, ip)
+  return cidr4Contains(LINODE_PRIVATE_NETWORK, ip)
     ? { ip }
     : { reason: `${ip} is not on Linode's private network 192.168.128.0/17` };
 }

@@ -13,7 +13,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { NodeBalancerSummary } from "../../../cache/types.ts";
 import { isNotFound } from "../../../linode/errors.ts";
-import { InvalidInputError } from "../../loop/run_queue.ts";
+import { InvalidInputError } from "../../loop/runtime.ts";
 import { isAdoptable, type OwnershipContext, ownershipOf, whyNotAdoptable } from "../ownership.ts";
 import type { NodeBalancerWrites } from "./apply.ts";
 

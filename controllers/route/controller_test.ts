@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import type { RangeWrite } from "./plan.ts";
-import { rangeAction } from "./route.ts";
-import { MAX_INTERVAL_MS, MIN_INTERVAL_MS, passIntervalMs } from "./controller.ts";
+import { MAX_INTERVAL_MS, MIN_INTERVAL_MS, passIntervalMs, rangeAction } from "./controller.ts";
 
 const TARGET = { vpcId: 1, subnetId: 2, linodeId: 123, interfaceId: 7, configId: 4 };
 

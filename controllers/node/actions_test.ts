@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { UNINITIALIZED_TAINT_KEY } from "./addresses.ts";
-import { deleteNodeAction, nodeUpdateAction, shutdownTaintAction } from "./plan_actions.ts";
+import { nodeUpdateAction } from "./cloud_node.ts";
+import { deleteNodeAction, shutdownTaintAction } from "./lifecycle.ts";
 
 function node(o: { uninitialised?: boolean; labels?: Record<string, string> } = {}): V1Node {
   return {

@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../common/clock.ts";
 import { captureLogs, componentLogger } from "../../common/log.ts";
 import { Registry } from "../../common/metrics.ts";
-import { type ActionSpec, PlanRecorder } from "./plan.ts";
+import { type ActionSpec, ShadowRecorder } from "./shadow.ts";
 
 function recorder(dryRun: boolean) {
   const metrics = new Registry();
   const clock = new FakeClock();
-  const plan = new PlanRecorder({ dryRun, log: componentLogger("plan"), metrics, clock, historySize: 3 });
+  const plan = new ShadowRecorder({ dryRun, log: componentLogger("plan"), metrics, clock, historySize: 3 });
   const gauge = (controller: string, action: string) =>
     metrics.gauge("ccm_plan_pending_actions", "", ["controller", "action"]).get({ controller, action });
   return { plan, clock, gauge };
@@ -20,7 +20,7 @@ const INIT: ActionSpec = {
 };
 
 /** One reconcile of `scope` that holds `actions`; resolves to what `hold` answered. */
-function pass(plan: PlanRecorder, scope: string, ...actions: ActionSpec[]): Promise<boolean[]> {
+function pass(plan: ShadowRecorder, scope: string, ...actions: ActionSpec[]): Promise<boolean[]> {
   return plan.within("cloud-node", scope, (s) => Promise.resolve(actions.map((a) => s.hold(a))));
 }
 
@@ -28,7 +28,7 @@ function planLines(lines: string[]): string[] {
   return lines.map((l) => JSON.parse(l)).filter((r) => r.component === "plan").map((r) => r.message);
 }
 
-Deno.test("PlanRecorder.within() in dry run holds the write and logs a new action once, however often it is decided", async () => {
+Deno.test("ShadowRecorder.within() in dry run holds the write and logs a new action once, however often it is decided", async () => {
   const { plan, gauge } = recorder(true);
   const logs = await captureLogs("info");
   assert.deepEqual(await pass(plan, "node-4", INIT), [true]);
@@ -44,7 +44,7 @@ Deno.test("PlanRecorder.within() in dry run holds the write and logs a new actio
   assert.deepEqual(plan.carriedOut(), []);
 });
 
-Deno.test("PlanRecorder.within() drops an action a later reconcile no longer holds, and logs it leaving", async () => {
+Deno.test("ShadowRecorder.within() drops an action a later reconcile no longer holds, and logs it leaving", async () => {
   const { plan, gauge } = recorder(true);
   const logs = await captureLogs("info");
   await pass(plan, "node-4", INIT);
@@ -61,7 +61,7 @@ Deno.test("PlanRecorder.within() drops an action a later reconcile no longer hol
   assert.equal(gauge("cloud-node", "initialise-node"), 0);
 });
 
-Deno.test("PlanRecorder.within() keeps a scope's actions when its reconcile fails", async () => {
+Deno.test("ShadowRecorder.within() keeps a scope's actions when its reconcile fails", async () => {
   const { plan } = recorder(true);
   await pass(plan, "node-4", INIT);
   const failing = plan.within("cloud-node", "node-4", (s) => {
@@ -72,7 +72,7 @@ Deno.test("PlanRecorder.within() keeps a scope's actions when its reconcile fail
   assert.deepEqual(plan.pending().map((a) => a.action), ["initialise-node"]);
 });
 
-Deno.test("PlanRecorder.within() treats changed field values as another action, keeping the first sighting's time", async () => {
+Deno.test("ShadowRecorder.within() treats changed field values as another action, keeping the first sighting's time", async () => {
   const { plan, clock } = recorder(true);
   await pass(plan, "node-4", INIT);
   const first = plan.pending()[0]?.since;
@@ -89,7 +89,7 @@ Deno.test("PlanRecorder.within() treats changed field values as another action, 
   assert.deepEqual(planLines(logs.lines), ['plan: "cloud-node" would now "initialise-node" "node-4"']);
 });
 
-Deno.test("PlanRecorder.within() in a normal run lets every write go ahead and keeps the latest ones carried out", async () => {
+Deno.test("ShadowRecorder.within() in a normal run lets every write go ahead and keeps the latest ones carried out", async () => {
   const { plan, gauge } = recorder(false);
   const logs = await captureLogs("info");
   assert.deepEqual(await pass(plan, "node-4", INIT, { ...INIT, action: "a2" }), [false, false]);

@@ -1,17 +1,19 @@
 /**
- * The plan: what the controllers would do (`--dry-run`) or just did (a normal run). Every write path names its
- * action to the reconcile's `PlanScope` before writing: in dry-run `hold` answers true and the caller skips
- * the write (and its write-through, so the next reconcile still sees the drift); in a normal run it answers
- * false and the action is kept in a short history of what was carried out.
+ * Shadow mode in one place: the shadow record of what the controllers would do (`--dry-run`, served on `/plan`)
+ * or just did (a normal run), and the executors every write goes through. A controller decides a write (a
+ * `Write`: its API, how it shows on `/plan`, how it is sent and written through to the cache) and hands it to
+ * its API's executor, which records it in the reconcile's scope, holds it in dry run (nothing sent and nothing
+ * written through, so the next reconcile still sees the drift), or sends it, writes it through and counts it.
+ * No other code holds a write.
  *
  * A reconcile runs `within` a scope (a Node's name, a Service's key, the route pass): the actions it held
  * replace the scope's previous ones when it succeeds, so an action that is no longer needed (someone else
- * fixed the drift) leaves the plan, and one that persists is logged once, when it first appears, not at
- * every resync. A reconcile that fails leaves the scope's actions as they were: on doubt the plan stays.
+ * fixed the drift) leaves the record, and one that persists is logged once, when it first appears, not at
+ * every resync. A reconcile that fails leaves the scope's actions as they were: on doubt the record stays.
  */
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
-import type { Gauge, Registry } from "../../common/metrics.ts";
+import type { Counter, Gauge, Registry } from "../../common/metrics.ts";
 
 /** A value shown in a change (never secret material). */
 export type PlanValue = string | number | boolean | null | readonly string[];
@@ -45,11 +47,11 @@ export interface PlannedAction {
   readonly since: string;
 }
 
-/** One reconcile's part of the plan. */
-export interface PlanScope {
+/** One reconcile's part of the shadow record; only executors ask it. */
+export interface ShadowScope {
   /** True in shadow mode. */
   readonly dryRun: boolean;
-  /** Names an action about to be taken; true when the caller must not take it (dry run). */
+  /** Names an action about to be taken; true when it must not be taken (dry run). */
   hold(action: ActionSpec): boolean;
 }
 
@@ -62,11 +64,8 @@ export interface PlanReport {
   readonly carriedOut: readonly PlannedAction[];
 }
 
-/** The scope of a run without a recorder (unit tests of one controller): every write goes ahead. */
-export const LIVE_SCOPE: PlanScope = { dryRun: false, hold: () => false };
-
-/** Options of `PlanRecorder`. */
-export interface PlanRecorderOptions {
+/** Options of `ShadowRecorder`. */
+export interface ShadowRecorderOptions {
   dryRun: boolean;
   log: Logger;
   metrics: Registry;
@@ -91,10 +90,10 @@ function byControllerThenObject(a: PlannedAction, b: PlannedAction): number {
     a.action.localeCompare(b.action);
 }
 
-/** The plan of one process: pending actions by scope, the history of a normal run, the gauge. */
-export class PlanRecorder {
+/** The shadow record of one process: pending actions by scope, the history of a normal run, the gauge. */
+export class ShadowRecorder {
   readonly dryRun: boolean;
-  readonly #o: PlanRecorderOptions;
+  readonly #o: ShadowRecorderOptions;
   /** `controller\0scope` → action identity → action. */
   readonly #scopes = new Map<string, Map<string, PlannedAction>>();
   readonly #history: PlannedAction[] = [];
@@ -102,7 +101,7 @@ export class PlanRecorder {
   /** Gauge series set so far, so one that empties is set to 0 instead of lingering. */
   readonly #series = new Set<string>();
 
-  constructor(options: PlanRecorderOptions) {
+  constructor(options: ShadowRecorderOptions) {
     this.dryRun = options.dryRun;
     this.#o = options;
     this.#gauge = options.metrics.gauge(
@@ -113,10 +112,10 @@ export class PlanRecorder {
   }
 
   /** Runs one reconcile of `scope`; what it holds replaces the scope's actions once it resolves. */
-  async within<T>(controller: string, scope: string, run: (plan: PlanScope) => Promise<T>): Promise<T> {
+  async within<T>(controller: string, scope: string, run: (scope: ShadowScope) => Promise<T>): Promise<T> {
     const held = new Map<string, PlannedAction>();
     const previous = this.#scopes.get(`${controller}\0${scope}`);
-    const plan: PlanScope = {
+    const shadow: ShadowScope = {
       dryRun: this.dryRun,
       hold: (spec) => {
         const { action: name, object, target } = spec;
@@ -135,7 +134,7 @@ export class PlanRecorder {
         return this.dryRun;
       },
     };
-    const result = await run(plan);
+    const result = await run(shadow);
     if (this.dryRun) this.#commit(controller, scope, held);
     return result;
   }
@@ -205,11 +204,63 @@ export class PlanRecorder {
   }
 }
 
-/** `recorder.within(…)`, or `run(LIVE_SCOPE)` for a controller wired without a recorder. */
-export function runWithin<T>(
-  recorder: PlanRecorder | undefined,
-  where: { controller: string; scope: string },
-  run: (plan: PlanScope) => Promise<T>,
-): Promise<T> {
-  return recorder ? recorder.within(where.controller, where.scope, run) : run(LIVE_SCOPE);
+/** A write a controller decided, as its API's executor takes it. */
+export interface Write<T> {
+  /** The executor that carries it out. */
+  readonly api: "linode" | "kubernetes";
+  /** How it shows on `/plan` and in the history (never secret material). */
+  readonly action: ActionSpec;
+  /** Sends it through the fenced client; resolves to what the API answered. */
+  send(): Promise<T>;
+  /** Records the answer where later reconciles read (the cache, the controller's own writes). */
+  record?(answer: T): void;
 }
+
+/** What became of a write: sent (with the answer), or held in dry run. */
+export type Applied<T> = { readonly sent: true; readonly answer: T } | { readonly sent: false };
+
+/** The executor of one API: the one place a write is held, sent, written through and counted. */
+export class Executor {
+  readonly #writes: Counter;
+
+  constructor(readonly api: Write<unknown>["api"], metrics: Registry) {
+    this.#writes = metrics.counter(
+      "ccm_writes_total",
+      "Writes the controllers decided, by API, controller, action and result (held: --dry-run)",
+      ["api", "controller", "action", "result"],
+    );
+  }
+
+  /** Holds `write` when the scope says so (dry run); else sends it, records the answer and counts it. */
+  async apply<T>(controller: string, scope: ShadowScope, write: Write<T>): Promise<Applied<T>> {
+    const labels = { api: this.api, controller, action: write.action.action };
+    if (scope.hold(write.action)) {
+      this.#writes.inc({ ...labels, result: "held" });
+      return { sent: false };
+    }
+    let answer: T;
+    try {
+      answer = await write.send();
+    } catch (error) {
+      this.#writes.inc({ ...labels, result: "failed" });
+      throw error;
+    }
+    write.record?.(answer);
+    this.#writes.inc({ ...labels, result: "sent" });
+    return { sent: true, answer };
+  }
+}
+
+/** One executor per API, shared by every controller of the process. */
+export interface Executors {
+  readonly linode: Executor;
+  readonly kubernetes: Executor;
+}
+
+/** The executors of a process, counting into `metrics`. */
+export function newExecutors(metrics: Registry): Executors {
+  return { linode: new Executor("linode", metrics), kubernetes: new Executor("kubernetes", metrics) };
+}
+
+/** A scope where every write goes ahead (a controller's unit tests without a shadow record). */
+export const LIVE_SCOPE: ShadowScope = { dryRun: false, hold: () => false };
