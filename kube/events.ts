@@ -29,15 +29,21 @@ export type EventType = "Normal" | "Warning";
 
 /** What controllers need to report outcomes; `EventRecorder` implements it. */
 export interface EventSink {
-  /** Records an Event in the background; never throws. */
-  event(ref: ObjectRef, type: EventType, reason: string, message: string): void;
+  /**
+   * Records an Event in the background; never throws. `component` is its `source.component` when it is not the
+   * sink's own (the Go CCM writes one Event under its own name, beside upstream's controllers' Events).
+   */
+  event(ref: ObjectRef, type: EventType, reason: string, message: string, component?: string): void;
 }
 
 /** Options of an `EventRecorder`. */
 export interface EventRecorderOptions {
   log: Logger;
   clock?: Clock;
-  /** `source.component` and `reportingComponent` (default `cloud-controller-manager`). */
+  /**
+   * `source.component` and `reportingComponent` of Events recorded without one (default
+   * `cloud-controller-manager`); each controller records through `for(component)` under upstream's name.
+   */
   component?: string;
   /** `source.host` and `reportingInstance`. */
   host?: string;
@@ -61,6 +67,16 @@ export interface EventRecorderOptions {
 interface Bucket {
   tokens: number;
   at: number;
+}
+
+/** An Event waiting to be written. */
+interface PendingEvent {
+  readonly ref: ObjectRef;
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  /** `source.component`. */
+  readonly source: string;
 }
 
 interface Written {
@@ -111,7 +127,20 @@ export class EventRecorder implements EventSink {
     this.#component = options.component ?? "cloud-controller-manager";
   }
 
-  event(ref: ObjectRef, type: EventType, reason: string, message: string): void {
+  /**
+   * A sink that records under `component` (`source.component` and `reportingComponent`), as each upstream
+   * controller has a recorder of its own: `service-controller`, `cloud-node-controller`, `route_controller`,
+   * `cloud-node-lifecycle-controller`.
+   */
+  for(component: string): EventSink {
+    return {
+      event: (ref, type, reason, message, override) =>
+        this.event(ref, type, reason, message, override ?? component),
+    };
+  }
+
+  event(ref: ObjectRef, type: EventType, reason: string, message: string, component?: string): void {
+    const source = component ?? this.#component;
     if (this.#options.dryRun) {
       this.#options.log.debug("dry run: event {reason} for {kind} {name} not written", {
         reason,
@@ -120,7 +149,7 @@ export class EventRecorder implements EventSink {
       return;
     }
     const text = redactSecrets(message, this.#options.secrets?.() ?? []).slice(0, MAX_MESSAGE_CHARS);
-    if (!this.#takeToken(ref)) {
+    if (!this.#takeToken(ref, source)) {
       this.#options.log.debug("dropped event {reason} for {kind} {name}: rate limited", {
         reason,
         ...names(ref),
@@ -135,7 +164,8 @@ export class EventRecorder implements EventSink {
       return;
     }
     this.#pending++;
-    this.#tail = this.#tail.then(() => this.#write(ref, type, reason, text)).finally(() => this.#pending--);
+    const event = { ref, type, reason, message: text, source };
+    this.#tail = this.#tail.then(() => this.#write(event)).finally(() => this.#pending--);
   }
 
   /**
@@ -162,8 +192,9 @@ export class EventRecorder implements EventSink {
     return this.#tail;
   }
 
-  #takeToken(ref: ObjectRef): boolean {
-    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, ref.apiVersion]);
+  #takeToken(ref: ObjectRef, source: string): boolean {
+    // client-go's spam key: the source and the object.
+    const key = JSON.stringify([source, ref.kind, ref.namespace, ref.name, ref.uid, ref.apiVersion]);
     const burst = this.#options.burst ?? 25;
     const refillMs = this.#options.refillEveryMs ?? 300_000;
     const now = this.#clock.monotonic();
@@ -177,8 +208,9 @@ export class EventRecorder implements EventSink {
     return true;
   }
 
-  async #write(ref: ObjectRef, type: EventType, reason: string, message: string): Promise<void> {
-    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, type, reason, message]);
+  async #write(event: PendingEvent): Promise<void> {
+    const { ref, type, reason, message, source } = event;
+    const key = JSON.stringify([source, ref.kind, ref.namespace, ref.name, ref.uid, type, reason, message]);
     try {
       const seen = this.#written.get(key);
       if (seen) {
@@ -191,7 +223,7 @@ export class EventRecorder implements EventSink {
           if (!isNotFound(e)) throw e;
         }
       }
-      this.#remember(key, await this.#create(ref, type, reason, message));
+      this.#remember(key, await this.#create(event));
     } catch (e) {
       const level = e instanceof LeaseLostError ? "debug" : "warning";
       this.#options.log[level]("cannot write event {reason} for {kind} {name}: {error}", {
@@ -211,7 +243,8 @@ export class EventRecorder implements EventSink {
     seen.count += 1;
   }
 
-  async #create(ref: ObjectRef, type: EventType, reason: string, message: string): Promise<Written> {
+  async #create(event: PendingEvent): Promise<Written> {
+    const { ref, type, reason, message, source } = event;
     const now = new Date(this.#clock.now());
     const namespace = ref.namespace || "default";
     // client-go names Events `<object>.<unix nanoseconds in hex>`; the sequence keeps names unique per ms.
@@ -226,8 +259,8 @@ export class EventRecorder implements EventSink {
       count: 1,
       firstTimestamp: now,
       lastTimestamp: now,
-      source: { component: this.#component, host: this.#options.host },
-      reportingComponent: this.#component,
+      source: { component: source, host: this.#options.host },
+      reportingComponent: source,
       reportingInstance: this.#options.host,
     };
     const created = await this.#core.createNamespacedEvent({ namespace, body });
@@ -269,6 +302,8 @@ export interface Outcome {
   reason: string;
   message: string;
   props?: Record<string, unknown>;
+  /** `source.component`, when not the sink's own. */
+  component?: string;
 }
 
 /** Fills `{name}` placeholders from `props`, as LogTape renders the same template. */
@@ -279,11 +314,13 @@ export function renderMessage(template: string, props: Record<string, unknown> =
 /** Writes a Warning Event and the matching `warning` log line together. */
 export function warnEvent(out: EventOutput, outcome: Outcome): void {
   out.log.warning(outcome.message, { ...outcome.props, reason: outcome.reason, ...names(outcome.ref) });
-  out.events.event(outcome.ref, "Warning", outcome.reason, renderMessage(outcome.message, outcome.props));
+  const text = renderMessage(outcome.message, outcome.props);
+  out.events.event(outcome.ref, "Warning", outcome.reason, text, outcome.component);
 }
 
 /** Writes a Normal Event and the matching `info` log line together. */
 export function normalEvent(out: EventOutput, outcome: Outcome): void {
   out.log.info(outcome.message, { ...outcome.props, reason: outcome.reason, ...names(outcome.ref) });
-  out.events.event(outcome.ref, "Normal", outcome.reason, renderMessage(outcome.message, outcome.props));
+  const text = renderMessage(outcome.message, outcome.props);
+  out.events.event(outcome.ref, "Normal", outcome.reason, text, outcome.component);
 }

@@ -208,3 +208,21 @@ Deno.test("warnEvent() writes the Event and the warning log line together", asyn
 Deno.test("renderMessage() fills known placeholders and keeps unknown ones", () => {
   assert.equal(renderMessage("{a} and {b}", { a: 1 }), "1 and {b}");
 });
+
+Deno.test("EventRecorder.for() records under its component; an Event may name another; each aggregates apart", async () => {
+  await using f = await startFixture();
+  const ref = nodeRef(f);
+  const r = recorder(f, { clock: new FakeClock() });
+  const route = r.for("route_controller");
+  route.event(ref, "Warning", "FailedToCreateRoute", "refused");
+  route.event(ref, "Warning", "FailedToCreateRoute", "refused");
+  r.for("service-controller").event(ref, "Warning", "FailedToCreateRoute", "refused");
+  route.event(ref, "Warning", "NodeBalancerIPChangeIgnored", "kept", "linode-cloud-controller-manager");
+  await r.flush();
+  const seen = storedEvents(f).map((e) => [e.source.component, e.reportingComponent, e.reason, e.count]);
+  assert.deepEqual(seen.sort(), [
+    ["linode-cloud-controller-manager", "linode-cloud-controller-manager", "NodeBalancerIPChangeIgnored", 1],
+    ["route_controller", "route_controller", "FailedToCreateRoute", 2],
+    ["service-controller", "service-controller", "FailedToCreateRoute", 1],
+  ]);
+});

@@ -147,6 +147,8 @@ Deno.test("cloud-node keeps the taint of a node without a Linode, warns, and ret
   const event = world.events("InstanceNotFound")[0];
   assert.equal(event?.type, "Warning");
   assert.equal(event?.involvedObject.name, "ghost");
+  assert.equal(event?.source?.component, "cloud-node-controller", "upstream's recorder name");
+  assert.equal(event?.reportingComponent, "cloud-node-controller");
   assert.deepEqual(world.node("ghost")?.spec?.taints, [UNINITIALIZED]);
   assert.equal(world.node("ghost")?.spec?.providerID, undefined);
   world.linode.world.addInstance({ label: "ghost", region: "us-east" });

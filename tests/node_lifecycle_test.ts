@@ -89,6 +89,7 @@ Deno.test("cloud-node-lifecycle deletes a NotReady node only after GET of its Li
   assert.ok(world.calls("GET /v4/linode/instances/{id}") >= 1);
   assert.ok(world.node("w-1") && world.node("w-2"));
   await world.waitFor(() => world.events("DeletingNode").length === 1, { what: "DeletingNode event" });
+  assert.equal(world.events("DeletingNode")[0]?.source?.component, "cloud-node-lifecycle-controller");
 });
 
 Deno.test("cloud-node-lifecycle keeps a NotReady node whose Linode only left the listing", async () => {

@@ -29,6 +29,7 @@ Deno.test("route: a range the API refuses gets a Warning Event with its reason; 
   await until(w, () => w.condition("worker-b") === "False/RouteCreated", "the other route");
   const [event] = w.events("FailedToCreateRoute");
   assert.equal(event?.type, "Warning");
+  assert.equal(event?.source?.component, "route_controller", "upstream's recorder name");
   assert.equal(event?.involvedObject.name, "worker-a");
   assert.match(
     event?.message ?? "",

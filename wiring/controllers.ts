@@ -30,8 +30,20 @@ export interface ControllerEntry {
   readonly build: (parts: CcmParts, log: Logger, term: AbortSignal) => ControllerSpec<any>;
 }
 
+/**
+ * The `source.component` of each controller's Events: upstream's recorders' names (k8s.io/cloud-provider
+ * v0.35.4, each controller's `NewRecorder`), and the Go CCM's node IPAM allocator's (`cloud_allocator.go`).
+ */
+export const EVENT_COMPONENTS: Readonly<Record<ControllerName, string>> = {
+  "cloud-node": "cloud-node-controller",
+  "cloud-node-lifecycle": "cloud-node-lifecycle-controller",
+  route: "route_controller",
+  service: "service-controller",
+  nodeipam: "cidrAllocator",
+};
+
 /** What both node controllers share: one Node informer, one instance cache, one fenced writer. */
-function nodeDeps(parts: CcmParts, log: Logger) {
+function nodeDeps(parts: CcmParts, log: Logger, controller: ControllerName) {
   const { nodes, instances, linode, kube, events, projection, metrics, clock } = parts;
   return {
     nodes,
@@ -39,7 +51,7 @@ function nodeDeps(parts: CcmParts, log: Logger) {
     instances,
     linode: linode.instances,
     writer: kubeNodeWriter(kube.core),
-    events,
+    events: events.for(EVENT_COMPONENTS[controller]),
     log,
     metrics,
     clock,
@@ -48,7 +60,8 @@ function nodeDeps(parts: CcmParts, log: Logger) {
 
 /** The service controller's deps: the Service informer, the NodeBalancer cache, the Linode writers. */
 function serviceDeps(parts: CcmParts, log: Logger) {
-  const { config, services, nodeBalancers, linode, kube, events, clock, metrics, orphanCheck } = parts;
+  const { config, services, nodeBalancers, linode, kube, clock, metrics, orphanCheck } = parts;
+  const events = parts.events.for(EVENT_COMPONENTS.service);
   const identity = parts.clusterIdentity;
   if (!services || !nodeBalancers) throw new Error("Cannot run the service controller: it was not wired");
   const orphanDeps = {
@@ -102,7 +115,7 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
       const externalSubnet = subnet ? parseCidr4(subnet) : undefined;
       // Validation refuses such a value at start; one that slips past it fails the term, loudly.
       if (subnet && !externalSubnet) throw new RangeError(`Invalid IPv4 CIDR ${subnet}`);
-      return cloudNodeController(nodeDeps(parts, log), {
+      return cloudNodeController(nodeDeps(parts, log, "cloud-node"), {
         externalSubnet,
         statusUpdateFrequencyMs: nodes.statusUpdateFrequencyMs,
         workers: nodes.concurrentSyncs,
@@ -112,12 +125,15 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
   {
     name: "cloud-node-lifecycle",
     build: (parts, log) =>
-      nodeLifecycleController(nodeDeps(parts, log), { monitorPeriodMs: parts.config.nodes.monitorPeriodMs }),
+      nodeLifecycleController(nodeDeps(parts, log, "cloud-node-lifecycle"), {
+        monitorPeriodMs: parts.config.nodes.monitorPeriodMs,
+      }),
   },
   {
     name: "route",
     build: (parts, log) => {
-      const { plannedNodes: nodes, vpcIps, vpcs, linode, kube, events, metrics, clock, config } = parts;
+      const { plannedNodes: nodes, vpcIps, vpcs, linode, kube, metrics, clock, config } = parts;
+      const events = parts.events.for(EVENT_COMPONENTS.route);
       const writer = linodeRangeWriter(linode);
       const conditions = kubeConditionWriter(kube.core);
       return routeController({ nodes, vpcIps, vpcs, writer, conditions, events, log, metrics, clock }, {
@@ -130,7 +146,8 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
   {
     name: "nodeipam",
     build: (parts, log) => {
-      const { nodes, kube, events, metrics, clock, config, instances, vpcIpv6, vpcs, projection } = parts;
+      const { nodes, kube, metrics, clock, config, instances, vpcIpv6, vpcs, projection } = parts;
+      const events = parts.events.for(EVENT_COMPONENTS.nodeipam);
       const r = config.routes;
       const ipv6 = r.allocateIpv6NodeCidrs ? cachedIpv6Lookup(instances, vpcIpv6) : undefined;
       const subnet = cachedSubnetLookup(vpcs, config.vpc);
