@@ -19,9 +19,9 @@ export interface NodeBalancerDetailSource {
 }
 
 /**
- * Default age after which a NodeBalancer's details are read again to find changes made by others: 1 h. With
- * the service resync (5 min) a node removed by hand is put back within 1 h 5 min; 50 LB Services cost ~2.5
- * calls/min for it.
+ * Default age after which a NodeBalancer's details are read again to find changes made by others: 1 h. A node
+ * removed by hand is then put back within this period plus one Service resync, at a few calls per NodeBalancer
+ * per period (docs/measurements.md, "NodeBalancer drift period").
  */
 export const DEFAULT_NB_DRIFT_MS = 3_600_000;
 

@@ -228,8 +228,8 @@ export class VpcIpCache {
 
   /**
    * Calls `listener` whenever the addresses may have changed (a listing, a targeted read), not on this CCM's
-   * own range writes: at 5,000 Nodes each write would otherwise make every listener compare 10,000 entries,
-   * 5,000 times over during a cold start (bench/startup_scaling.ts). Returns the unsubscribe.
+   * own range writes: each write would otherwise make every listener compare the whole listing, once per Node
+   * during a cold start (docs/measurements.md, "VPC listing listeners"). Returns the unsubscribe.
    */
   onChange(listener: (previous: readonly VpcIp[] | undefined, next: readonly VpcIp[]) => void): () => void {
     return this.#cell.onChange((previous, next) => {

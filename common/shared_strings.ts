@@ -1,7 +1,7 @@
 /**
  * One copy per value of a string from a small vocabulary. Decoded JSON gives every object its own copy of
- * each string longer than V8 internalises on parse (10 characters): at 5,000 Nodes, `KubeletReady`,
- * `g6-standard-2` or `legacy_config` would be held 5,000 times over. Past its bound a table returns a new
+ * each string longer than V8 internalises on parse (10 characters): `KubeletReady`, `g6-standard-2` or
+ * `legacy_config` would be held once per Node (docs/measurements.md, "Shared strings"). Past its bound a table returns a new
  * value as it is, so a field that turns out not to be a small vocabulary costs nothing more.
  */
 

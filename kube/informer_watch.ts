@@ -152,7 +152,8 @@ function statusCode(err: unknown): number | undefined {
  * one resumes from there. Client-go's 5-10 min timeout would leave an idle watch silent past the watchdog
  * (which catches resets client-node does not see under Deno): restarted before any bookmark, it kept the
  * resourceVersion of the last real event, and once the apiserver's history no longer held that version every
- * restart was answered 410 and every object listed again (5,000 Nodes every few minutes on an idle cluster).
+ * restart was answered 410 and every object listed again, every few minutes on an idle cluster
+ * (docs/measurements.md, "Watch timeouts").
  */
 export function watchTimeoutSeconds(idleTimeoutMs: number, random: () => number = Math.random): number {
   return Math.max(1, Math.floor((idleTimeoutMs / 1000) * (0.6 + 0.2 * random())));

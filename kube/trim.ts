@@ -1,14 +1,15 @@
 /**
  * What the informers keep of each object: only the fields the controllers read, as client-go's
  * `TransformFunc` does. A Node as kubelet reports it carries its image list (often 50+ entries with digests),
- * `managedFields` and volume lists that no controller here reads; at 5,000 Nodes they are most of the store.
+ * `managedFields` and volume lists that no controller here reads: most of the store in a big cluster
+ * (docs/measurements.md, "Informer trim").
  */
 import type { V1Node } from "@kubernetes/client-node";
 import { share } from "../common/shared_strings.ts";
 
 /**
  * Labels whose values come from a small vocabulary (instance types, regions, zones, OS, architecture), kept
- * as one shared copy per value: the type label alone is 5,000 copies of `g6-standard-2` at 5,000 Nodes.
+ * as one shared copy per value: the type label alone would be one copy of `g6-standard-2` per Node.
  */
 const SHARED_LABELS = new Set([
   "node.kubernetes.io/instance-type",

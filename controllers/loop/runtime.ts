@@ -74,7 +74,8 @@ function recordReconcile(metrics: Registry, controller: string, result: Outcome,
 
 /**
  * Counts resyncs that left a key alone because nothing its pass reads changed since a pass that settled
- * (`ccm_passes_skipped_total{controller}`, one per key): what keeps an idle cluster of 5,000 Nodes cheap.
+ * (`ccm_passes_skipped_total{controller}`, one per key): what keeps an idle big cluster cheap
+ * (docs/measurements.md, "Idle skipping").
  */
 function recordSkipped(metrics: Registry, controller: string): void {
   metrics.counter(

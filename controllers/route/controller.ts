@@ -49,9 +49,9 @@ export const MAX_INTERVAL_MS = 2_000;
 
 /**
  * The least time between two passes in a cluster of `nodes` Nodes: 250 ms up to 1,250 Nodes, then 0.2 ms
- * per Node (1 s at 5,000), at most 2 s. Each pass plans every Node: during a cold start, when Node events
- * never stop, passes 250 ms apart spent a sixth of a 5,000-Node cluster's CPU re-planning Nodes already
- * routed. Still a fifth or less of upstream's 10 s route period.
+ * per Node, at most 2 s. Each pass plans every Node: during a cold start, when Node events never stop, passes
+ * 250 ms apart spent much of a big cluster's CPU re-planning Nodes already routed (docs/measurements.md,
+ * "Route pass interval"). Still a fifth or less of upstream's 10 s route period.
  */
 export function passIntervalMs(nodes: number): number {
   return Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, nodes * INTERVAL_PER_NODE_MS));

@@ -29,8 +29,8 @@ export function isClusterRange(range: string, cluster: readonly Cidr4[]): boolea
 type Parsed = { cidr: Cidr4 | undefined; canonical: string | undefined };
 
 /**
- * The CIDR parses of a pass, remembered by text. Every route pass plans every Node: at 5,000 Nodes a cold
- * start's passes parsed the same pod CIDRs and ranges millions of times (bench/startup_scaling.ts). One memo
+ * The CIDR parses of a pass, remembered by text. Every route pass plans every Node: a big cluster's cold
+ * start parsed the same pod CIDRs and ranges over and over (docs/measurements.md, "CIDR parse memo"). One memo
  * lives as long as the controller; a text not read in the last two passes (`endPass`) is forgotten, so the
  * pod CIDRs and ranges of deleted Nodes are not kept (a soak adds and removes Nodes for ever).
  */
