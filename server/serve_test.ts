@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FakeClock } from "../common/clock.ts";
 import { captureLogs, componentLogger } from "../common/log.ts";
 import { Registry } from "../common/metrics.ts";
 import {
@@ -26,6 +27,8 @@ function options(overrides: Partial<Omit<ServerOptions, "port">> = {}): ServerOp
     registry: new Registry(),
     checks: { healthz: [], readyz: [] },
     leading: () => false,
+    // Time stands still unless a test moves it; it starts now, so certificates made on it verify.
+    clock: new FakeClock(Date.now()),
     log: componentLogger("serve"),
     ...overrides,
     port: 0,
@@ -160,6 +163,9 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
     ccm_linode_requests_total: "counter",
     ccm_workqueue_depth: "gauge",
     ccm_reconcile_duration_seconds: "histogram",
+    ccm_secure_port_connections: "gauge",
+    ccm_secure_port_connections_dropped_total: "counter",
+    ccm_secure_port_tls_handshake_errors_total: "counter",
     process_resident_memory_bytes: "gauge",
     ccm_heap_used_bytes: "gauge",
     ccm_heap_total_bytes: "gauge",
