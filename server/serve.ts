@@ -231,10 +231,12 @@ async function serveRequest(
   }
   const body = new Uint8Array(await answered.arrayBuffer());
   if (response.destroyed || socket.destroyed) return;
-  const headers = Object.fromEntries(answered.headers);
+  const headers = { ...Object.fromEntries(answered.headers), "content-length": String(body.byteLength) };
   // A body is never read: close rather than wait for a slow one to arrive before the next request.
-  if (request.headers["content-length"] || request.headers["transfer-encoding"]) headers.connection = "close";
-  response.writeHead(answered.status, headers);
+  const connection = request.headers["content-length"] || request.headers["transfer-encoding"]
+    ? "close"
+    : undefined;
+  response.writeHead(answered.status, connection ? { ...headers, connection } : headers);
   response.end(body);
 }
 
