@@ -42,8 +42,6 @@ import { ConnectionGuard, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } fro
 import { recordProcessMetrics } from "./process_metrics.ts";
 import { ServingCertificate, type ServingCertificateOptions, type TlsSource } from "./tls.ts";
 
-export type { TlsSource };
-
 /** One named condition of `/healthz` or `/readyz`: `true` passes, `false` or a string (the reason) fails. */
 export interface HealthCheck {
   name: string;
