@@ -63,7 +63,7 @@ async function readAnswer(conn: Deno.Conn): Promise<string> {
 }
 
 async function world(overrides: Partial<Omit<ServerOptions, "port">> = {}) {
-  const clock = new FakeClock(Date.now());
+  const clock = new FakeClock();
   const registry = new Registry();
   const server = await startServer({
     hostname: "127.0.0.1",

@@ -261,8 +261,8 @@ function secureServer(
   options: ServerOptions,
   guard: ConnectionGuard,
   certificate: ServingCertificate,
+  limits: ConnectionLimits,
 ): Server {
-  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const server = createServer({
     cert: certificate.pem.certPem,
     key: certificate.pem.keyPem,
@@ -285,11 +285,21 @@ function secureServer(
   return server;
 }
 
+/** Node's listen errors as the `Deno.errors` that `Deno.serve` threw, so `main.ts` reports them as before. */
+function listenError(e: Error & { code?: string }, hostname: string, port: number): Error {
+  const where = `${hostname}:${port}`;
+  if (e.code === "EADDRINUSE") return new Deno.errors.AddrInUse(`Address already in use: ${where}`);
+  if (e.code === "EADDRNOTAVAIL") return new Deno.errors.AddrNotAvailable(`Address not available: ${where}`);
+  if (e.code === "EACCES") return new Deno.errors.PermissionDenied(`Permission denied: ${where}`);
+  return e;
+}
+
 function listen(server: Server, port: number, hostname: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once("error", reject);
+    const fail = (e: Error) => reject(listenError(e, hostname, port));
+    server.once("error", fail);
     server.listen(port, hostname, () => {
-      server.off("error", reject);
+      server.off("error", fail);
       const address = server.address();
       resolve(typeof address === "object" && address ? address.port : port);
     });
@@ -309,7 +319,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const certificate = await ServingCertificate.start(options.tls, { clock, log }, options.certificate);
   const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const guard = new ConnectionGuard({ clock, log, metrics: options.registry }, limits);
-  const server = secureServer(options, guard, certificate);
+  const server = secureServer(options, guard, certificate, limits);
   const port = await listen(server, options.port, options.hostname);
   const stop = new AbortController();
   const refreshing = certificate.run(stop.signal).catch((e: unknown) => {

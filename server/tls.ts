@@ -135,7 +135,8 @@ export type TlsSource = { certFile: string; keyFile: string } | TlsPem | "self-s
 
 /** What `ServingCertificate` uses. */
 export interface ServingCertificateDeps {
-  clock: Pick<Clock, "now" | "sleep">;
+  /** Schedules renewals and re-reads. */
+  clock: Pick<Clock, "sleep">;
   log: Logger;
 }
 
@@ -185,7 +186,7 @@ export class ServingCertificate {
     options: ServingCertificateOptions = {},
   ): Promise<ServingCertificate> {
     const first = source === "self-signed"
-      ? await generateSelfSignedCert(selfSignedOptions(deps, options))
+      ? await generateSelfSignedCert(selfSignedOptions(options))
       : "certFile" in source
       ? await readTlsFiles(source.certFile, source.keyFile)
       : source;
@@ -223,7 +224,7 @@ export class ServingCertificate {
     for (;;) {
       await this.#deps.clock.sleep(wait, signal);
       try {
-        this.#swap(await generateSelfSignedCert(selfSignedOptions(this.#deps, this.#options)));
+        this.#swap(await generateSelfSignedCert(selfSignedOptions(this.#options)));
         this.#deps.log.info("renewed the self-signed serving certificate");
         wait = Math.floor(lifeMs * 2 / 3);
       } catch (e) {
@@ -266,9 +267,10 @@ export class ServingCertificate {
   }
 }
 
-function selfSignedOptions(
-  deps: ServingCertificateDeps,
-  options: ServingCertificateOptions,
-): SelfSignedOptions {
-  return { clock: deps.clock, hosts: options.hosts, validityDays: options.validityDays };
+/**
+ * The validity window is real time, whatever clock schedules the renewal: clients check it against theirs (a
+ * test's fake clock would otherwise make certificates that expired long ago).
+ */
+function selfSignedOptions(options: ServingCertificateOptions): SelfSignedOptions {
+  return { hosts: options.hosts, validityDays: options.validityDays };
 }

@@ -47,7 +47,7 @@ async function world(args: string[] = []) {
   const { kube } = fixture;
   kube.identities.add(PROMETHEUS, { username: "system:serviceaccount:monitoring:prometheus", uid: "u-1" });
   kube.identities.add(NOBODY, { username: "nobody" });
-  const clock = new FakeClock(Date.now());
+  const clock = new FakeClock();
   const kc = fixture.clients.kc;
   const metrics = new Registry();
   const auth = delegatedAuth(config(args), { authn: kc, authz: kc }, {
