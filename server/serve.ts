@@ -23,13 +23,15 @@
  * Prometheus sends its ServiceAccount token (`bearer_token_file`; deploy/monitoring.yaml).
  *
  * Kubelet probes: `httpGet: { path: /healthz, port: 10258, scheme: HTTPS }` (probes do not verify).
+ * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too. `/plan` (JSON)
+ * lists what the controllers would do (`--dry-run`) and the orphaned NodeBalancers.
  *
  * Under abuse (slow or idle clients, floods of connections) every connection is bounded in time and number by
  * `server/connections.ts`; requests are routed and authorised on the request target's path alone (the `Host`
- * header is never read), and a target that is not a plain path gets 400. HTTP/1.1 only (`node:https`, whose
- * per-connection events let the bounds run on the injected clock; `Deno.serve` has no such hooks).
- * `/readyz?verbose` lists each check and whether this instance leads; a standby is ready too. `/plan` (JSON)
- * lists what the controllers would do (`--dry-run`) and the orphaned NodeBalancers.
+ * header is never read), and a target that is not a plain path gets 400. The certificate is renewed or re-read
+ * (`server/tls.ts`) and swapped in without a restart. HTTP/1.1 only: `node:https`, whose per-connection events
+ * let the bounds run on the injected clock (`Deno.serve` has no such hooks). docs/security.md compares it all
+ * with upstream's secure serving.
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
