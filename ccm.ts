@@ -11,7 +11,6 @@ import type { LinodeClient } from "./linode/client.ts";
 import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
 import { componentLogger, type Logger } from "./common/log.ts";
 import { type HealthCheck, type RunningServer, startServer } from "./server/serve.ts";
-import { readTlsFiles } from "./server/tls.ts";
 import type { Informer, KubeObject } from "./kube/informer.ts";
 import { IMPLEMENTED, runControllers } from "./wiring/controllers.ts";
 import {
@@ -118,7 +117,7 @@ function informerChecks(parts: CcmParts): HealthCheck[] {
 async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promise<RunningServer | null> {
   const s = parts.config.serve;
   const tls = s.tlsCertFile && s.tlsPrivateKeyFile
-    ? await readTlsFiles(s.tlsCertFile, s.tlsPrivateKeyFile)
+    ? { certFile: s.tlsCertFile, keyFile: s.tlsPrivateKeyFile }
     : "self-signed" as const;
   return await startServer({
     hostname: s.bindAddress,
@@ -130,6 +129,7 @@ async function startHealthServer(parts: CcmParts, readiness: HealthCheck): Promi
     leading: () => parts.fence.leading && !parts.config.dryRun,
     plan: () => ({ ...parts.shadow.report(), orphanedNodeBalancers: parts.orphanCheck.list() }),
     auth: parts.auth,
+    clock: parts.clock,
     log: componentLogger("serve"),
   });
 }

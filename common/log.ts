@@ -32,9 +32,22 @@ export interface LoggingOptions {
 
 const REDACTED = "***";
 
-/** Replaces every occurrence of each secret (of at least 4 characters) in `text` with `***`. */
+/**
+ * A PEM private key block of any kind (`PRIVATE KEY`, `RSA`, `EC`, `ENCRYPTED`, `OPENSSH` …), its newlines real
+ * or JSON-escaped (`\n`), up to its END line; a block cut short (no END line) up to where its base64 stops.
+ */
+const PEM_PRIVATE_KEY =
+  /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|(?:[A-Za-z0-9+/=:,.\s-]|\\+[nrt])*)/g;
+
+/** What a PEM private key block becomes in logs and error reports. */
+export const REDACTED_PRIVATE_KEY = "[private key redacted]";
+
+/**
+ * Replaces every occurrence of each secret (of at least 4 characters) in `text` with `***`, and every PEM
+ * private key block with `REDACTED_PRIVATE_KEY` (a TLS key never needs to be named to be redacted).
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
+  let out = text.replace(PEM_PRIVATE_KEY, REDACTED_PRIVATE_KEY);
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join(REDACTED);
   return out;
 }
@@ -55,16 +68,49 @@ export function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text:
   while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
-/** A sink that formats, redacts secrets and writes synchronously. */
+/** `value` with every string in it redacted (arrays, plain objects and errors copied, other values as they are). */
+function redactValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return redactSecrets(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
+  if (value instanceof Error) {
+    const copy = new Error(redactSecrets(value.message, secrets));
+    copy.name = value.name;
+    copy.stack = value.stack === undefined ? undefined : redactSecrets(value.stack, secrets);
+    return copy;
+  }
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValue(v, secrets)]));
+  }
+  return value;
+}
+
+/**
+ * A copy of `record` whose message values and properties are redacted before any formatter sees them: the
+ * text formatter splits a long or multi-line string over several quoted pieces, which no redaction of the
+ * finished line could find whole.
+ */
+function redactRecord(record: LogRecord, secrets: readonly string[]): LogRecord {
+  return {
+    ...record,
+    message: record.message.map((part) => redactValue(part, secrets)),
+    rawMessage: typeof record.rawMessage === "string"
+      ? redactSecrets(record.rawMessage, secrets)
+      : record.rawMessage,
+    properties: redactValue(record.properties, secrets) as Record<string, unknown>,
+  };
+}
+
+/** A sink that formats, redacts secrets and private keys (in the record, then in the line) and writes synchronously. */
 export function makeSink(options: LoggingOptions): Sink {
   const format = options.format === "json"
     ? getJsonLinesFormatter({ categorySeparator: ".", message: "rendered", properties: "flatten" })
     : getTextFormatter({ timestamp: "date-time-tz", category: "." });
   const write = options.write ?? ((line: string) => writeAllSync(Deno.stderr, line));
   return (record: LogRecord) => {
-    let line = format(record);
+    const secrets = options.secrets?.() ?? [];
+    let line = format(redactRecord(record, secrets));
     if (!line.endsWith("\n")) line += "\n";
-    write(redactSecrets(line, options.secrets?.() ?? []));
+    write(redactSecrets(line, secrets));
   };
 }
 

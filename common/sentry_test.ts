@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import * as Sentry from "@sentry/deno";
+import { generateSelfSignedCert } from "../server/tls.ts";
 import { componentLogger, setupLogging } from "./log.ts";
 import { scrub, startSentry } from "./sentry.ts";
 import { startSentryStandIn } from "../tests/sentry_standin.ts";
@@ -61,4 +63,50 @@ Deno.test("startSentry() reports failed Service and Node syncs and errors, scrub
 Deno.test("scrub() removes the secrets and bearer tokens of unknown origin", () => {
   assert.equal(scrub(`a ${TOKEN} b`, [TOKEN]), "a *** b");
   assert.equal(scrub("Authorization: Bearer abcdefghijkl", []), "Authorization: Bearer ***");
+});
+
+Deno.test("a PEM private key logged through every path reaches no log line and no Sentry event", async () => {
+  const { keyPem } = await generateSelfSignedCert({ hosts: ["localhost"], algorithm: "RSA-2048" });
+  const rsa = keyPem.replaceAll("PRIVATE KEY", "RSA PRIVATE KEY");
+  const cut = keyPem.slice(0, 200); // an error message that quotes the start of a file
+  const body = keyPem.split("\n").slice(1, -2);
+  await using standIn = startSentryStandIn();
+  const reporter = startSentry({ dsn: standIn.dsn, environment: "e2e", release: "r", secrets: () => [] });
+  const json: string[] = [];
+  const text: string[] = [];
+  const log = componentLogger("service");
+  try {
+    for (const [format, lines] of [["json", json], ["text", text]] as const) {
+      await setupLogging({ format, level: "debug", write: (l) => lines.push(l), report: reporter.sink });
+      log.info(`in the message: ${keyPem}`);
+      log.warning("in a property: {key}", { key: rsa });
+      log.error("in an error: {error}", { error: `TypeError: cannot use ${cut}` });
+      log.warning("{queue} {key} failed: {error}", {
+        queue: "service",
+        key: "shop/web",
+        error: `Error: bad Secret ${keyPem}`,
+        reportable: true,
+      });
+    }
+    // What the SDK itself may carry: messages, extra data, breadcrumbs, exception values.
+    Sentry.addBreadcrumb({ message: keyPem, data: { key: rsa } });
+    Sentry.captureMessage(`message ${keyPem}`, { extra: { key: keyPem, nested: { cut } } });
+    Sentry.captureException(new Error(`exception ${rsa}`));
+    assert.equal(await reporter.flush(5_000), true);
+  } finally {
+    await reporter.close(5_000);
+    await setupLogging({ format: "json", level: "info", write: () => {} });
+  }
+  assert.equal(json.length, 4);
+  assert.equal(text.length, 4);
+  assert.ok(json.every((l) => JSON.parse(l)), "JSON lines stay JSON");
+  assert.equal(standIn.events().length, 2 + 2 + 2, "each reported record and each SDK capture arrived");
+  const everything = [...json, ...text, ...standIn.envelopes.map((e) => e.raw)].join("\n");
+  assert.ok(!everything.includes("PRIVATE KEY-----"), "no BEGIN or END line");
+  for (const line of body) {
+    const where = [...json, ...text, ...standIn.envelopes.map((e) => e.raw)].find((o) => o.includes(line));
+    assert.ok(!where, `a key line reached the output: ${where}`);
+  }
+  assert.match(json[0]!, /in the message: \[private key redacted\]/);
+  assert.match(standIn.envelopes.map((e) => e.raw).join(""), /\[private key redacted\]/);
 });

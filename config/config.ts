@@ -174,7 +174,10 @@ export function parseLintConfig(args: readonly string[], env: Env): LintParse {
   return parsed;
 }
 
-/** Reads `Deno.args` after the word `lint` and the variables in `ENV_VARS`; throws `ConfigError`. */
-export function readLintConfig(): LintParse {
-  return parseLintConfig(Deno.args.slice(1), readEnv());
+/**
+ * Reads `Deno.args` after the word `lint` (or `args`, for the `lint-services` launcher) and the variables in
+ * `ENV_VARS`; throws `ConfigError`.
+ */
+export function readLintConfig(args: readonly string[] = Deno.args.slice(1)): LintParse {
+  return parseLintConfig(args, readEnv());
 }

@@ -61,7 +61,8 @@ read or parsed (nothing was checked).
 
 Permissions: the binary and "deno task start" may read files only under ${CCM_READ_DIRS.join(", ")}
 and stdin. Pipe other files in ("lint -f - < svc.yaml", "kubectl get svc -A -o yaml | … lint -f -"),
-or use "deno task lint-services FILE…", the same program with read access to any file.`;
+or use "deno task lint-services FILE…", the same program allowed to read the files it is given (or the
+kubeconfig, without files) and nothing else.`;
 
 const OWN_VALUE_FLAGS: Readonly<Record<string, "filename" | "namespace">> = {
   f: "filename",
@@ -158,4 +159,19 @@ export function parseLintArgs(
       },
     },
   };
+}
+
+/** Where the service account's token and CA are in a pod (client-node reads them for an in-cluster source). */
+const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * The files a lint of `config` reads: its manifest files (stdin needs nothing), or, without files, the
+ * kubeconfig it lists Services with (the service account folder in a pod). `deno task lint-services` grants
+ * read access to these and nothing else.
+ */
+export function lintReadPaths(config: LintConfig): string[] {
+  if (config.files.length > 0) return config.files.filter((f) => f !== "-");
+  if (config.kube?.kind === "kubeconfig") return [config.kube.kubeconfig];
+  if (config.kube?.kind === "in-cluster") return [SERVICE_ACCOUNT_DIR];
+  return [];
 }

@@ -118,7 +118,11 @@ function requireReadable(path: string | undefined, what: string, field: string):
   if (!path) return;
   try {
     Deno.statSync(path);
-  } catch {
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) {
+      const embed = "embed it in the kubeconfig (kubectl config view --raw --flatten)";
+      fail(what, `${field} file ${path} is not among the files this process may read: ${embed}`);
+    }
     fail(what, `${field} file ${path} not found`);
   }
 }

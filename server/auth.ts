@@ -11,7 +11,15 @@
  * - answers are cached (`--authentication-token-webhook-cache-ttl`, `--authorization-webhook-cache-*-ttl`,
  *   10 s each by default), by a SHA-256 of the token, never the token itself;
  * - a review that fails (apiserver down, 5xx, timeout) is never an allow: 401 when the token could not be
- *   reviewed (upstream's authenticator does the same), 500 when the access could not be, and neither is cached.
+ *   reviewed (upstream's authenticator does the same), 500 when the access could not be, and neither is cached;
+ * - concurrent requests with one token share one TokenReview, and concurrent identical accesses one
+ *   SubjectAccessReview (upstream's token cache coalesces the same way, with a singleflight group);
+ * - TokenReviews of tokens not known to be good are bounded by a token bucket on the injected clock
+ *   (`unknownTokenBurst`, `unknownTokenPerSecond`): a review spends a token and one that authenticates gives it
+ *   back, so only unauthenticated and failed reviews use the budget; once it is spent, such a token gets 401
+ *   without a review. A token that authenticated within `knownTokenTtlMs` is reviewed whatever the budget, so a
+ *   flood of made-up tokens does not lock Prometheus out. Upstream has no such bound (the apiserver's priority
+ *   and fairness throttles the reviews there).
  *
  * Unlike upstream there is no anonymous user: a request without a token gets 401, not a SubjectAccessReview
  * for `system:anonymous`. Client certificates (`--client-ca-file`) and front-proxy headers are not accepted.
@@ -45,9 +53,16 @@ export interface AccessReviewer {
   allowed(user: UserInfo, request: RequestAttributes): Promise<boolean>;
 }
 
+/** What the authoriser reads of a request: the path of its request target, its method and `Authorization`. */
+export interface SecureRequest {
+  readonly path: string;
+  readonly method: string;
+  readonly authorization: string | undefined;
+}
+
 /** Decides whether the secure port serves a request: `null` to serve it, or the refusal to send. */
 export interface RequestAuthorizer {
-  authorize(request: Request): Promise<Response | null>;
+  authorize(request: SecureRequest): Promise<Response | null>;
 }
 
 /** Options of `DelegatedAuth` (from `config.serve.auth`). */
@@ -58,7 +73,16 @@ export interface DelegatedAuthOptions {
   readonly denyCacheTtlMs: number;
   /** Groups allowed without a SubjectAccessReview (upstream CCMs: `system:masters`). */
   readonly alwaysAllowGroups?: readonly string[];
+  /** TokenReviews of unknown tokens that may be spent at once (default `UNKNOWN_TOKEN_BUDGET.burst`). */
+  readonly unknownTokenBurst?: number;
+  /** The rate the budget refills at (default `UNKNOWN_TOKEN_BUDGET.perSecond`). */
+  readonly unknownTokenPerSecond?: number;
+  /** How long a token that authenticated bypasses the budget (default `UNKNOWN_TOKEN_BUDGET.knownTtlMs`). */
+  readonly knownTokenTtlMs?: number;
 }
+
+/** The default bound on TokenReviews of unknown tokens: 10 at once, then one a second; known for 10 minutes. */
+export const UNKNOWN_TOKEN_BUDGET = Object.freeze({ burst: 10, perSecond: 1, knownTtlMs: 600_000 });
 
 /** What `DelegatedAuth` uses. */
 export interface DelegatedAuthDeps {
@@ -66,7 +90,7 @@ export interface DelegatedAuthDeps {
   access: AccessReviewer;
   clock: Pick<Clock, "monotonic">;
   log: Logger;
-  /** Counts decisions in `ccm_secure_port_requests_total{decision}` when given. */
+  /** Counts decisions in `ccm_secure_port_requests_total{decision}` and reviews, when given. */
   metrics?: Registry;
 }
 
@@ -89,9 +113,9 @@ export function isAlwaysAllowed(path: string, patterns: readonly string[]): bool
   return patterns.some((p) => p.endsWith("*") ? path.startsWith(p.slice(0, -1)) : path === p);
 }
 
-/** The bearer token of `Authorization`, or undefined (none, another scheme, or empty). */
-export function bearerToken(request: Request): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+/** The bearer token of an `Authorization` value, or undefined (none, another scheme, or empty). */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   return m?.[1];
 }
 
@@ -104,6 +128,39 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** A token bucket on the monotonic clock: `burst` at once, refilled at `perSecond`. */
+class Budget {
+  #tokens: number;
+  #at: number;
+
+  constructor(
+    readonly burst: number,
+    readonly perSecond: number,
+    readonly clock: Pick<Clock, "monotonic">,
+  ) {
+    this.#tokens = burst;
+    this.#at = clock.monotonic();
+  }
+
+  /** Spends one token; false when none is left. */
+  take(): boolean {
+    const now = this.clock.monotonic();
+    this.#tokens = Math.min(this.burst, this.#tokens + (now - this.#at) / 1000 * this.perSecond);
+    this.#at = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
+  /** Returns a token spent on something that turned out fine. */
+  giveBack(): void {
+    this.#tokens = Math.min(this.burst, this.#tokens + 1);
+  }
+}
+
+/** A review's outcome: the user (or undefined: nobody), or "failed" when it could not be reviewed. */
+type Authenticated = UserInfo | undefined | "failed";
+
 /** The secure port's authenticator and authoriser: TokenReview, then SubjectAccessReview, both cached. */
 export class DelegatedAuth implements RequestAuthorizer {
   readonly #deps: DelegatedAuthDeps;
@@ -111,7 +168,15 @@ export class DelegatedAuth implements RequestAuthorizer {
   readonly #groups: ReadonlySet<string>;
   readonly #users: TtlMap<UserInfo | null>;
   readonly #decisions: TtlMap<boolean>;
+  /** Hashes of tokens that authenticated lately: reviewed whatever the budget. */
+  readonly #known: TtlMap<true>;
+  readonly #budget: Budget;
+  readonly #tokenReviews = new Map<string, Promise<Authenticated>>();
+  readonly #accessReviews = new Map<string, Promise<boolean | undefined>>();
   readonly #counter: Counter | undefined;
+  readonly #reviews: Counter | undefined;
+  readonly #avoided: Counter | undefined;
+  #limitLoggedAt = -Infinity;
 
   constructor(deps: DelegatedAuthDeps, options: DelegatedAuthOptions) {
     this.#deps = deps;
@@ -119,21 +184,39 @@ export class DelegatedAuth implements RequestAuthorizer {
     this.#groups = new Set(options.alwaysAllowGroups ?? DEFAULT_ALWAYS_ALLOW_GROUPS);
     this.#users = new TtlMap(deps.clock);
     this.#decisions = new TtlMap(deps.clock);
-    this.#counter = deps.metrics?.counter(
+    this.#known = new TtlMap(deps.clock);
+    this.#budget = new Budget(
+      options.unknownTokenBurst ?? UNKNOWN_TOKEN_BUDGET.burst,
+      options.unknownTokenPerSecond ?? UNKNOWN_TOKEN_BUDGET.perSecond,
+      deps.clock,
+    );
+    const m = deps.metrics;
+    this.#counter = m?.counter(
       "ccm_secure_port_requests_total",
       "Requests to the secure port by authentication and authorisation decision",
       ["decision"],
     );
+    this.#reviews = m?.counter(
+      "ccm_secure_port_token_reviews_total",
+      "TokenReviews sent for bearer tokens of the secure port, by result",
+      ["result"],
+    );
+    this.#avoided = m?.counter(
+      "ccm_secure_port_token_reviews_avoided_total",
+      "Bearer tokens of the secure port answered without a TokenReview of their own: cached, coalesced with " +
+        "one in flight, or limited (401 once the budget for unknown tokens is spent)",
+      ["reason"],
+    );
   }
 
-  async authorize(request: Request): Promise<Response | null> {
+  async authorize(request: SecureRequest): Promise<Response | null> {
     const { decision, response } = await this.#decide(request);
     this.#counter?.inc({ decision });
     return response;
   }
 
-  async #decide(request: Request): Promise<{ decision: AuthDecision; response: Response | null }> {
-    const path = new URL(request.url).pathname;
+  async #decide(request: SecureRequest): Promise<{ decision: AuthDecision; response: Response | null }> {
+    const path = request.path;
     if (isAlwaysAllowed(path, this.#options.alwaysAllowPaths)) {
       return { decision: "always_allowed", response: null };
     }
@@ -141,7 +224,7 @@ export class DelegatedAuth implements RequestAuthorizer {
       decision: "unauthorized",
       response: status(401, "Unauthorized", "Unauthorized"),
     } as const;
-    const token = bearerToken(request);
+    const token = bearerToken(request.authorization);
     if (token === undefined) return unauthorized;
     const user = await this.#authenticate(token);
     if (user === "failed") return { ...unauthorized, decision: "review_failed" };
@@ -166,29 +249,78 @@ export class DelegatedAuth implements RequestAuthorizer {
     );
   }
 
-  /** The token's user; undefined when it authenticates nobody, "failed" when it could not be reviewed. */
-  async #authenticate(token: string): Promise<UserInfo | undefined | "failed"> {
+  /** The token's user from the cache, a review in flight, or a new review the budget allows. */
+  async #authenticate(token: string): Promise<Authenticated> {
     const key = await sha256(token);
     const cached = this.#users.get(key);
-    if (cached !== undefined) return cached ?? undefined;
+    if (cached !== undefined) {
+      this.#avoided?.inc({ reason: "cached" });
+      return cached ?? undefined;
+    }
+    const inFlight = this.#tokenReviews.get(key);
+    if (inFlight) {
+      this.#avoided?.inc({ reason: "coalesced" });
+      return await inFlight;
+    }
+    const known = this.#known.get(key) === true;
+    if (!known && !this.#budget.take()) {
+      this.#avoided?.inc({ reason: "limited" });
+      this.#logLimited();
+      return undefined;
+    }
+    const review = this.#reviewToken(token, key, known).finally(() => this.#tokenReviews.delete(key));
+    this.#tokenReviews.set(key, review);
+    return await review;
+  }
+
+  async #reviewToken(token: string, key: string, known: boolean): Promise<Authenticated> {
     let user: UserInfo | null;
     try {
       user = await this.#deps.tokens.review(token);
     } catch (e) {
+      this.#reviews?.inc({ result: "failed" });
       this.#deps.log.warning("cannot review a bearer token of the secure port: {error}", {
         error: errorText(e),
       });
       return "failed";
     }
+    this.#reviews?.inc({ result: user ? "authenticated" : "unauthenticated" });
+    if (user) {
+      if (!known) this.#budget.giveBack();
+      this.#known.set(key, true, this.#options.knownTokenTtlMs ?? UNKNOWN_TOKEN_BUDGET.knownTtlMs);
+    }
     this.#users.set(key, user, this.#options.tokenCacheTtlMs);
     return user ?? undefined;
   }
 
-  /** Whether the review allows it; undefined when it could not be reviewed. */
+  /** A warning when unknown tokens start being refused unreviewed, then at most one a minute. */
+  #logLimited(): void {
+    const now = this.#deps.clock.monotonic();
+    if (now - this.#limitLoggedAt < 60_000) return;
+    this.#limitLoggedAt = now;
+    this.#deps.log.warning(
+      "secure port: too many bearer tokens that do not authenticate; answering 401 without a TokenReview " +
+        "(counted in ccm_secure_port_token_reviews_avoided_total, reason limited)",
+    );
+  }
+
+  /** Whether the review allows it; undefined when it could not be reviewed. Identical reviews in flight are one. */
   async #authorizeUser(user: UserInfo, attributes: RequestAttributes): Promise<boolean | undefined> {
     const key = JSON.stringify([user.username, user.uid, [...user.groups].sort(), user.extra, attributes]);
     const cached = this.#decisions.get(key);
     if (cached !== undefined) return cached;
+    const inFlight = this.#accessReviews.get(key);
+    if (inFlight) return await inFlight;
+    const review = this.#reviewAccess(user, attributes, key).finally(() => this.#accessReviews.delete(key));
+    this.#accessReviews.set(key, review);
+    return await review;
+  }
+
+  async #reviewAccess(
+    user: UserInfo,
+    attributes: RequestAttributes,
+    key: string,
+  ): Promise<boolean | undefined> {
     let allowed: boolean;
     try {
       allowed = await this.#deps.access.allowed(user, attributes);

@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
+import { FakeClock } from "../common/clock.ts";
 import { captureLogs, componentLogger } from "../common/log.ts";
 import { Registry } from "../common/metrics.ts";
+import { waitFor } from "../tests/process.ts";
 import {
   type HealthCheck,
   METRICS_CONTENT_TYPE,
+  parseTarget,
   type RunningServer,
   type ServerOptions,
   startServer,
 } from "./serve.ts";
 import { generateSelfSignedCert, readTlsFiles } from "./tls.ts";
+import { loadX509 } from "./x509.ts";
 
 /** A check whose outcome the test flips. */
 function toggle(
@@ -26,6 +30,8 @@ function options(overrides: Partial<Omit<ServerOptions, "port">> = {}): ServerOp
     registry: new Registry(),
     checks: { healthz: [], readyz: [] },
     leading: () => false,
+    // Time stands still unless a test moves it.
+    clock: new FakeClock(),
     log: componentLogger("serve"),
     ...overrides,
     port: 0,
@@ -160,6 +166,9 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
     ccm_linode_requests_total: "counter",
     ccm_workqueue_depth: "gauge",
     ccm_reconcile_duration_seconds: "histogram",
+    ccm_secure_port_connections: "gauge",
+    ccm_secure_port_connections_dropped_total: "counter",
+    ccm_secure_port_tls_handshake_errors_total: "counter",
     process_resident_memory_bytes: "gauge",
     ccm_heap_used_bytes: "gauge",
     ccm_heap_total_bytes: "gauge",
@@ -248,4 +257,153 @@ Deno.test("startServer() answers GET /plan with the plan as JSON, and 404 when t
   }
   await using s = await serve();
   assert.equal((await s.get("/plan")).status, 404);
+});
+
+/** Sends `head` over TLS and returns the status line of the answer. */
+async function statusLine(server: RunningServer, head: string): Promise<string> {
+  const conn = await Deno.connectTls({ hostname: "127.0.0.1", port: server.port, caCerts: [server.certPem] });
+  try {
+    const bytes = new TextEncoder().encode(head);
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    while (!text.includes("\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return text.split("\r\n")[0] ?? "";
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("startServer() authorises and routes on the request target: a forged Host header changes nothing", async () => {
+  const seen: string[] = [];
+  await using s = await serve({
+    auth: {
+      authorize: (request) => {
+        seen.push(request.path);
+        return Promise.resolve(request.path === "/healthz" ? null : new Response("no\n", { status: 401 }));
+      },
+    },
+  });
+  const get = (target: string, host: string) =>
+    statusLine(s.server, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  // Deno.serve built its URL from the Host header: this Host made /metrics a /healthz request.
+  assert.equal(await get("/metrics", "evil/healthz?"), "HTTP/1.1 401 Unauthorized");
+  assert.equal(await get("/healthz", "evil/metrics?"), "HTTP/1.1 200 OK");
+  assert.deepEqual(seen, ["/metrics", "/healthz"], "authorised on the target's path");
+  for (
+    const target of [
+      "http://evil/healthz",
+      "https://127.0.0.1/healthz",
+      "*",
+      "/healthz/../metrics",
+      "/%68ealthz",
+    ]
+  ) {
+    assert.equal(await get(target, "x"), "HTTP/1.1 400 Bad Request", target);
+  }
+  assert.deepEqual(seen, ["/metrics", "/healthz"], "a target that is not a plain path is never authorised");
+});
+
+const TARGETS: { target: string; path: string | null; query?: string }[] = [
+  { target: "/healthz", path: "/healthz" },
+  { target: "/readyz?verbose", path: "/readyz", query: "verbose=" },
+  { target: "/metrics/", path: "/metrics" },
+  { target: "/", path: "/" },
+  { target: "//", path: "/" },
+  { target: "/a:b@c/d", path: "/a:b@c/d" },
+  { target: "http://host/healthz", path: null },
+  { target: "host:443", path: null },
+  { target: "*", path: null },
+  { target: "", path: null },
+  { target: "/a//b", path: null },
+  { target: "/a/./b", path: null },
+  { target: "/a/../metrics", path: null },
+  { target: "/%2e%2e/metrics", path: null },
+  { target: "/a\\b", path: null },
+  { target: "/healthz?x#y", path: null },
+];
+
+for (const c of TARGETS) {
+  Deno.test(`parseTarget() ${JSON.stringify(c.target)} → ${c.path ?? "refused"}`, () => {
+    const got = parseTarget(c.target);
+    assert.equal(got?.path ?? null, c.path);
+    if (c.query !== undefined) assert.equal(got?.query.toString(), c.query);
+  });
+}
+
+Deno.test("startServer() renews its self-signed certificate at two thirds of its life, without a restart", async () => {
+  const day = 86_400_000;
+  const clock = new FakeClock();
+  await using s = await serve({ clock });
+  const first = s.server.certPem;
+  assert.equal((await s.get("/healthz")).body, "ok");
+  await clock.advance(20 * day - 60_000);
+  assert.equal(s.server.certPem, first, "not before two thirds of 30 days");
+  await clock.advance(60_000);
+  await waitFor(() => s.server.certPem !== first, { what: "the renewed certificate" });
+  using renewed = Deno.createHttpClient({ caCerts: [s.server.certPem] });
+  const res = await fetch(`${s.server.url}/healthz`, { client: renewed });
+  assert.equal(await res.text(), "ok", "the same listener serves the new certificate");
+  using stale = Deno.createHttpClient({ caCerts: [first] });
+  await assert.rejects(fetch(`${s.server.url}/healthz`, { client: stale }), TypeError, "the old one is gone");
+  const x509 = await loadX509();
+  const [before, after] = [first, s.server.certPem].map((pem) => new x509.X509Certificate(pem));
+  assert.ok(after!.serialNumber !== before!.serialNumber);
+  assert.equal(
+    after!.notAfter.getTime() - after!.notBefore.getTime(),
+    30 * day + 3_600_000,
+    "30 days, backdated 1 h",
+  );
+});
+
+Deno.test("startServer() re-reads --tls-cert-file/--tls-private-key-file every minute; a bad pair keeps the served one", async () => {
+  const logs = await captureLogs("debug");
+  const dir = await Deno.makeTempDir();
+  const certFile = `${dir}/tls.crt`;
+  const keyFile = `${dir}/tls.key`;
+  const write = async (pem: { certPem: string; keyPem: string }) => {
+    await Deno.writeTextFile(certFile, pem.certPem);
+    await Deno.writeTextFile(keyFile, pem.keyPem);
+  };
+  try {
+    const [a, b, c] = await Promise.all(
+      [1, 2, 3].map(() => generateSelfSignedCert({ hosts: ["127.0.0.1"] })),
+    );
+    await write(a!);
+    const clock = new FakeClock();
+    await using s = await serve({ clock, tls: { certFile, keyFile } });
+    assert.equal(s.server.certPem, a!.certPem);
+    await write(b!);
+    await clock.advance(59_999);
+    assert.equal(s.server.certPem, a!.certPem, "read again after a minute");
+    await clock.advance(1);
+    await waitFor(() => s.server.certPem === b!.certPem, { what: "the new pair" });
+    // A client per request: a kept-alive connection would meet the 90 s idle bound as the clock jumps.
+    const trustingB = async () => {
+      using client = Deno.createHttpClient({ caCerts: [b!.certPem] });
+      return await (await fetch(`${s.server.url}/healthz`, { client })).text();
+    };
+    assert.equal(await trustingB(), "ok");
+
+    await write({ certPem: c!.certPem, keyPem: a!.keyPem });
+    await clock.advance(60_000);
+    await waitFor(() => logs.text().includes("is not the key of"), { what: "the mismatch logged" });
+    await Deno.writeTextFile(
+      keyFile,
+      "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
+    );
+    await clock.advance(60_000);
+    await waitFor(() => logs.text().includes("does not parse"), { what: "the broken key logged" });
+    assert.equal(s.server.certPem, b!.certPem, "the served pair stays");
+    assert.equal(await trustingB(), "ok");
+    for (const key of [a!.keyPem, b!.keyPem, "bm90IGEga2V5"]) {
+      assert.ok(!logs.text().includes(key.split("\n")[1]!), "no key material in the logs");
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

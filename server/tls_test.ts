@@ -86,6 +86,18 @@ const BAD_FILES: { name: string; cert: string | null; key: string | null; messag
     message: /^Cannot use private key .*tls\.key: it is encrypted$/,
   },
   {
+    name: "a key that is not the certificate's",
+    cert: "ok",
+    key: "other",
+    message: /^Cannot use private key .*tls\.key: it is not the key of .*tls\.crt$/,
+  },
+  {
+    name: "a key block that does not parse",
+    cert: "ok",
+    key: "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n",
+    message: /^Cannot use private key .*tls\.key: it does not parse$/,
+  },
+  {
     name: "a certificate file without a certificate",
     cert: "-----BEGIN PRIVATE KEY-----\n",
     key: "ok",
@@ -99,7 +111,11 @@ for (const c of BAD_FILES) {
     try {
       const pem = await generateSelfSignedCert({ hosts: ["localhost"] });
       const cert = c.cert === "ok" ? pem.certPem : c.cert;
-      const key = c.key === "ok" ? pem.keyPem : c.key;
+      const key = c.key === "ok"
+        ? pem.keyPem
+        : c.key === "other"
+        ? (await generateSelfSignedCert({ hosts: ["localhost"] })).keyPem
+        : c.key;
       if (cert !== null) await Deno.writeTextFile(`${dir}/tls.crt`, cert);
       if (key !== null) await Deno.writeTextFile(`${dir}/tls.key`, key);
       const error = await readTlsFiles(`${dir}/tls.crt`, `${dir}/tls.key`).then(

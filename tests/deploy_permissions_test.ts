@@ -124,3 +124,22 @@ Deno.test("docs/security.md lists the ccm set's read paths, allowed and refused 
   assert.deepEqual(listed(row("net")), p.net, "the net row");
   assert.deepEqual(listed(row("net (refused)")), p.denyNet, "the refused hosts");
 });
+
+Deno.test("deno task start and lint-services never prompt; the lint set reads no file, runs nothing, writes nothing", () => {
+  const config = JSON.parse(Deno.readTextFileSync(join(REPO_DIR, "deno.json")));
+  const tasks = config.tasks as Record<string, string>;
+  // A prompt would hang a service, or let a terminal user widen the set by pressing "y".
+  assert.match(tasks.start ?? "", /^[^|;&]* deno run -P=ccm [^|;&]*--no-prompt /);
+  assert.match(
+    tasks["lint-services"] ?? "",
+    /^deno run --no-prompt -P=lint-launch --allow-run=\$\(deno eval /,
+  );
+  const { lint, "lint-launch": launch } = config.permissions;
+  assert.deepEqual(
+    Object.keys(lint).sort(),
+    ["env", "net"],
+    "read comes only from --allow-read=<given files>",
+  );
+  assert.deepEqual(lint.net.deny, ccmPermissions().denyNet, "the Linode Metadata service stays refused");
+  assert.deepEqual(Object.keys(launch), ["env"], "the launcher reads no file and reaches no host");
+});

@@ -1,6 +1,6 @@
 /**
  * `main.ts lint` as a process, under the permission sets users run it with: `ccm` (`deno task start lint`, the
- * binary) or `ccm` plus read access everywhere (`deno task lint-services`); stdin can be piped.
+ * binary) or `deno task lint-services` itself (the `lint` set, reading only what it is given); stdin can be piped.
  */
 import { fileURLToPath } from "node:url";
 import { EMULATOR_NET } from "../deploy/artifacts.ts";
@@ -9,8 +9,8 @@ const REPO_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 /** Options of `runLint`. */
 export interface LintRunOptions {
-  /** `ccm` (default): the binary's reads; `all`: `deno task lint-services`. */
-  read?: "ccm" | "all";
+  /** `ccm` (default): the binary's reads; `given`: `deno task lint-services` (only the files it is given). */
+  read?: "ccm" | "given";
   /** Piped to stdin (default: none). */
   stdin?: string;
   /** The child's whole environment besides what Deno needs to find its cache. */
@@ -33,15 +33,13 @@ function runtimeEnv(): Record<string, string> {
   return env;
 }
 
-/** Runs `main.ts lint <args>` to its end. */
+/** Runs `main.ts lint <args>` (or `deno task lint-services <args>`) to its end. */
 export async function runLint(args: readonly string[], options: LintRunOptions = {}): Promise<LintRun> {
-  const read = options.read === "all" ? ["--allow-read"] : [];
   const child = new Deno.Command(Deno.execPath(), {
     // `--kubeconfig` runs talk to the emulator on loopback.
-    args: [
+    args: options.read === "given" ? ["task", "-q", "lint-services", ...args] : [
       "run",
       "-P=ccm",
-      ...read,
       `--allow-net=${EMULATOR_NET}`,
       "--ignore-env",
       "main.ts",

@@ -1,6 +1,8 @@
 /** `main.ts lint` as a process on real files, stdin and a cluster: findings, exit codes, read-only. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import * as yaml from "js-yaml";
+import { lintCommand } from "../lint/launch.ts";
 import { startKubeSim } from "../sim/kube/server.ts";
 import { ownLines, runLint } from "./lint_fixture.ts";
 
@@ -55,7 +57,7 @@ async function withFiles(files: Record<string, string>, body: (dir: string) => P
 Deno.test("lint prints each invalid annotation with what is accepted, and exits 1", async () => {
   await withFiles({ "svc.yaml": INVALID_YAML }, async (dir) => {
     const file = join(dir, "svc.yaml");
-    const run = await runLint(["-f", file], { read: "all" });
+    const run = await runLint(["-f", file], { read: "given" });
     assert.equal(run.code, 1, run.stderr);
     assert.deepEqual(ownLines(run.stdout), [
       `${file}#1: default/web: error: ${A}check-passive="yes": expected true or false (also 1, t, T, TRUE, True, 0, f, F, FALSE, False)`,
@@ -75,7 +77,7 @@ Deno.test("lint exits 0 on valid manifests: a JSON List and FILE arguments", asy
   await withFiles(
     { "list.json": JSON.stringify(list), "one.yaml": JSON.stringify(service("c", {})) },
     async (dir) => {
-      const run = await runLint([join(dir, "list.json"), join(dir, "one.yaml")], { read: "all" });
+      const run = await runLint([join(dir, "list.json"), join(dir, "one.yaml")], { read: "given" });
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(ownLines(run.stdout), ["checked 3 LoadBalancer Services: every annotation is valid"]);
     },
@@ -86,10 +88,10 @@ Deno.test("lint takes the Deployment's CCM flags: an annotation valid alone is i
   const svc = service("web", { [`${A}backend-subnet-name`]: "pods" });
   await withFiles({ "svc.json": JSON.stringify(svc) }, async (dir) => {
     const file = join(dir, "svc.json");
-    const alone = await runLint(["-f", file], { read: "all" });
+    const alone = await runLint(["-f", file], { read: "given" });
     assert.equal(alone.code, 0, alone.stdout);
     assert.match(alone.stdout, /warning: .*backend-subnet-name: ignored: NodeBalancer backends are not VPC/);
-    const withVpc = await runLint(["-f", file, "--vpc-ids", "5", "--subnet-ids=7"], { read: "all" });
+    const withVpc = await runLint(["-f", file, "--vpc-ids", "5", "--subnet-ids=7"], { read: "given" });
     assert.equal(withVpc.code, 1, withVpc.stdout);
     assert.match(withVpc.stdout, /error: .*backend-vpc-name="": expected a label, given with the other/);
   });
@@ -149,7 +151,7 @@ for (const c of USAGE) {
   Deno.test(`lint exits 2 on ${c.name}`, async () => {
     await withFiles(c.files ?? {}, async (dir) => {
       const args = c.args.map((a) => c.files?.[a] !== undefined ? join(dir, a) : a);
-      const run = await runLint(args, { read: "all", stdin: "" });
+      const run = await runLint(args, { read: "given", stdin: "" });
       assert.equal(run.code, 2, run.stdout);
       assert.match(run.stderr, c.stderr);
     });
@@ -168,13 +170,13 @@ Deno.test("lint --kubeconfig checks the cluster's Services with one list request
     const kubeconfig = join(dir, "kubeconfig");
     await kube.writeKubeconfig(kubeconfig);
     kube.calls.reset();
-    const all = await runLint([`--kubeconfig=${kubeconfig}`], { read: "all" });
+    const all = await runLint([`--kubeconfig=${kubeconfig}`], { read: "given" });
     assert.equal(all.code, 1, all.stderr);
     assert.deepEqual(ownLines(all.stdout), [
       `cluster: shop/bad: error: ${A}check-timeout="90": expected whole seconds from 1 to 30, less than check-interval`,
       "checked 2 LoadBalancer Services: 1 invalid annotation in 1 Service",
     ]);
-    const one = await runLint(["-n", "default"], { read: "all", env: { KUBECONFIG: kubeconfig } });
+    const one = await runLint(["-n", "default"], { read: "given", env: { KUBECONFIG: kubeconfig } });
     assert.equal(one.code, 0, one.stderr);
     assert.deepEqual(ownLines(one.stdout), ["checked 1 LoadBalancer Service: every annotation is valid"]);
     assert.deepEqual(kube.calls.log.map((c) => c.key), [
@@ -182,4 +184,44 @@ Deno.test("lint --kubeconfig checks the cluster's Services with one list request
       "GET /api/v1/namespaces/{namespace}/services",
     ]);
   });
+});
+
+Deno.test("deno task lint-services may read the kubeconfig it is given, not the files that kubeconfig names", async () => {
+  await using kube = await startKubeSim({ tls: true });
+  const config = yaml.load(kube.kubeconfig()) as { clusters: { cluster: Record<string, string> }[] };
+  const cluster = config.clusters[0]!.cluster;
+  await withFiles({ "ca.crt": atob(cluster["certificate-authority-data"]!) }, async (dir) => {
+    const embedded = join(dir, "embedded.kubeconfig");
+    await kube.writeKubeconfig(embedded);
+    const ok = await runLint([`--kubeconfig=${embedded}`], { read: "given" });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(ownLines(ok.stdout), ["checked 0 LoadBalancer Services: every annotation is valid"]);
+
+    delete cluster["certificate-authority-data"];
+    cluster["certificate-authority"] = join(dir, "ca.crt");
+    const naming = join(dir, "naming.kubeconfig");
+    await Deno.writeTextFile(naming, yaml.dump(config));
+    const refused = await runLint([`--kubeconfig=${naming}`], { read: "given" });
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.stderr,
+      /certificate-authority file .*ca\.crt is not among the files this process may read: embed it/,
+    );
+  });
+});
+
+Deno.test("lintCommand() grants read access to the manifest files, or the kubeconfig, and nothing else", () => {
+  const reads = (args: string[]) => lintCommand(args).filter((a) => a.startsWith("--allow-read"));
+  assert.deepEqual(reads(["svc.yaml", "-f", "/tmp/other.yaml", "-"]), [
+    "--allow-read=svc.yaml,/tmp/other.yaml",
+  ]);
+  assert.deepEqual(reads(["--kubeconfig=/home/me/.kube/config", "-n", "shop"]), [
+    "--allow-read=/home/me/.kube/config",
+  ]);
+  assert.deepEqual(reads(["-f", "-"]), [], "stdin needs no file");
+  assert.deepEqual(reads(["--no-such-flag"]), [], "a usage problem reads nothing");
+  const command = lintCommand(["svc.yaml"]);
+  assert.deepEqual(command.slice(0, 2), ["run", "--no-prompt"]);
+  assert.ok(command.includes("-P=lint"));
+  assert.ok(!command.some((a) => /^--allow-(net|write|run|env|sys|ffi|all)|^-A$/.test(a)), command.join(" "));
 });

@@ -116,3 +116,23 @@ Deno.test("deploy/ccm.yaml: no wildcard, and every binding names the DaemonSet's
     assert.deepEqual((b as { subjects: unknown[] }).subjects, [{ kind: "ServiceAccount", ...subject }]);
   }
 });
+
+Deno.test("deploy/ccm.yaml's ClusterRole comment calls a resource watched only where the rules grant watch", () => {
+  const text = Deno.readTextFileSync(MANIFEST);
+  const end = text.indexOf("kind: ClusterRole\n");
+  const comment = text.slice(0, end).split("---\n").pop()!.split("\n").filter((l) => l.startsWith("#"))
+    .map((l) => l.slice(2)).join(" ");
+  const role = manifests().find((d) => d.kind === "ClusterRole") as {
+    rules: { resources: string[]; verbs: string[] }[];
+  };
+  // Each clause ("; "-separated) opens with a resource and what the CCM does with it, in brackets.
+  const described = [...comment.matchAll(/(?:: |; )(?:LoadBalancer )?([A-Z][a-z]+s) \(([^)]*)\)/g)];
+  assert.ok(described.length >= 3, comment);
+  for (const [, kind, what] of described) {
+    const verbs = role.rules.filter((r) => r.resources.includes(kind!.toLowerCase())).flatMap((r) => r.verbs);
+    assert.ok(verbs.length > 0, `${kind}: no rule`);
+    const watched = /\bwatched\b/.test(what!.replace(/never [a-z ]*watched/, ""));
+    assert.equal(watched, verbs.includes("watch"), `${kind} (${what}) against verbs ${verbs}`);
+  }
+  assert.match(comment, /Secrets \([^)]*read by name with get, never listed or watched/);
+});

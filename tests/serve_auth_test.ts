@@ -64,6 +64,9 @@ async function world(args: string[] = []) {
     leading: () => true,
     plan: () => ({ actions: [] }),
     auth,
+    clock,
+    // The tests below send 200 requests at once from one address.
+    limits: { maxConnections: 1_000, maxConnectionsPerAddress: 1_000 },
     log: componentLogger("serve"),
   });
   const client = Deno.createHttpClient({ caCerts: [server.certPem] });
@@ -73,6 +76,10 @@ async function world(args: string[] = []) {
     reviews: () => [kube.calls.count(TOKENREVIEWS), kube.calls.count(SARS)],
     decisions: (decision: string) =>
       metrics.counter("ccm_secure_port_requests_total", "", ["decision"]).get({ decision }),
+    avoided: (reason: string) =>
+      metrics.counter("ccm_secure_port_token_reviews_avoided_total", "", ["reason"]).get({ reason }),
+    reviewed: (result: string) =>
+      metrics.counter("ccm_secure_port_token_reviews_total", "", ["result"]).get({ result }),
     async get(path: string, token?: string): Promise<number> {
       const headers = token ? { authorization: `Bearer ${token}` } : undefined;
       const res = await fetch(`${server.url}${path}`, { client, headers });
@@ -156,4 +163,43 @@ Deno.test("secure port: --authorization-always-allow-paths replaces the default;
   assert.equal(await w.get("/metrics"), 200);
   assert.equal(await w.get("/readyz"), 401, "no longer in the list");
   assert.deepEqual(w.reviews(), [0, 0]);
+});
+
+Deno.test("secure port: 200 concurrent requests with one unknown token cost one TokenReview", async () => {
+  await using w = await world();
+  // The apiserver takes its time: every request arrives while the first review is in flight.
+  w.kube.faults.add({ route: "/apis/authentication.k8s.io/v1/tokenreviews", latencyMs: 300 });
+  const statuses = await Promise.all(
+    Array.from({ length: 200 }, () => w.get("/metrics", "tok-made-up-0001")),
+  );
+  assert.deepEqual(new Set(statuses), new Set([401]));
+  assert.deepEqual(w.reviews(), [1, 0], "one TokenReview for 200 requests");
+  assert.equal(w.reviewed("unauthenticated"), 1);
+  assert.equal(w.avoided("coalesced") + w.avoided("cached"), 199);
+});
+
+Deno.test("secure port: made-up tokens spend a budget of 10 TokenReviews, then get 401 unreviewed; known tokens still work", async () => {
+  await using w = await world();
+  grantToPrometheus(w.kube, ["/metrics"]);
+  assert.equal(await w.get("/metrics", PROMETHEUS), 200, "Prometheus's token authenticates once: known");
+  const madeUp = (n: number, from = 0) =>
+    Promise.all(Array.from({ length: n }, (_, i) => w.get("/metrics", `tok-made-up-${from + i}`)));
+  assert.deepEqual(new Set(await madeUp(200)), new Set([401]));
+  assert.deepEqual(w.reviews()[0], 1 + 10, "200 made-up tokens cost 10 TokenReviews");
+  assert.equal(w.avoided("limited"), 190);
+
+  await w.clock.advance(10_000); // every cached answer expires; the budget refills to 10
+  await madeUp(20, 1_000);
+  assert.equal(w.reviews()[0], 1 + 10 + 10);
+  assert.equal(await w.get("/metrics", PROMETHEUS), 200, "a known token is reviewed whatever the budget");
+  assert.equal(w.reviews()[0], 1 + 10 + 10 + 1);
+  assert.equal(await w.get("/metrics", NOBODY), 401, "a token never seen waits for the budget");
+  assert.equal(w.reviews()[0], 1 + 10 + 10 + 1);
+  await w.clock.advance(1_000);
+  assert.equal(
+    await w.get("/metrics", NOBODY),
+    403,
+    "one review a second: it authenticates, and is not allowed",
+  );
+  assert.equal(w.reviewed("authenticated"), 3);
 });
