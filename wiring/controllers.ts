@@ -18,7 +18,7 @@ import {
   kubePodCidrWriter,
   nodeIpamController,
 } from "../controllers/nodeipam/controller.ts";
-import { serviceDefaults } from "../controllers/service/annotations/defaults.ts";
+import { serviceDefaults } from "../controllers/service/annotations/spec.ts";
 import { SubnetResolver } from "../controllers/service/nodebalancer/subnets.ts";
 import { kubeServiceWriter, serviceController } from "../controllers/service/service_controller.ts";
 import type { CcmParts } from "./parts.ts";

@@ -38,7 +38,7 @@ import {
   warnOnce,
 } from "./sync.ts";
 
-/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/lenient.ts). */
+/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/table.ts). */
 export const LENIENT_REASON = "InvalidAnnotationValue";
 
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);

@@ -7,7 +7,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import type { Logger } from "../../common/log.ts";
-import { ServicePlanError } from "./errors.ts";
+import { ServicePlanError } from "./annotations/spec.ts";
 import { InvalidServiceError } from "./planner.ts";
 import { needsCleanup } from "./sync.ts";
 

@@ -13,7 +13,7 @@ import type { NodeBalancerSummary } from "../../cache/types.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
 import type { WriteContext } from "../loop/runtime.ts";
-import { AnnotationReader } from "./annotations/values.ts";
+import { AnnotationReader } from "./annotations/table.ts";
 import type { NodeBalancerWrites } from "./nodebalancer/apply.ts";
 import { findByStatus } from "./nodebalancer/find.ts";
 import { type FirewallDeps, releaseManaged } from "./firewall/reconcile.ts";

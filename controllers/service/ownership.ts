@@ -4,11 +4,8 @@
  * and a retried create asks for the same label. Pure.
  */
 import { clusterTagsOf } from "./identity.ts";
+import { TAG_MAX_CHARS } from "./annotations/table.ts";
 
-/** Shortest Linode tag (the API's `tags` entries hold 3 to 50 characters). */
-export const TAG_MIN_CHARS = 3;
-/** Longest Linode tag. */
-export const TAG_MAX_CHARS = 50;
 /** What every ownership tag starts with. */
 export const OWNERSHIP_TAG_PREFIX = "ccm-owner:";
 /** Hex digits of the Service UID kept in the ownership tag (64 bits). */

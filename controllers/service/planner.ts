@@ -6,15 +6,13 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { objectKey } from "../../kube/keys.ts";
 import { InvalidInputError } from "../loop/runtime.ts";
-import { AnnotationReader, type AnnotationWarning, type LenientValue } from "./annotations/values.ts";
-import { readNodeBalancerId } from "./annotations/lenient.ts";
+import { AnnotationReader, readNodeBalancerId } from "./annotations/table.ts";
 import { type CurrentNodeBalancerShape, parseServiceAnnotations } from "./annotations/parse.ts";
 import type { SkippedNode } from "./nodebalancer/backends.ts";
-import type { ServiceDefaults } from "./annotations/defaults.ts";
 import type { DesiredNodeBalancer } from "./nodebalancer/desired.ts";
 import { planNodeBalancer } from "./nodebalancer/plan.ts";
 import { planFingerprint } from "./nodebalancer/fingerprint.ts";
-import type { ServiceSpec } from "./annotations/spec.ts";
+import type { AnnotationWarning, LenientValue, ServiceDefaults, ServiceSpec } from "./annotations/spec.ts";
 import type { SubnetResolver } from "./nodebalancer/subnets.ts";
 import type { TlsMaterial, TlsSecrets } from "./tls/secrets.ts";
 import type { ClusterIdentity } from "./identity.ts";

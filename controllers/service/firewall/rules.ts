@@ -6,7 +6,7 @@
  * firewall's shape (`DesiredFirewall`), which the NodeBalancer plan carries. Pure.
  */
 import type { FirewallRuleType, UpdateFirewallRules } from "@linode/api-v4";
-import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/firewall_acl.ts";
+import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/parse.ts";
 import type { AclAddresses, PortSpec } from "../annotations/spec.ts";
 
 /** The Cloud Firewall of a Service's NodeBalancer, as planned (`DesiredNodeBalancer.firewall`). */

@@ -13,7 +13,6 @@ import {
   planBackends,
   type SkippedNode,
 } from "./backends.ts";
-import type { ServiceDefaults } from "../annotations/defaults.ts";
 import {
   type DesiredConfig,
   type DesiredNode,
@@ -22,18 +21,19 @@ import {
   type DesiredVpc,
   SecretPem,
 } from "./desired.ts";
-import { ServicePlanError } from "../errors.ts";
 import { type DesiredFirewall, planFirewallRules } from "../firewall/rules.ts";
 import type { TlsMaterial } from "../tls/secrets.ts";
 import { nodeBalancerLabel, nodeBalancerTags } from "../ownership.ts";
 import { deepFreeze } from "../annotations/parse.ts";
 import { portFamily } from "../annotations/ports.ts";
-import type {
-  BackendVpcSpec,
-  FrontendVpcSpec,
-  PortFamily,
-  PortSpec,
-  ServiceSpec,
+import {
+  type BackendVpcSpec,
+  type FrontendVpcSpec,
+  type PortFamily,
+  type PortSpec,
+  type ServiceDefaults,
+  ServicePlanError,
+  type ServiceSpec,
 } from "../annotations/spec.ts";
 
 /** What the planner needs besides the Service, its spec and the Nodes. */
