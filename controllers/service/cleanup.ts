@@ -22,7 +22,8 @@ import {
   type SyncDeps,
   warnOnce,
 } from "./sync.ts";
-import { finalizerWrite, nodeBalancerTarget, releaseAction, statusWrite } from "./plan_actions.ts";
+import { finalizerWrite, statusWrite } from "./plan_actions.ts";
+import { nodeBalancerTarget, releaseAction } from "./nodebalancer/writes.ts";
 
 async function findForCleanup(
   deps: SyncDeps,

@@ -8,25 +8,30 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
-import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
-import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
+import {
+  applyActions,
+  createAction,
+  createNodeBalancer,
+  type FieldChange,
+  type NodeBalancerAction,
+  nodeBalancerTarget,
+  releaseAction,
+  updateAction,
+} from "./nodebalancer/writes.ts";
+import { type CurrentNodeBalancer, diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
 import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
-import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
+import {
+  firewallChanges,
+  firewallForCreate,
+  reconcileFirewall,
+  releaseManaged,
+} from "./firewall/reconcile.ts";
 import { type PlannedService, planService } from "./planner.ts";
-import { backendFamilyOf } from "./nodebalancer/backends.ts";
+import { backendFamilyOf } from "./nodebalancer/plan.ts";
 import { markHostsUpdate } from "./failures.ts";
 import { ownershipOf } from "./ownership.ts";
 import { hasIngress, ingressFor } from "./status.ts";
-import {
-  createAction,
-  finalizerWrite,
-  firewallChanges,
-  nodeBalancerTarget,
-  releaseAction,
-  statusWrite,
-  updateAction,
-} from "./plan_actions.ts";
+import { finalizerWrite, statusWrite } from "./plan_actions.ts";
 import {
   hasFinalizer,
   LB_FINALIZER,

@@ -14,7 +14,7 @@ import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
 import type { WriteContext } from "../loop/runtime.ts";
 import { AnnotationReader } from "./annotations/table.ts";
-import type { NodeBalancerWrites } from "./nodebalancer/apply.ts";
+import type { NodeBalancerWrites } from "./nodebalancer/writes.ts";
 import { findByStatus } from "./nodebalancer/find.ts";
 import { type FirewallDeps, releaseManaged } from "./firewall/reconcile.ts";
 import { isOwnedByCluster, ownershipTag } from "./ownership.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
 import { generateSelfSignedCert } from "../../server/tls.ts";
-import { planFingerprint } from "./nodebalancer/fingerprint.ts";
+import { planFingerprint } from "./nodebalancer/desired.ts";
 import { PlanMemo } from "./plan_memo.ts";
 import { type PlannedService, type PlannerDeps, planService } from "./planner.ts";
 import { defaults, node, port, service } from "./testdata/fixtures.ts";

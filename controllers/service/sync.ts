@@ -7,7 +7,7 @@ import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { Logger } from "../../common/log.ts";
 import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
-import type { ApplyDeps } from "./nodebalancer/apply.ts";
+import type { ApplyDeps } from "./nodebalancer/writes.ts";
 import type { FirewallDeps } from "./firewall/reconcile.ts";
 import { type OwnershipContext, ownershipTag, uidPrefixOf } from "./ownership.ts";
 import type { PlannerDeps } from "./planner.ts";

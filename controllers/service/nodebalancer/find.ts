@@ -15,7 +15,7 @@ import type { NodeBalancerSummary } from "../../../cache/types.ts";
 import { isNotFound } from "../../../linode/errors.ts";
 import { InvalidInputError } from "../../loop/runtime.ts";
 import { isAdoptable, type OwnershipContext, ownershipOf, whyNotAdoptable } from "../ownership.ts";
-import type { NodeBalancerWrites } from "./apply.ts";
+import type { NodeBalancerWrites } from "./writes.ts";
 
 /** Which rule tied the NodeBalancer to the Service. */
 export type FoundVia = "annotation" | "ownership-tag" | "status-ip" | "status-hostname";
