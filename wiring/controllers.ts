@@ -19,8 +19,8 @@ import {
   nodeIpamController,
 } from "../controllers/nodeipam/controller.ts";
 import { serviceDefaults } from "../controllers/service/annotations/spec.ts";
-import { SubnetResolver } from "../controllers/service/nodebalancer/subnets.ts";
-import { kubeServiceWriter, serviceController } from "../controllers/service/service_controller.ts";
+import { SubnetResolver } from "../controllers/service/decide.ts";
+import { kubeServiceWriter, serviceController } from "../controllers/service/controller.ts";
 import type { CcmParts } from "./parts.ts";
 
 /** One row of the table: a controller's name and how to declare it from the wired parts and its logger. */

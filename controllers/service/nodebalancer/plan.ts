@@ -49,7 +49,7 @@ export interface PlanOptions {
   readonly frontendSubnetId?: number | null;
   /** TLS material by Secret name (the Service's namespace); absent names are missing Secrets. */
   readonly tls?: ReadonlyMap<string, TlsMaterial>;
-  /** The cluster identity tag (`../identity.ts`), put on the NodeBalancer beside its ownership tag. */
+  /** The cluster identity tag (`../ownership.ts`), put on the NodeBalancer beside its ownership tag. */
   readonly clusterIdTag?: string;
 }
 
