@@ -26,8 +26,8 @@ import {
 } from "../loop/runtime.ts";
 import { InvalidServiceError, ServicePlanError } from "./annotations/spec.ts";
 import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
-import { hasFinalizer, needsCleanup, wantsLoadBalancer } from "./read.ts";
-import { PlanMemo, syncFields } from "./decide.ts";
+import { hasFinalizer, needsCleanup, syncFields, wantsLoadBalancer } from "./read.ts";
+import { PlanMemo } from "./decide.ts";
 import {
   ensureLoadBalancer,
   hostsUpdateOf,

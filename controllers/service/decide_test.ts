@@ -3,8 +3,14 @@ import type { V1Node, V1Secret, V1Service } from "@kubernetes/client-node";
 import type { Vpc } from "../../cache/types.ts";
 import { FakeClock } from "../../common/clock.ts";
 import { generateSelfSignedCert } from "../../server/tls.ts";
-import { planFingerprint } from "./nodebalancer/desired.ts";
-import { PlanMemo, type PlannedService, type PlannerDeps, planService, SubnetResolver } from "./decide.ts";
+import {
+  planFingerprint,
+  PlanMemo,
+  type PlannedService,
+  type PlannerDeps,
+  planService,
+  SubnetResolver,
+} from "./decide.ts";
 import { defaults, node, port, service } from "./testdata/fixtures.ts";
 import { type SecretReader, TlsSecrets } from "./tls/secrets.ts";
 

@@ -1,8 +1,9 @@
 /**
  * The read stage of a Service's sync: what the Service shows and what it already has, before anything is
  * decided. Which Services are ours (a LoadBalancer of no other `loadBalancerClass`, or one holding our
- * finalizer); the few settings its deletion needs (`lifecycleOf`); the owner its NodeBalancer must have; the
- * NodeBalancer it already has (`findNodeBalancer`); and the `status.loadBalancer` that NodeBalancer gives it.
+ * finalizer), and which of their fields a sync depends on (`syncFields`); the few settings its deletion needs
+ * (`lifecycleOf`); the owner its NodeBalancer must have; the NodeBalancer it already has (`findNodeBalancer`,
+ * `currentOf`); and the `status.loadBalancer` that NodeBalancer gives it.
  *
  * Finding the NodeBalancer a Service already has goes by the rules that tie one to it, in order: the
  * `nodebalancer-id` annotation; this CCM's ownership tag; else, as the Go CCM does, the NodeBalancer at the
@@ -76,6 +77,23 @@ export function lifecycleOf(svc: V1Service): ServiceLifecycle {
   };
   if (reader.errors.length) throw new InvalidServiceError(reader.errors);
   return lifecycle;
+}
+
+/**
+ * The Service fields a sync depends on; other changes enqueue nothing and leave a plan as it was. The
+ * ingress is among them so that a lost or edited status is restored at once.
+ */
+export function syncFields(svc: V1Service): string {
+  const m = svc.metadata ?? {};
+  const ingress = svc.status?.loadBalancer?.ingress;
+  return JSON.stringify([
+    m.uid,
+    m.annotations,
+    m.finalizers,
+    m.deletionTimestamp !== undefined,
+    svc.spec,
+    ingress,
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------------------

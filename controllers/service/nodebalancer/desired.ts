@@ -1,10 +1,8 @@
 /**
  * The desired state of a Service's NodeBalancer (`planNodeBalancer`'s result), in the API's field names so
  * request bodies follow directly. A TLS private key is held in `SecretPem`, which prints and serialises as
- * `<REDACTED>`, so logging a plan or an action cannot leak it. Types and that one class, and the fingerprint
- * a NodeBalancer created by this CCM is recorded with (`NodeBalancerDetails.isAsCreated`).
+ * `<REDACTED>`, so logging a plan or an action cannot leak it. Types and that one class.
  */
-import { createHash } from "node:crypto";
 import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
 import type {
   CheckType,
@@ -127,14 +125,4 @@ export interface DesiredNodeBalancer {
   readonly configs: readonly DesiredConfig[];
   /** Fields an existing NodeBalancer keeps: their annotation was read leniently (a new one takes the value above). */
   readonly keep?: readonly KeptNodeBalancerField[];
-}
-
-/**
- * What a NodeBalancer is created from, as a SHA-256 digest of its text: the same plan later means the
- * NodeBalancer needs no read. The digest, not the text, is kept: the text lists every backend (about 60 KiB
- * per Service at 5,000 Nodes).
- */
-export function planFingerprint(desired: DesiredNodeBalancer): string {
-  // A TLS key serialises redacted; its certificate (and fingerprint) does not, so a new pair still differs.
-  return createHash("sha256").update(JSON.stringify(desired)).digest("base64");
 }
