@@ -6,7 +6,7 @@
  * the emulator enforces), so no NodeBalancer could take every Node of a 5,000-Node cluster.
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/backends.ts";
+import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/plan.ts";
 import { type DemoWorld, kubeletNode, registerNode, UNINITIALIZED_TAINT } from "../sim/mod.ts";
 import { startBenchWorld } from "./world.ts";
 

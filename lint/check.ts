@@ -4,10 +4,9 @@
  * controller would log, and (`--from-go-ccm`) the defaults this CCM applies differently from the Go CCM. Pure.
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { annotationKey } from "../controllers/service/annotations/table.ts";
+import { annotationKey, DEFAULT_THROTTLE } from "../controllers/service/annotations/table.ts";
 import { parseServiceAnnotations } from "../controllers/service/annotations/parse.ts";
-import { DEFAULT_THROTTLE } from "../controllers/service/annotations/lenient.ts";
-import type { ServiceDefaults } from "../controllers/service/annotations/defaults.ts";
+import type { ServiceDefaults } from "../controllers/service/annotations/spec.ts";
 import type { FoundService } from "./manifests.ts";
 
 /** How much a finding matters: only errors fail the lint. */

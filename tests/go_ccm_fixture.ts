@@ -4,8 +4,7 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { FakeClock } from "../common/clock.ts";
-import { ownershipTag } from "../controllers/service/ownership.ts";
-import { clusterTag, IDENTITY_NAMESPACE } from "../controllers/service/identity.ts";
+import { clusterTag, IDENTITY_NAMESPACE, ownershipTag } from "../controllers/service/ownership.ts";
 import type { KubeSim } from "../sim/kube/server.ts";
 import {
   type GoCcmWorld,

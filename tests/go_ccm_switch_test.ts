@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { LENIENT_REASON } from "../controllers/service/ensure.ts";
+import { LENIENT_REASON } from "../controllers/service/apply.ts";
 import { CCM_LEASE, GO_CCM_LENIENT_VALUES, LB_CLEANUP_FINALIZER } from "../sim/mod.ts";
 import { backendIds, startSwitch, type Switch } from "./go_ccm_fixture.ts";
 import { MAX_RETRY_WAIT_FACTOR } from "./process.ts";

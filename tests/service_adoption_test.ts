@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import { annotationKey } from "../controllers/service/annotations/table.ts";
 import { ownershipTag } from "../controllers/service/ownership.ts";
-import { LB_FINALIZER } from "../controllers/service/sync.ts";
+import { LB_FINALIZER } from "../controllers/service/read.ts";
 import { goCcmCreateBody } from "../sim/mod.ts";
 import {
   backendIds,

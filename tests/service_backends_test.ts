@@ -5,8 +5,8 @@
  * replaced Node's address, reused by its successor before the old Node is deleted, backed once.
  */
 import assert from "node:assert/strict";
-import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/backends.ts";
-import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
+import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/plan.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/controller.ts";
 import { setNodeReady } from "../sim/kubelet.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 

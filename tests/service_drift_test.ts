@@ -1,7 +1,7 @@
 /** Changes made by others to a NodeBalancer that no write of ours reveals are found within the drift period. */
 import assert from "node:assert/strict";
 import { DEFAULT_NB_DRIFT_MS } from "../cache/nodebalancer_details.ts";
-import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/controller.ts";
 import { deleteNode } from "../sim/linode/nb_configs.ts";
 import { startServiceWorld, until } from "./service_fixture.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { annotationKey } from "../controllers/service/annotations/table.ts";
-import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/backends.ts";
+import { EXCLUDE_LABEL } from "../controllers/service/nodebalancer/plan.ts";
 import { REGION } from "./ccm_fixture.ts";
 import { type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 

@@ -4,7 +4,7 @@
  * governs, and a Warning names the annotation and the value used.
  */
 import assert from "node:assert/strict";
-import { LENIENT_REASON } from "../controllers/service/ensure.ts";
+import { LENIENT_REASON } from "../controllers/service/apply.ts";
 import { annotationKey } from "../controllers/service/annotations/table.ts";
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ownershipTag } from "../controllers/service/ownership.ts";
-import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
-import { LB_FINALIZER } from "../controllers/service/sync.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/controller.ts";
+import { LB_FINALIZER } from "../controllers/service/read.ts";
 import { backendIds, type ServiceWorld, startServiceWorld, until } from "./service_fixture.ts";
 
 const PRESERVE = "service.beta.kubernetes.io/linode-loadbalancer-preserve";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { captureLogs } from "../common/log.ts";
 import { annotationKey } from "../controllers/service/annotations/table.ts";
-import { SERVICE_RESYNC_MS } from "../controllers/service/service_controller.ts";
+import { SERVICE_RESYNC_MS } from "../controllers/service/controller.ts";
 import { certificateFingerprint, SECRET_REFRESH_MS } from "../controllers/service/tls/secrets.ts";
 import { generateSelfSignedCert } from "../server/tls.ts";
 import { type ServiceWorld, startServiceWorld } from "./service_fixture.ts";

@@ -18,9 +18,9 @@ import {
   kubePodCidrWriter,
   nodeIpamController,
 } from "../controllers/nodeipam/controller.ts";
-import { serviceDefaults } from "../controllers/service/annotations/defaults.ts";
-import { SubnetResolver } from "../controllers/service/nodebalancer/subnets.ts";
-import { kubeServiceWriter, serviceController } from "../controllers/service/service_controller.ts";
+import { serviceDefaults } from "../controllers/service/annotations/spec.ts";
+import { SubnetResolver } from "../controllers/service/decide.ts";
+import { kubeServiceWriter, serviceController } from "../controllers/service/controller.ts";
 import type { CcmParts } from "./parts.ts";
 
 /** One row of the table: a controller's name and how to declare it from the wired parts and its logger. */

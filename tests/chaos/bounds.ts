@@ -10,7 +10,7 @@ import {
   RETRY_BASE_MS as SERVICE_RETRY_BASE_MS,
   RETRY_MAX_MS as SERVICE_RETRY_MAX_MS,
   SERVICE_RESYNC_MS,
-} from "../../controllers/service/service_controller.ts";
+} from "../../controllers/service/controller.ts";
 import { DEFAULT_MAX_RETRIES } from "../../linode/caller.ts";
 
 /** The share of a delay that jitter may take away (`backoffDelayMs` spreads ±jitter/2, default 0.2). */

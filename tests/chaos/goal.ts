@@ -9,7 +9,7 @@ import type { KubeSim } from "../../sim/kube/server.ts";
 import type { LinodeSim } from "../../sim/linode/server.ts";
 import type { NodeBalancerSnapshot } from "../../sim/mod.ts";
 import { UNINITIALIZED_TAINT } from "../../sim/kubelet.ts";
-import { isEligibleNode } from "../../controllers/service/nodebalancer/backends.ts";
+import { isEligibleNode } from "../../controllers/service/nodebalancer/plan.ts";
 
 /** Both emulators of a world. */
 export interface Sims {

@@ -6,7 +6,7 @@
  */
 import type { V1ServicePort } from "@kubernetes/client-node";
 import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
-import { type AnnotationReader, parseWholeNumber } from "./values.ts";
+import { type AnnotationReader, parseWholeNumber } from "./table.ts";
 import type { HealthCheckSpec, PortFamily, PortSpec } from "./spec.ts";
 
 const PROTOCOLS: readonly Protocol[] = ["tcp", "udp", "http", "https"];

@@ -1,9 +1,47 @@
 /**
- * The typed result of reading a Service's annotations (`parseServiceAnnotations`): what the Service asks
- * for, with every default applied. Types only.
+ * What a Service asks for, typed: the result of reading its annotations (`parseServiceAnnotations`), with
+ * every default applied; the CCM-wide settings those annotations override (`ServiceDefaults`, from the
+ * validated `Config`); and the errors of bad input on a Service: an annotation whose value is not accepted, a
+ * Service the planner cannot turn into a NodeBalancer, and the two gathered for one Warning. All are bad user
+ * input (`InvalidInputError`): retrying cannot help until the Service, its Secret or the Nodes change, and
+ * their messages are fit for a Warning Event as they are.
  */
 import type { Algorithm, NodeBalancerProxyProtocol, Protocol, Stickiness } from "@linode/api-v4";
-import type { AnnotationWarning, LenientValue } from "./values.ts";
+import type { Config, ServiceConfig, VpcConfig } from "../../../config/types.ts";
+import { InvalidInputError } from "../../loop/runtime.ts";
+
+/** What `parseServiceAnnotations` and `planNodeBalancer` need from the CCM's flags and environment. */
+export interface ServiceDefaults {
+  readonly clusterName: string;
+  /** `LINODE_REGION`. */
+  readonly region: string;
+  /** `LINODE_HOSTNAME_ONLY_INGRESS`. */
+  readonly hostnameOnlyIngress: boolean;
+  readonly services: Pick<
+    ServiceConfig,
+    | "defaultNodeBalancerType"
+    | "nodeBalancerTags"
+    | "nodeBalancerPrefix"
+    | "backendIpv4Subnet"
+    | "backendIpv4SubnetId"
+    | "backendIpv4SubnetName"
+    | "disableVpcBackends"
+    | "enableIpv6ForLoadBalancers"
+    | "enableIpv6ForNodeBalancerBackends"
+  >;
+  readonly vpc: Pick<VpcConfig, "names" | "ids" | "subnetNames" | "subnetIds">;
+}
+
+/** The defaults of a running CCM. */
+export function serviceDefaults(config: Config): ServiceDefaults {
+  return {
+    clusterName: config.clusterName,
+    region: config.linode.region,
+    hostnameOnlyIngress: config.linode.hostnameOnlyIngress,
+    services: config.services,
+    vpc: config.vpc,
+  };
+}
 
 /** A NodeBalancer plan type. */
 export type NodeBalancerType = "common" | "premium" | "premium_40gb";
@@ -116,4 +154,83 @@ export interface ServiceSpec {
   readonly warnings: readonly AnnotationWarning[];
   /** Values read leniently, as the Go CCM reads them: a Warning Event, and `lint` errors. */
   readonly lenient: readonly LenientValue[];
+}
+
+/** Something worth telling the user that does not stop the Service from being served. */
+export interface AnnotationWarning {
+  readonly key: string;
+  readonly message: string;
+}
+
+/**
+ * A value the Go CCM reads without complaint (as a default, clamped, or ignored) but which is not what its
+ * docs accept: the Service goes on syncing with `used`, a Warning Event says so, and `lint` reports an error.
+ */
+export interface LenientValue {
+  /** The full annotation name. */
+  readonly key: string;
+  /** The value as written on the Service. */
+  readonly value: string;
+  /** What is accepted, as in an `InvalidAnnotationError`. */
+  readonly accepted: string;
+  /** What applies instead, in words: `20 (the Go CCM clamps to 0–20); an existing NodeBalancer keeps its own`. */
+  readonly used: string;
+  /** `<key>="<value>": expected <accepted>; used <used>`. */
+  readonly message: string;
+}
+
+/** Longest annotation value quoted in a message; the full value stays on `value`. */
+const MAX_QUOTED_CHARS = 120;
+
+function quote(value: string): string {
+  const short = value.length > MAX_QUOTED_CHARS ? `${value.slice(0, MAX_QUOTED_CHARS)}…` : value;
+  return JSON.stringify(short);
+}
+
+/** One annotation whose value is not accepted, with the text of what is. */
+export class InvalidAnnotationError extends InvalidInputError {
+  override name = "InvalidAnnotationError";
+  /** The full annotation name, e.g. `service.beta.kubernetes.io/linode-loadbalancer-throttle`. */
+  readonly key: string;
+  /** The value as written on the Service. */
+  readonly value: string;
+  /** What is accepted, as a person reads it: `whole seconds from 2 to 3600`. */
+  readonly accepted: string;
+
+  constructor(key: string, value: string, accepted: string) {
+    super(`Invalid annotation ${key}=${quote(value)}: expected ${accepted}`);
+    this.key = key;
+    this.value = value;
+    this.accepted = accepted;
+  }
+}
+
+/** Why a valid set of annotations still gives no NodeBalancer for this Service (yet). */
+export type PlanProblem =
+  | "UnsupportedServicePort"
+  | "MissingNodePort"
+  | "MissingTlsSecret"
+  | "InvalidTlsSecret"
+  | "NoEligibleNodes"
+  | "UnresolvedSubnet"
+  | "MissingUid";
+
+/** A Service the planner cannot turn into a NodeBalancer: no annotation is at fault, or not only one. */
+export class ServicePlanError extends InvalidInputError {
+  override name = "ServicePlanError";
+  /** A stable code for metrics and tests. */
+  readonly problem: PlanProblem;
+
+  constructor(problem: PlanProblem, message: string) {
+    super(message);
+    this.problem = problem;
+  }
+}
+
+/** Bad input on a Service (annotations, Secret, ports, Nodes): a Warning, no retry until something changes. */
+export class InvalidServiceError extends InvalidInputError {
+  override name = "InvalidServiceError";
+  constructor(readonly errors: readonly Error[]) {
+    super(errors.map((e) => e.message).join("; "));
+  }
 }

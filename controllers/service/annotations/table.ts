@@ -1,8 +1,24 @@
 /**
  * Every Service annotation the service controller reads, as data: the one source for the parser's error
- * texts, a future `lint` subcommand and the README table. Names and defaults follow the Go CCM's README
+ * texts, the `lint` subcommand and the README table. Names and defaults follow the Go CCM's README
  * (`throttle` 20, `check-passive` false) and, for annotations it does not list, the Go CCM's current docs.
+ *
+ * Beside the table, how values are read out of one Service's annotations (`AnnotationReader`: typed getters
+ * that collect every problem instead of stopping at the first, so one Warning Event can name them all), and
+ * the annotations the Go CCM reads leniently, read the same way so a bad value never stops a Service: the
+ * value the Go CCM would use applies to a new NodeBalancer, an existing one keeps what it has for the field
+ * the value governs (`keep`), and the value is reported (`AnnotationReader.tolerate`: a Warning Event, a
+ * `lint` error). Values the Go CCM refuses too stay errors. Pure.
  */
+import { cidrFamily, isIpAddress } from "../../../common/net.ts";
+import { parseGoBool } from "../../../config/env.ts";
+import {
+  type AnnotationWarning,
+  InvalidAnnotationError,
+  type LenientValue,
+  type NodeBalancerType,
+  type ServiceDefaults,
+} from "./spec.ts";
 
 /** What every Service annotation of the Go CCM starts with. */
 export const ANNOTATION_PREFIX = "service.beta.kubernetes.io/linode-loadbalancer-";
@@ -154,4 +170,250 @@ export function acceptedText(name: string): string {
   const found = annotationInfo(name);
   if (!found) throw new RangeError(`Unknown annotation ${name}`);
   return found.accepted;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading one Service's annotations.
+
+/** A whole number as Go's `strconv.Atoi` reads it (optional sign, decimal digits), or undefined. */
+export function parseWholeNumber(text: string): number | undefined {
+  if (!/^[+-]?\d{1,15}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/**
+ * The typed getters over one Service's annotations; problems accumulate in `errors` and `warnings`. Values are
+ * read untrimmed, as the Go CCM reads them (`strconv.Atoi`, map lookups, name matches): `" 5"` is refused
+ * where the Go CCM refuses it, and read leniently where it reads it leniently (the readers below).
+ */
+export class AnnotationReader {
+  readonly #values: Readonly<Record<string, string>>;
+  readonly errors: InvalidAnnotationError[] = [];
+  readonly warnings: AnnotationWarning[] = [];
+  readonly lenient: LenientValue[] = [];
+
+  constructor(annotations: Readonly<Record<string, string>> | undefined) {
+    this.#values = annotations ?? {};
+  }
+
+  /** The raw value of `name` (a suffix such as `throttle`), or undefined when absent. */
+  raw(name: string): string | undefined {
+    const key = annotationKey(name);
+    return Object.hasOwn(this.#values, key) ? this.#values[key] : undefined;
+  }
+
+  /** True when the annotation is present (even empty). */
+  has(name: string): boolean {
+    return this.raw(name) !== undefined;
+  }
+
+  /** Every annotation name with our prefix, as suffixes. */
+  names(): string[] {
+    const prefix = annotationKey("");
+    return Object.keys(this.#values).filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  }
+
+  /** Records an invalid value; `accepted` defaults to the table's text for `name`. */
+  fail(name: string, value: string, accepted = acceptedText(name)): undefined {
+    this.errors.push(new InvalidAnnotationError(annotationKey(name), value, accepted));
+    return undefined;
+  }
+
+  /** Records a value read leniently (as the Go CCM reads it); `used` says what applies instead. */
+  tolerate(name: string, value: string, used: string, accepted = acceptedText(name)): void {
+    const key = annotationKey(name);
+    const message = `${key}=${JSON.stringify(value)}: expected ${accepted}; used ${used}`;
+    this.lenient.push({ key, value, accepted, used, message });
+  }
+
+  /**
+   * A Go bool that the Go CCM reads as false when unparsable (its `getServiceBoolAnnotation`): such a value
+   * gives `fallback`, reported with `why`, instead of stopping the Service.
+   */
+  lenientBool(name: string, fallback: boolean, why: string): boolean | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const parsed = parseGoBool(value);
+    if (parsed !== undefined) return parsed;
+    this.tolerate(name, value, `${fallback} (${why})`, BOOL_ACCEPTED);
+    return fallback;
+  }
+
+  /** Records a warning about `name`. */
+  warn(name: string, message: string): void {
+    this.warnings.push({ key: annotationKey(name), message });
+  }
+
+  /** A Go bool; an unparsable value is an error rather than the Go CCM's silent false (see `parseBool`). */
+  bool(name: string): boolean | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    return parseGoBool(value) ?? this.fail(name, value, BOOL_ACCEPTED);
+  }
+
+  /** A whole number in `[min, max]`. */
+  int(name: string, min: number, max: number): number | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const n = parseWholeNumber(value);
+    return n !== undefined && n >= min && n <= max ? n : this.fail(name, value);
+  }
+
+  /** A positive ID (NodeBalancer, firewall, subnet). */
+  id(name: string): number | undefined {
+    return this.int(name, 1, Number.MAX_SAFE_INTEGER);
+  }
+
+  /** One of `allowed`, compared in lower case as the Go CCM does. */
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const lower = value.toLowerCase();
+    return allowed.find((a) => a === lower) ?? this.fail(name, value);
+  }
+
+  /** A CIDR of the given family. */
+  cidr(name: string, family: 4 | 6): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    return cidrFamily(value) === family ? value : this.fail(name, value);
+  }
+
+  /**
+   * An IPv4 address, trimmed: the Go CCM sends it untrimmed, which the API refuses on a new NodeBalancer while
+   * an existing one only gets an Event (its IP cannot change); trimmed, both are served (docs/migration.md).
+   */
+  ipv4(name: string): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const ip = value.trim();
+    return isIpAddress(ip) && !ip.includes(":") ? ip : this.fail(name, value);
+  }
+
+  /** A non-empty name without surrounding spaces (the Go CCM matches it as written, so one never matches). */
+  text(name: string): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    return value !== "" && value === value.trim() ? value : this.fail(name, value);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The annotations the Go CCM reads leniently.
+
+/** Shortest Linode tag (the API's `tags` entries hold 3 to 50 characters). */
+export const TAG_MIN_CHARS = 3;
+/** Longest Linode tag. */
+export const TAG_MAX_CHARS = 50;
+
+/** The Go CCM's connection throttle default per its README. */
+export const DEFAULT_THROTTLE = 20;
+const MAX_THROTTLE = 20;
+
+const NB_TYPES: readonly NodeBalancerType[] = ["common", "premium", "premium_40gb"];
+
+/** Why a lenient bool reads as false: the Go CCM's `getServiceBoolAnnotation` does so. */
+export const AS_GO_READS_IT = "as the Go CCM reads it";
+
+/** A value and whether an existing NodeBalancer keeps its own instead. */
+export interface Lenient<T> {
+  readonly value: T;
+  readonly keep: boolean;
+}
+
+/** `throttle`: the Go CCM clamps a number to 0–20 and reads anything else as 0 (`getConnectionThrottle`). */
+export function readThrottle(reader: AnnotationReader): Lenient<number> {
+  const raw = reader.raw("throttle");
+  if (raw === undefined) return { value: DEFAULT_THROTTLE, keep: false };
+  const n = parseWholeNumber(raw);
+  if (n !== undefined && n >= 0 && n <= MAX_THROTTLE) return { value: n, keep: false };
+  const used = n === undefined ? 0 : Math.min(Math.max(n, 0), MAX_THROTTLE);
+  reader.tolerate(
+    "throttle",
+    raw,
+    `${used} on a new NodeBalancer, ${AS_GO_READS_IT}; an existing one keeps its client_conn_throttle`,
+  );
+  return { value: used, keep: true };
+}
+
+/** `nodebalancer-type`: the Go CCM uses `--default-nodebalancer-type` for an unknown type (`GetLinodeNBType`). */
+export function readNodeBalancerType(
+  reader: AnnotationReader,
+  defaults: ServiceDefaults,
+): Lenient<NodeBalancerType> {
+  const fallback = defaults.services.defaultNodeBalancerType;
+  const raw = reader.raw("nodebalancer-type");
+  if (raw === undefined) return { value: fallback, keep: false };
+  const found = NB_TYPES.find((t) => t === raw.toLowerCase());
+  if (found !== undefined) return { value: found, keep: false };
+  reader.tolerate(
+    "nodebalancer-type",
+    raw,
+    `${fallback} (--default-nodebalancer-type) on a new NodeBalancer, as the Go CCM; an existing one keeps its type`,
+  );
+  return { value: fallback, keep: true };
+}
+
+/**
+ * `nodebalancer-id`: the Go CCM ignores `0` and what is not a number (`strconv.Atoi` fails), finding the
+ * NodeBalancer through the status instead; a negative ID it looks up and fails on, so that stays an error.
+ */
+export function readNodeBalancerId(reader: AnnotationReader): number | null {
+  const raw = reader.raw("nodebalancer-id");
+  if (raw === undefined) return null;
+  const n = parseWholeNumber(raw);
+  if (n !== undefined && n > 0) return n;
+  if (n === undefined || n === 0) {
+    reader.tolerate(
+      "nodebalancer-id",
+      raw,
+      "none: the NodeBalancer is found by its ownership tag or status, as the Go CCM finds it",
+    );
+  } else {
+    reader.fail("nodebalancer-id", raw);
+  }
+  return null;
+}
+
+/**
+ * `tags`: the Go CCM sends every tag and the API refuses one outside 3–50 characters, failing the whole
+ * create or update; here such tags are left out of a new NodeBalancer, and an existing one keeps every tag
+ * it has (the valid ones are added).
+ */
+export function readTags(reader: AnnotationReader): Lenient<string[]> {
+  const raw = reader.raw("tags");
+  if (raw === undefined) return { value: [], keep: false };
+  // The Go CCM splits without trimming; trimmed tags are what a person means by "a, b".
+  const tags = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
+  const fits = (t: string) => t.length >= TAG_MIN_CHARS && t.length <= TAG_MAX_CHARS;
+  const bad = tags.filter((t) => !fits(t));
+  if (bad.length > 0) {
+    const named = bad.map((t) => JSON.stringify(t)).join(", ");
+    const used =
+      `the other tags, without ${named} (the API refuses them); an existing NodeBalancer keeps its tags`;
+    reader.tolerate("tags", raw, used);
+  }
+  return { value: tags.filter(fits), keep: bad.length > 0 };
+}
+
+/**
+ * A bool the Go CCM reads as false when unparsable (`getServiceBoolAnnotation`) and which governs something an
+ * existing NodeBalancer or Service already shows: `current` (what it shows, when known) is kept, else false.
+ * `shows` names what is kept, for the Warning.
+ */
+export function readShapeBool(
+  reader: AnnotationReader,
+  name: string,
+  current: boolean | undefined,
+  shows: string,
+): Lenient<boolean> | undefined {
+  const raw = reader.raw(name);
+  if (raw === undefined) return undefined;
+  const parsed = parseGoBool(raw);
+  if (parsed !== undefined) return { value: parsed, keep: false };
+  const used = current === undefined
+    ? `false (${AS_GO_READS_IT}); ${shows}`
+    : `${current} (kept: ${shows}; the Go CCM would read false)`;
+  reader.tolerate(name, raw, used, BOOL_ACCEPTED);
+  return { value: current ?? false, keep: true };
 }

@@ -6,14 +6,14 @@
  * firewall is ever deleted (when the ACL goes, or with the Service), and only when its devices, re-read just
  * before, show nothing else on it: one someone has since attached elsewhere is only detached. Attached
  * firewalls come from the NodeBalancer detail cache and every change is written back to it, so an unchanged
- * Service costs no call.
+ * Service costs no call. `firewallChanges` says beforehand what `reconcileFirewall` would change, for `/plan`.
  */
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { FirewallState } from "../../../cache/types.ts";
 import type { FirewallApi } from "../../../linode/firewalls.ts";
-import type { DesiredFirewall } from "./rules.ts";
-import { sameFirewallRules } from "./compare.ts";
+import type { PlanChange } from "../../loop/shadow.ts";
+import { type DesiredFirewall, sameFirewallRules } from "./rules.ts";
 
 /** The firewall calls the service controller makes. `LinodeClient.firewalls` implements it. */
 export type FirewallWrites = Pick<
@@ -190,4 +190,45 @@ export async function releaseManaged(
   for (const fw of managed) done.push(await release(deps, fw, nbId, ownershipTag));
   if (managed.length) deps.cache.details.setFirewalls(nbId, attached.filter((f) => !managed.includes(f)));
   return done;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// What reconciling would change, for `/plan`.
+
+function rulesSummary(rules: UpdateFirewallRules | FirewallState["rules"]): string {
+  const r = rules as { inbound?: unknown[]; outbound?: unknown[]; inbound_policy?: string };
+  return `inbound ${r.inbound_policy ?? "?"}: ${r.inbound?.length ?? 0} rules, outbound: ${
+    r.outbound?.length ?? 0
+  } rules`;
+}
+
+/**
+ * What `reconcileFirewall` would change on NodeBalancer `nbId` given its attached firewalls: the same
+ * decisions, as field changes (empty when it would make no call).
+ */
+export function firewallChanges(
+  attached: readonly FirewallState[],
+  firewall: DesiredFirewall,
+  ownershipTag: string,
+): PlanChange[] {
+  const ids = attached.map((f) => `firewall ${f.id}`);
+  if (firewall.kind === "id") {
+    const only = attached.length === 1 && attached[0]?.id === firewall.firewallId;
+    return only ? [] : [{ field: "firewalls", old: ids, new: [`firewall ${firewall.firewallId}`] }];
+  }
+  // No firewall annotation: every attached firewall comes off, as the Go CCM does (see firewall/reconcile.ts).
+  if (firewall.kind === "none") return ids.length === 0 ? [] : [{ field: "firewalls", old: ids, new: [] }];
+  const [fw] = attached;
+  if (!fw || attached.length > 1) {
+    return [{ field: "firewalls", old: ids, new: [`new firewall ${firewall.label}`] }];
+  }
+  const changes: PlanChange[] = [];
+  const field = `firewalls[${fw.id}]`;
+  if (!sameFirewallRules(fw.rules, firewall.rules)) {
+    changes.push({ field: `${field}.rules`, old: rulesSummary(fw.rules), new: rulesSummary(firewall.rules) });
+  }
+  if (!fw.tags.includes(ownershipTag)) {
+    changes.push({ field: `${field}.tags`, old: [...fw.tags], new: [...fw.tags, ownershipTag] });
+  }
+  return changes;
 }

@@ -3,10 +3,11 @@
  * shapes them (an allowList's addresses ACCEPTed under an inbound DROP policy, a denyList's DROPped under
  * ACCEPT; 255 addresses per rule; label `<ACTION>-<service>` and a description naming the NodeBalancer),
  * with one difference: UDP ports get UDP rules, where the Go CCM writes TCP rules only. Also the planned
- * firewall's shape (`DesiredFirewall`), which the NodeBalancer plan carries. Pure.
+ * firewall's shape (`DesiredFirewall`), which the NodeBalancer plan carries, and whether a Cloud Firewall
+ * already enforces the planned rules, so an unchanged ACL costs no write. Pure.
  */
-import type { FirewallRuleType, UpdateFirewallRules } from "@linode/api-v4";
-import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/firewall_acl.ts";
+import type { FirewallRules, FirewallRuleType, UpdateFirewallRules } from "@linode/api-v4";
+import { aclRuleCount, MAX_ADDRESSES_PER_RULE } from "../annotations/parse.ts";
 import type { AclAddresses, PortSpec } from "../annotations/spec.ts";
 
 /** The Cloud Firewall of a Service's NodeBalancer, as planned (`DesiredNodeBalancer.firewall`). */
@@ -81,4 +82,33 @@ export function planFirewallRules(
     outbound: [],
     outbound_policy: "ACCEPT",
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Comparing rules.
+
+/** An address with its default prefix length, so `1.2.3.4` and `1.2.3.4/32` compare equal. */
+function withPrefix(address: string): string {
+  if (address.includes("/")) return address.toLowerCase();
+  return address.includes(":") ? `${address.toLowerCase()}/128` : `${address}/32`;
+}
+
+/** What a rule does, in a comparable form: action, protocol, ports and addresses, each in order. */
+function ruleKey(rule: FirewallRuleType): string {
+  const v4 = (rule.addresses?.ipv4 ?? []).map(withPrefix).sort();
+  const v6 = (rule.addresses?.ipv6 ?? []).map(withPrefix).sort();
+  const ports = (rule.ports ?? "").split(",").map((p) => p.trim()).filter(Boolean).sort().join(",");
+  return JSON.stringify([rule.action, rule.protocol, ports, v4, v6]);
+}
+
+function keys(rules: readonly FirewallRuleType[] | null | undefined): string {
+  return JSON.stringify((rules ?? []).map(ruleKey).sort());
+}
+
+/** True when `current` already enforces `desired` (rule labels and descriptions aside). */
+export function sameFirewallRules(current: FirewallRules, desired: UpdateFirewallRules): boolean {
+  return current.inbound_policy === desired.inbound_policy &&
+    current.outbound_policy === desired.outbound_policy &&
+    keys(current.inbound) === keys(desired.inbound) &&
+    keys(current.outbound) === keys(desired.outbound);
 }

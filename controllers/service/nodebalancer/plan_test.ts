@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { parseServiceAnnotations } from "../annotations/parse.ts";
-import type { ServiceDefaults } from "../annotations/defaults.ts";
+import type { ServiceDefaults } from "../annotations/spec.ts";
 import { defaults, node, port, service } from "../testdata/fixtures.ts";
 import { planNodeBalancer, type PlanOptions, type PlanResult } from "./plan.ts";
 import type { DesiredNodeBalancer } from "./desired.ts";

@@ -1,6 +1,6 @@
 /** Invalid values of every Service annotation, for `annotations/parse_test.ts`. */
 import type { V1ServicePort } from "@kubernetes/client-node";
-import type { ServiceDefaults } from "../annotations/defaults.ts";
+import type { ServiceDefaults } from "../annotations/spec.ts";
 import { defaults, port } from "./fixtures.ts";
 import { UDP, VPC } from "./annotation_valid_cases.ts";
 

@@ -6,7 +6,7 @@
 import type { V1LoadBalancerIngress, V1ServicePort } from "@kubernetes/client-node";
 import type { CurrentNodeBalancerShape } from "../annotations/parse.ts";
 import type { ServiceSpec } from "../annotations/spec.ts";
-import type { ServiceDefaults } from "../annotations/defaults.ts";
+import type { ServiceDefaults } from "../annotations/spec.ts";
 import { defaults, port } from "./fixtures.ts";
 import { UDP } from "./annotation_valid_cases.ts";
 

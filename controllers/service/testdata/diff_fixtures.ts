@@ -3,9 +3,9 @@
  * (`asCurrent`), and a small model of the API's write semantics (`applyActions`) to check convergence.
  */
 import type { NodeBalancerConfigNode } from "@linode/api-v4";
-import { revealConfigBody } from "../nodebalancer/bodies.ts";
+import { type NodeBalancerAction, revealConfigBody } from "../nodebalancer/writes.ts";
 import type { DesiredNodeBalancer } from "../nodebalancer/desired.ts";
-import type { CurrentConfig, CurrentNodeBalancer, NodeBalancerAction } from "../nodebalancer/diff_types.ts";
+import type { CurrentConfig, CurrentNodeBalancer } from "../nodebalancer/diff.ts";
 
 /** A config as the API reports it, filled with the API's defaults where the plan leaves a field alone. */
 function wireConfig(id: number, nodeBalancerId: number, body: Record<string, unknown>): CurrentConfig {

@@ -1,7 +1,7 @@
 /** Builders for the service planning tests: Services, Nodes and CCM defaults with small overrides. */
 import type { V1Node, V1Service, V1ServicePort } from "@kubernetes/client-node";
 import { annotationKey } from "../annotations/table.ts";
-import type { ServiceDefaults } from "../annotations/defaults.ts";
+import type { ServiceDefaults } from "../annotations/spec.ts";
 import type { NodeBalancerSummary } from "../../../cache/types.ts";
 
 /** CCM defaults as the flags leave them: no VPC, common NodeBalancers, prefix `ccm`. */

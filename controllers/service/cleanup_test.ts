@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { service } from "./testdata/fixtures.ts";
-import { findOrphans } from "./orphans.ts";
+import { findOrphans } from "./cleanup.ts";
 import { ownershipTag } from "./ownership.ts";
 
 const LIVE_UID = "0f1e2d3c-4b5a-4697-8877-665544332211";

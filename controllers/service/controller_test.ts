@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { node } from "./testdata/fixtures.ts";
-import { nodeBackendFields } from "./service_controller.ts";
+import { nodeBackendFields } from "./controller.ts";
 
 function changed(change: (n: V1Node) => void): boolean {
   const before = node("n1");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseServiceAnnotations } from "../annotations/parse.ts";
-import { createNodeBalancerBody, revealCreateBody } from "./bodies.ts";
+import { createNodeBalancerBody, revealCreateBody } from "./writes.ts";
 import { defaults, node, port, service } from "../testdata/fixtures.ts";
 import { planNodeBalancer } from "./plan.ts";
 

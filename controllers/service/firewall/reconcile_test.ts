@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
-import type { DesiredFirewall } from "./firewall/rules.ts";
-import { firewallChanges } from "./plan_actions.ts";
+import type { DesiredFirewall } from "./rules.ts";
+import { firewallChanges } from "./reconcile.ts";
 
 const TAG = "ccm-owner:kubernetes/0f1e2d3c4b5a4697";
 const RULES: UpdateFirewallRules = {

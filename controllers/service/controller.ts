@@ -1,14 +1,22 @@
 /**
  * `service`: LoadBalancer Services as NodeBalancers. Service, Node and Secret events enqueue Service keys;
- * `--concurrent-service-syncs` workers sync them (`sync.ts`) with a per-key backoff of 5 s doubling to
- * 5 min, as the upstream service controller. Every read of Linode state comes from the cache, so a resync
- * of unchanged Services costs no Linode call; a 429 slows every worker through the shared client.
+ * `--concurrent-service-syncs` workers sync them (`reconcileService`: the cleanup path of `cleanup.ts`, or the
+ * read → decide → apply stages of `apply.ts`) with a per-key backoff of 5 s doubling to 5 min, as the upstream
+ * service controller. Every read of Linode state comes from the cache, so a resync of unchanged Services costs
+ * no Linode call; a 429 slows every worker through the shared client.
+ *
+ * A failed sync is reported with the Warning Events of upstream's service controller (the Go CCM runs it,
+ * and operators alert on its names): `DeleteLoadBalancerFailed` while the Service is going,
+ * `SyncLoadBalancerFailed` otherwise, `UnAvailableLoadBalancer` beside it when no Node can back it, and
+ * `UpdateLoadBalancerFailed` beside it when the sync only moved backends (upstream's failed host update).
  */
 import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Registry } from "../../common/metrics.ts";
+import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
-import type { Registry } from "../../common/metrics.ts";
 import { isConflict } from "../../kube/requests.ts";
 import {
   type ControllerSpec,
@@ -16,20 +24,19 @@ import {
   type TermContext,
   type WriteContext,
 } from "../loop/runtime.ts";
-import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
-import { ensureLoadBalancer } from "./ensure.ts";
-import { reportFailure } from "./failures.ts";
+import { InvalidServiceError, ServicePlanError } from "./annotations/spec.ts";
+import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
+import { hasFinalizer, needsCleanup, syncFields, wantsLoadBalancer } from "./read.ts";
+import { PlanMemo } from "./decide.ts";
 import {
-  hasFinalizer,
-  needsCleanup,
+  ensureLoadBalancer,
+  hostsUpdateOf,
   Notices,
+  type ServiceWrites,
   type SyncContext,
   type SyncDeps,
-  wantsLoadBalancer,
-} from "./sync.ts";
-import type { ServiceWrites } from "./plan_actions.ts";
-import { PlanMemo, syncFields } from "./plan_memo.ts";
-import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
+} from "./apply.ts";
+import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 
 /** A change handler as informers call it. */
 type Handler<T> = (kind: "add" | "update" | "delete", obj: T, old?: T) => void;
@@ -57,7 +64,7 @@ export interface ServiceControllerDeps extends Omit<SyncDeps, "nodes" | "tls" | 
   metrics: Registry;
   clock: Clock;
   /**
-   * The orphaned NodeBalancer check (`orphans.ts`), run at the start of a term and every `ORPHAN_CHECK_MS` (1 h); its
+   * The orphaned NodeBalancer check (`cleanup.ts`), run at the start of a term and every `ORPHAN_CHECK_MS` (1 h); its
    * listing also shows the service controller which NodeBalancers others changed (see `NodeBalancerCache`).
    */
   orphans?: { check(writes: WriteContext): Promise<void> };
@@ -147,7 +154,7 @@ function relevantKeys(deps: ServiceControllerDeps): string[] {
 
 /** What a service controller remembers for one term. */
 export interface ServiceMemory {
-  /** Listings from before this term may miss NodeBalancers the other replica created (see nodebalancer/find.ts). */
+  /** Listings from before this term may miss NodeBalancers the other replica created (see read.ts). */
   readonly termStart: number;
   readonly tls: TlsSecrets;
   readonly plans: PlanMemo;
@@ -251,4 +258,56 @@ export function kubeServiceWriter(core: CoreV1Api): ServiceWrites {
         status: { loadBalancer: { ingress: ingress.length ? ingress : null } },
       }),
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The Warning Events of a failed sync.
+
+/** What reporting a failure needs. */
+export interface FailureDeps {
+  services: { get(key: string): V1Service | undefined };
+  events: EventSink;
+  log: Logger;
+}
+
+/** How many Node names an `UpdateLoadBalancerFailed` message lists (upstream limits them too). */
+const HOSTS_LISTED = 10;
+
+function hostsText(hosts: readonly string[]): string {
+  const listed = hosts.slice(0, HOSTS_LISTED).join(", ");
+  return hosts.length > HOSTS_LISTED ? `[${listed}, … ${hosts.length} in all]` : `[${listed}]`;
+}
+
+/** True when the planner found no Node to put behind the NodeBalancer. */
+function hasNoNodes(error: unknown): boolean {
+  return error instanceof InvalidServiceError &&
+    error.errors.some((e) => e instanceof ServicePlanError && e.problem === "NoEligibleNodes");
+}
+
+/** Upstream's Warnings, by the names operators alert on: a failed deletion, a failed sync, no Nodes. */
+export function reportFailure(deps: FailureDeps, key: string, error: unknown): void {
+  const svc = deps.services.get(key);
+  if (!svc) return;
+  const message = error instanceof Error ? error.message : String(error);
+  const ref = refFor(svc, "Service");
+  if (hasNoNodes(error)) {
+    const text = "There are no available nodes for LoadBalancer";
+    warnEvent(deps, { ref, reason: "UnAvailableLoadBalancer", message: text, props: { service: key } });
+  }
+  const hosts = hostsUpdateOf(error);
+  if (hosts !== undefined) {
+    warnEvent(deps, {
+      ref,
+      reason: "UpdateLoadBalancerFailed",
+      message: "Error updating load balancer with new hosts {hosts}, error: {error}",
+      props: { service: key, hosts: hostsText(hosts), error: message },
+    });
+  }
+  const deleting = needsCleanup(svc);
+  warnEvent(deps, {
+    ref,
+    reason: deleting ? "DeleteLoadBalancerFailed" : "SyncLoadBalancerFailed",
+    message: deleting ? "Error deleting load balancer: {error}" : "Error syncing load balancer: {error}",
+    props: { service: key, error: message },
+  });
 }

@@ -1,44 +1,208 @@
 /**
- * Creating or updating a Service's NodeBalancer, as the upstream service controller and the Go CCM's
- * `EnsureLoadBalancer` do it together: the finalizer before anything is created; find (never a second
+ * The apply stage: creating or updating a Service's NodeBalancer, as the upstream service controller and the
+ * Go CCM's `EnsureLoadBalancer` do it together: the finalizer before anything is created; find (never a second
  * NodeBalancer), create, or adopt and update in place; firewalls; the `nodebalancer-id` switch; the status,
- * written only when it changes.
+ * written only when it changes. Every write is a `Write` handed to the sync's executors (`ctx.writes`), which
+ * hold it in `--dry-run`.
+ *
+ * Also what every stage of a sync shares: its deps (`SyncDeps`) and settings (`SyncContext`), the Service
+ * writes (finalizer and status, both to the status subresource) with how they show on `/plan` (object: the
+ * Service, `default/web`), and the Events a sync says: Normal ones with their log line (`note`), Warnings said
+ * once per change, never once per resync (`warnOnce`).
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1LoadBalancerIngress, V1Node, V1Service } from "@kubernetes/client-node";
+import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
+import type { Logger } from "../../common/log.ts";
+import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { isNotFound, LinodeApiError } from "../../linode/errors.ts";
-import { applyActions, createNodeBalancer } from "./nodebalancer/apply.ts";
-import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
-import type { CurrentNodeBalancer, FieldChange, NodeBalancerAction } from "./nodebalancer/diff_types.ts";
-import { findByStatus, findNodeBalancer, type FoundNodeBalancer } from "./nodebalancer/find.ts";
-import { firewallForCreate, reconcileFirewall, releaseManaged } from "./firewall/reconcile.ts";
-import { type PlannedService, planService } from "./planner.ts";
-import { backendFamilyOf } from "./nodebalancer/backends.ts";
-import { markHostsUpdate } from "./failures.ts";
-import { ownershipOf } from "./ownership.ts";
-import { hasIngress, ingressFor } from "./status.ts";
+import type { WriteContext } from "../loop/runtime.ts";
+import type { ActionSpec, Write } from "../loop/shadow.ts";
 import {
-  createAction,
-  finalizerWrite,
   firewallChanges,
+  type FirewallDeps,
+  firewallForCreate,
+  reconcileFirewall,
+  releaseManaged,
+} from "./firewall/reconcile.ts";
+import { diffNodeBalancer, formatChanges } from "./nodebalancer/diff.ts";
+import {
+  applyActions,
+  type ApplyDeps,
+  createAction,
+  createNodeBalancer,
+  type FieldChange,
+  type NodeBalancerAction,
   nodeBalancerTarget,
   releaseAction,
-  statusWrite,
   updateAction,
-} from "./plan_actions.ts";
+} from "./nodebalancer/writes.ts";
+import { ownershipOf } from "./ownership.ts";
 import {
+  currentOf,
+  findByStatus,
+  findNodeBalancer,
+  type FoundNodeBalancer,
   hasFinalizer,
+  hasIngress,
+  ingressFor,
   LB_FINALIZER,
-  note,
   ownerContextOf,
   ownershipTagOf,
-  type SyncContext,
-  type SyncDeps,
-  warnOnce,
-} from "./sync.ts";
+} from "./read.ts";
+import { keepBackendFamily, type PlannedService, type PlannerDeps, planService } from "./decide.ts";
 
-/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/lenient.ts). */
+// ---------------------------------------------------------------------------------------------------------
+// What every stage of a sync shares.
+
+/** What syncing one Service needs. */
+export interface SyncDeps extends PlannerDeps {
+  nodeBalancers: ApplyDeps["nodeBalancers"];
+  firewalls: FirewallDeps["firewalls"];
+  cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "forget" | "details">;
+  nodes: { list(): readonly V1Node[] };
+  /** Every Service, to tell a NodeBalancer of a live Service from one left behind. */
+  services: { list(): readonly V1Service[] };
+  writer: ServiceWrites;
+  events: EventSink;
+  log: Logger;
+  /** Warnings already said, so each is said once per change. */
+  notices: Notices;
+}
+
+/** Per-sync settings. */
+export interface SyncContext {
+  /** Listing age that counts as fresh, asked when needed: the age of this leadership term (see `read.ts`). */
+  maxAgeMs(): number;
+  /** This sync's executors: every write goes through them (`--dry-run` holds them). */
+  writes: WriteContext;
+}
+
+/** A Normal Event on the Service and its `info` log line. */
+export function note(deps: SyncDeps, svc: V1Service, reason: string, message: string, props = {}): void {
+  const out = { log: deps.log, events: deps.events };
+  normalEvent(out, {
+    ref: refFor(svc, "Service"),
+    reason,
+    message,
+    props: { service: objectKey(svc), ...props },
+  });
+}
+
+/** A Warning Event on the Service, only when `text` differs from what was last said under `reason`. */
+export function warnOnce(deps: SyncDeps, svc: V1Service, reason: string, text: string): void {
+  if (!deps.notices.changed(objectKey(svc), reason, text)) return;
+  if (text === "") return;
+  const out = { log: deps.log, events: deps.events };
+  warnEvent(out, {
+    ref: refFor(svc, "Service"),
+    reason,
+    message: "{text}",
+    props: { service: objectKey(svc), text },
+  });
+}
+
+/** What was last said per Service and reason. */
+export class Notices {
+  readonly #said = new Map<string, string>();
+
+  /** Records `text` for the Service and reason; true when it differs from the last one. */
+  changed(serviceKey: string, reason: string, text: string): boolean {
+    const key = `${serviceKey}\u0000${reason}`;
+    if ((this.#said.get(key) ?? "") === text) return false;
+    if (text === "") this.#said.delete(key);
+    else this.#said.set(key, text);
+    return true;
+  }
+
+  /** Forgets a Service. */
+  forget(serviceKey: string): void {
+    for (const key of [...this.#said.keys()]) {
+      if (key.startsWith(`${serviceKey}\u0000`)) this.#said.delete(key);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The Service writes.
+
+/** Adding (or dropping) the cleanup finalizer. */
+export function finalizerAction(svc: V1Service, finalizers: readonly string[]): ActionSpec {
+  const old = svc.metadata?.finalizers ?? [];
+  return {
+    action: finalizers.length > old.length ? "add-finalizer" : "remove-finalizer",
+    object: objectKey(svc),
+    changes: [{ field: "metadata.finalizers", old: [...old], new: [...finalizers] }],
+  };
+}
+
+function showIngress(ingress: readonly V1LoadBalancerIngress[]): string[] {
+  return ingress.map((i) => [i.ip, i.hostname].filter(Boolean).join(" "));
+}
+
+/** Writing `status.loadBalancer.ingress`. */
+export function statusAction(svc: V1Service, ingress: readonly V1LoadBalancerIngress[]): ActionSpec {
+  const old = showIngress(svc.status?.loadBalancer?.ingress ?? []);
+  return {
+    action: ingress.length ? "set-status" : "clear-status",
+    object: objectKey(svc),
+    changes: [{ field: "status.loadBalancer.ingress", old, new: showIngress(ingress) }],
+  };
+}
+
+/** The Service writes: both to the status subresource. `kubeServiceWriter` implements it. */
+export interface ServiceWrites {
+  /** Replaces the finalizers; a Service changed since `svc` was read answers 409. */
+  setFinalizers(svc: V1Service, finalizers: readonly string[]): Promise<V1Service>;
+  /** Replaces `status.loadBalancer.ingress`; answers the Service as written. */
+  patchIngress(svc: V1Service, ingress: readonly V1LoadBalancerIngress[]): Promise<V1Service>;
+}
+
+/** Setting the Service's finalizers (adding or dropping the cleanup finalizer). */
+export function finalizerWrite(
+  deps: { writer: ServiceWrites },
+  svc: V1Service,
+  finalizers: readonly string[],
+): Write<V1Service> {
+  return {
+    api: "kubernetes",
+    action: finalizerAction(svc, finalizers),
+    send: () => deps.writer.setFinalizers(svc, finalizers),
+  };
+}
+
+/** Setting (or clearing) the Service's `status.loadBalancer.ingress`. */
+export function statusWrite(
+  deps: { writer: ServiceWrites },
+  svc: V1Service,
+  ingress: readonly V1LoadBalancerIngress[],
+): Write<V1Service> {
+  return {
+    api: "kubernetes",
+    action: statusAction(svc, ingress),
+    send: () => deps.writer.patchIngress(svc, ingress),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Ensuring the NodeBalancer.
+
+/** Errors thrown by a backends-only update, with the Nodes it was to put behind the NodeBalancer. */
+const hostUpdates = new WeakMap<object, readonly string[]>();
+
+/** Marks `error` as thrown while only the backends (`hosts`, Node names) were updated; returns it. */
+export function markHostsUpdate(error: unknown, hosts: readonly string[]): unknown {
+  if (typeof error === "object" && error !== null) hostUpdates.set(error, hosts);
+  return error;
+}
+
+/** The Nodes a failed backends-only update was to put behind the NodeBalancer (see `markHostsUpdate`). */
+export function hostsUpdateOf(error: unknown): readonly string[] | undefined {
+  return typeof error === "object" && error !== null ? hostUpdates.get(error) : undefined;
+}
+
+/** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/table.ts). */
 export const LENIENT_REASON = "InvalidAnnotationValue";
 
 const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateNode", "deleteNode"]);
@@ -121,15 +285,6 @@ async function createFor(
 /** The Nodes behind the planned NodeBalancer, by name. */
 function hostsOf(plan: PlannedService): string[] {
   return [...new Set(plan.desired.configs.flatMap((c) => c.nodes.map((n) => n.nodeName)))].sort();
-}
-
-async function currentOf(deps: SyncDeps, nb: NodeBalancerSummary): Promise<CurrentNodeBalancer> {
-  const configs = await deps.cache.details.configs(nb.id);
-  return {
-    nodeBalancer: { ...nb, client_conn_throttle: nb.client_conn_throttle ?? 0 },
-    configs,
-    nodes: new Map(configs.map((c) => [c.id, [...c.nodes]])),
-  };
 }
 
 /** True when a 404 says the NodeBalancer itself is gone (not one of its configs or nodes). */
@@ -268,23 +423,6 @@ async function releaseSwitchedFrom(
       props,
     );
   } else note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
-}
-
-/**
- * An unparsable `enable-ipv6-backends` (the Go CCM reads false) leaves an existing NodeBalancer's backends in
- * the address family they have: planned again with it when it differs from the Go CCM's reading.
- */
-async function keepBackendFamily(
-  deps: SyncDeps,
-  svc: V1Service,
-  nb: NodeBalancerSummary,
-  plan: PlannedService,
-): Promise<PlannedService> {
-  if (!plan.spec.keepsBackendFamily) return plan;
-  const configs = await deps.cache.details.configs(nb.id);
-  const ipv6Backends = backendFamilyOf(configs.flatMap((c) => c.nodes));
-  if (ipv6Backends === undefined || ipv6Backends === plan.spec.ipv6Backends) return plan;
-  return await planService(deps, svc, deps.nodes.list(), { ipv6Backends });
 }
 
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
