@@ -7,7 +7,7 @@
 import type { NodeBalancer } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { NodeBalancerConfigState, NodeBalancerNodeState } from "../../../cache/types.ts";
-import type { NodeBalancerApi } from "../../../linode/nodebalancers.ts";
+import type { NodeBalancerApi } from "../../../linode/client.ts";
 import { createNodeBalancerBody, revealConfigBody, revealCreateBody } from "./bodies.ts";
 import type { DesiredNodeBalancer } from "./desired.ts";
 import type { NodeBalancerAction } from "./diff_types.ts";
