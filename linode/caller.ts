@@ -12,8 +12,7 @@
  * Transient answers are retried quietly as linodego retries them, POSTs included (the API refused before
  * acting): 400 "Linode busy.", 408, 503, a proxy's HTML page with a 4xx. A 503 with `X-Maintenance-Mode` is
  * not retried here (as in linodego: a maintenance window outlasts any in-process backoff); the caller's
- * per-key back-off takes it. A 200 whose body has the wrong shape (`CallSpec.shape`) is an error, retried on
- * GET.
+ * per-key back-off takes it. A 200 whose body has the wrong shape (`CallSpec.shape`) is retried as a 5xx is.
  *
  * Writes are bounded by leadership: each attempt asks the fence first, runs at most `writeTimeoutMs`, and is
  * aborted in flight the moment the fence's term ends.
@@ -24,8 +23,7 @@ import { linkSignals } from "../common/abort.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../common/metrics.ts";
-import type { WriteGuard } from "../common/write_guard.ts";
-import { ALWAYS_LEADING, type Fence, LeaseLostError } from "../common/write_guard.ts";
+import { ALWAYS_LEADING, type Fence, LeaseLostError, type WriteGuard } from "../common/write_guard.ts";
 import { isNotFound, isRecord, isRetryable, LinodeApiError } from "./errors.ts";
 import { parseRateLimitHeaders, rateLimitBucket, RateLimiter, Semaphore } from "./rate_limit.ts";
 import type { TokenSource } from "./token.ts";
@@ -130,9 +128,6 @@ function shapeProblem(check: ShapeCheck, body: unknown, paged: boolean): string 
 /** Items per page requested on every list (the API maximum). */
 export const PAGE_SIZE = 500;
 
-/** Fetches page number `page` (1-based) at `PAGE_SIZE`. */
-export type PageFetcher<T> = (page: number) => Promise<ResourcePage<T>>;
-
 /** Why a walk of pages was abandoned; the message says what moved, never any item content. */
 export class PagingError extends Error {
   override name = "PagingError";
@@ -156,7 +151,7 @@ function checkPage<T>(got: ResourcePage<T>, want: number, first: ResourcePage<T>
  * `PagingError`: a page number, `pages` or `results` that changes mid-walk, a non-final page short or long,
  * or an item count that does not add up to `results`.
  */
-export async function collectPages<T>(fetchPage: PageFetcher<T>): Promise<T[]> {
+export async function collectPages<T>(fetchPage: (page: number) => Promise<ResourcePage<T>>): Promise<T[]> {
   const first = await fetchPage(1);
   checkPage(first, 1, first);
   const items = [...first.data];
