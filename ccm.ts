@@ -8,7 +8,7 @@ import { LeadershipReadiness, runLeadership } from "./lease/leadership.ts";
 import { KubeLeaseApi } from "./lease/lease.ts";
 import { LeaseWatch } from "./lease/watch.ts";
 import type { LinodeClient } from "./linode/client.ts";
-import { checkToken, watchTokenHealth } from "./linode/token_health.ts";
+import { checkToken, watchTokenHealth } from "./linode/token.ts";
 import { componentLogger, type Logger } from "./common/log.ts";
 import { type HealthCheck, type RunningServer, startServer } from "./server/serve.ts";
 import type { Informer, KubeObject } from "./kube/informer.ts";

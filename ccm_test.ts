@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runCcm, type RunningCcm } from "./ccm.ts";
 import { FakeClock } from "./common/clock.ts";
 import { type Config, parseConfig } from "./config/config.ts";
-import { checkToken } from "./linode/token_health.ts";
+import { checkToken } from "./linode/token.ts";
 import { Registry } from "./common/metrics.ts";
 import { startDemoWorld } from "./sim/demo_world.ts";
 

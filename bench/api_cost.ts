@@ -4,7 +4,7 @@
  * from its measured behaviour (`/work/shared/reference/route-controller-pr.txt`).
  */
 import { systemClock } from "../common/clock.ts";
-import { PAGE_SIZE } from "../linode/paging.ts";
+import { PAGE_SIZE } from "../linode/caller.ts";
 import type { DemoWorld } from "../sim/mod.ts";
 import { startCcm } from "./ccm_harness.ts";
 import type { Cell, Table } from "./table.ts";

@@ -2,7 +2,7 @@
  * What turning watch events into client-node models costs at 5,000 Nodes (`deno run -P=dev
  * bench/informer_decode.ts [--nodes=5000] [--rounds=5]`). Decoding alone, per way:
  * - JSON → YAML text → model: `loadYaml(JSON.stringify(event))`, the informer's way until it was measured here;
- * - model from the parsed JSON: `fromWire` (kube/decode.ts), the informer's way since;
+ * - model from the parsed JSON: `fromWire` (kube/informer_watch.ts), the informer's way since;
  * - for scale, `JSON.parse` of the event line, which client-node's Watch does for every event anyway;
  * then the whole path: an Informer against the Kubernetes emulator applying one MODIFIED event per Node.
  */
@@ -11,7 +11,7 @@ import { systemClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
 import { makeKubeClients, nodeSource } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
-import { fromWire } from "../kube/decode.ts";
+import { fromWire } from "../kube/informer_watch.ts";
 import { Informer } from "../kube/informer.ts";
 import { Registry } from "../common/metrics.ts";
 import { startKubeSim } from "../sim/kube/server.ts";

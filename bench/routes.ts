@@ -4,7 +4,7 @@
  * steady state with routes on, measured with shortened periods and scaled to the default settings.
  */
 import { systemClock } from "../common/clock.ts";
-import { PAGE_SIZE } from "../linode/paging.ts";
+import { PAGE_SIZE } from "../linode/caller.ts";
 import { type DemoWorld, kubeletNode, registerNode } from "../sim/mod.ts";
 import { type CcmHarness, startCcm } from "./ccm_harness.ts";
 import { type Cell, summarize, type Table } from "./table.ts";

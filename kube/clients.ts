@@ -125,26 +125,23 @@ export function makeReviewApis(
   };
 }
 
+/** A core/v1 resource listed and watched in every namespace, at `/api/v1/<resource>`. */
+function coreSource<T>(resource: string, kind: string, list: ResourceSource<T>["list"]): ResourceSource<T> {
+  return { resource, path: `/api/v1/${resource}`, apiVersion: "v1", kind, list };
+}
+
 /** Lists and watches every Node. */
 export function nodeSource(core: CoreV1Api): ResourceSource<V1Node> {
-  return {
-    resource: "nodes",
-    path: "/api/v1/nodes",
-    apiVersion: "v1",
-    kind: "Node",
-    list: (selectors, signal) => core.listNode(selectors, signalOptions(signal)),
-  };
+  return coreSource("nodes", "Node", (selectors, signal) => core.listNode(selectors, signalOptions(signal)));
 }
 
 /** Lists and watches Services in every namespace. */
 export function serviceSource(core: CoreV1Api): ResourceSource<V1Service> {
-  return {
-    resource: "services",
-    path: "/api/v1/services",
-    apiVersion: "v1",
-    kind: "Service",
-    list: (selectors, signal) => core.listServiceForAllNamespaces(selectors, signalOptions(signal)),
-  };
+  return coreSource(
+    "services",
+    "Service",
+    (selectors, signal) => core.listServiceForAllNamespaces(selectors, signalOptions(signal)),
+  );
 }
 
 /**

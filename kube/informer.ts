@@ -4,13 +4,11 @@
  * delivers what changed while it was disconnected as synthetic add/update/delete events.
  */
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { BackoffOptions } from "../common/backoff.ts";
+import { Backoff, type BackoffOptions } from "../common/backoff.ts";
 import { type Clock, isAbort, systemClock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
-import type { Gauge, Registry } from "../common/metrics.ts";
-import { fromWire } from "./decode.ts";
-import { RestartPolicy } from "./informer_restart.ts";
-import { InformerWatch, type WatchEnd } from "./informer_watch.ts";
+import type { Counter, Gauge, Registry } from "../common/metrics.ts";
+import { fromWire, InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";
 import { KubeApiError, kubeRequestsCounter } from "./requests.ts";
 
@@ -258,5 +256,72 @@ export class Informer<T extends KubeObject> {
     }
     this.#healthy = healthy;
     this.#healthyGauge.set({ resource: this.#source.resource }, healthy ? 1 : 0);
+  }
+}
+
+// ---- When to list or watch again: backoff after failures (counted in `ccm_informer_restarts_total` and
+// logged), and a pause when the server keeps closing new watches at once.
+
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000 };
+const DEFAULT_MIN_WATCH_MS = 1000;
+
+/** Options of a `RestartPolicy`. */
+export interface RestartPolicyOptions {
+  /** Resource name for logs and metrics (`nodes`). */
+  resource: string;
+  log: Logger;
+  metrics: Registry;
+  clock: Clock;
+  /** Delay between restarts after failures (default 500 ms doubling to 30 s). */
+  backoff?: BackoffOptions;
+  /** A watch that ends sooner than this without events counts as a failure for backoff (default 1 s). */
+  minWatchMs?: number;
+}
+
+/** The informer's restart backoff: reset by a watch that lived or saw events, grown by every failure. */
+export class RestartPolicy {
+  readonly #options: RestartPolicyOptions;
+  readonly #backoff: Backoff;
+  readonly #restarts: Counter;
+
+  constructor(options: RestartPolicyOptions) {
+    this.#options = options;
+    this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    const restartsHelp = "Informer restarts after failures";
+    this.#restarts = options.metrics.counter("ccm_informer_restarts_total", restartsHelp, ["resource"]);
+  }
+
+  /** Failures since the last watch that counted as a success. */
+  get failures(): number {
+    return this.#backoff.failures;
+  }
+
+  /** After a watch closed by the server: resets the backoff, or sleeps when the watch died young and silent. */
+  async waitAfterClose(end: { events: number; startedAt: number }, signal: AbortSignal): Promise<void> {
+    const lived = this.#options.clock.monotonic() - end.startedAt;
+    if (end.events > 0 || lived >= (this.#options.minWatchMs ?? DEFAULT_MIN_WATCH_MS)) {
+      this.#backoff.reset();
+      return;
+    }
+    // The server keeps closing watches at once: resume from the same version, but not in a hot loop.
+    await this.#options.clock.sleep(this.#backoff.next(), signal);
+  }
+
+  /** Records a failure and sleeps; false when aborted while sleeping. */
+  async waitAfterFailure(e: unknown, signal: AbortSignal): Promise<boolean> {
+    const { resource, log, clock } = this.#options;
+    this.#restarts.inc({ resource });
+    const delayMs = this.#backoff.next();
+    log.warning("{resource} informer failed, re-listing in {delayMs} ms: {error}", {
+      resource,
+      delayMs,
+      error: e instanceof Error ? e.message : String(e),
+    });
+    try {
+      await clock.sleep(delayMs, signal);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }

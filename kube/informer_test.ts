@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
+import { FakeClock } from "../common/clock.ts";
 import { componentLogger } from "../common/log.ts";
+import { Registry } from "../common/metrics.ts";
 import { TcpProxy } from "../sim/proxy.ts";
 import { type KubeClients, nodeSource } from "./clients.ts";
 import { callsStartingWith, type Fixture, node, startFixture, waitFor } from "./testdata/fixtures.ts";
-import { type ChangeKind, Informer } from "./informer.ts";
-import { watchTimeoutSeconds } from "./informer_watch.ts";
+import { type ChangeKind, Informer, RestartPolicy } from "./informer.ts";
 import { trimNode } from "./trim.ts";
 
 interface Running extends AsyncDisposable {
@@ -280,8 +281,70 @@ Deno.test("Informer on an idle resource resumes each watch from the bookmark bef
   assert.deepEqual(run.changes, ["add n1", "add n2"]);
 });
 
-Deno.test("watchTimeoutSeconds() ends a watch before the silence watchdog, spread over 60-80 % of it", () => {
-  assert.equal(watchTimeoutSeconds(30_000, () => 0), 18);
-  assert.equal(watchTimeoutSeconds(30_000, () => 0.999), 23);
-  assert.equal(watchTimeoutSeconds(400, () => 0.5), 1, "never 0: that would mean no timeout");
+function policy(clock: FakeClock, metrics = new Registry()): RestartPolicy {
+  return new RestartPolicy({
+    resource: "nodes",
+    log: componentLogger("informer-restart-test"),
+    metrics,
+    clock,
+    backoff: { baseMs: 100, maxMs: 1000, jitter: 0 },
+    minWatchMs: 1000,
+  });
+}
+
+Deno.test("RestartPolicy.waitAfterFailure() counts, backs off and doubles the delay", async () => {
+  const clock = new FakeClock();
+  const metrics = new Registry();
+  const p = policy(clock, metrics);
+  const signal = new AbortController().signal;
+  const first = p.waitAfterFailure(new Error("refused"), signal);
+  await clock.advance(99);
+  assert.equal(clock.pendingSleeps, 1);
+  await clock.advance(1);
+  assert.equal(await first, true);
+  const second = p.waitAfterFailure(new Error("refused"), signal);
+  await clock.advance(199);
+  assert.equal(clock.pendingSleeps, 1);
+  await clock.advance(1);
+  assert.equal(await second, true);
+  assert.equal(p.failures, 2);
+  assert.equal(metrics.counter("ccm_informer_restarts_total", "").get({ resource: "nodes" }), 2);
+});
+
+Deno.test("RestartPolicy.waitAfterFailure() returns false when aborted while sleeping", async () => {
+  const clock = new FakeClock();
+  const p = policy(clock);
+  const ac = new AbortController();
+  const waiting = p.waitAfterFailure("boom", ac.signal);
+  ac.abort();
+  assert.equal(await waiting, false);
+});
+
+Deno.test("RestartPolicy.waitAfterClose() resets after a watch that saw events or lived long enough", async () => {
+  const clock = new FakeClock();
+  const p = policy(clock);
+  const signal = new AbortController().signal;
+  const failed = p.waitAfterFailure("boom", signal);
+  await clock.advance(100);
+  await failed;
+  assert.equal(p.failures, 1);
+  await p.waitAfterClose({ events: 1, startedAt: clock.monotonic() }, signal);
+  assert.equal(p.failures, 0);
+  const failedAgain = p.waitAfterFailure("boom", signal);
+  await clock.advance(100);
+  await failedAgain;
+  await clock.advance(1000);
+  await p.waitAfterClose({ events: 0, startedAt: clock.monotonic() - 1000 }, signal);
+  assert.equal(p.failures, 0);
+});
+
+Deno.test("RestartPolicy.waitAfterClose() backs off when watches close at once without events", async () => {
+  const clock = new FakeClock();
+  const p = policy(clock);
+  const signal = new AbortController().signal;
+  const waiting = p.waitAfterClose({ events: 0, startedAt: clock.monotonic() }, signal);
+  assert.equal(clock.pendingSleeps, 1);
+  await clock.advance(100);
+  await waiting;
+  assert.equal(p.failures, 1);
 });

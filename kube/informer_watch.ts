@@ -2,8 +2,17 @@
  * One informer's watch requests, each run to its end: closed by the server, failed, aborted, or ended by a
  * watchdog after a silence that client-node under Deno never notices. Every watch is counted in
  * `ccm_kube_requests_total`.
+ *
+ * Watch events into client-node models: a watch delivers wire JSON (timestamps as strings); a list delivers
+ * models (timestamps as Dates): an informer holds both, so it decodes watched objects into the same models.
+ * client-node's public way, `loadYaml`, wants text: the informer used to turn each parsed event back into
+ * JSON text and parse that as YAML, which cost 10 times the decoding itself (bench/informer_decode.ts). The
+ * serializer `loadYaml` ends with is not exported from the package's index, so it is imported from its file;
+ * informer_watch_test.ts fails, naming this file, if an upgrade moves or changes it.
  */
 import { type KubeConfig, Watch } from "@kubernetes/client-node";
+import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
+import { getSerializationType } from "@kubernetes/client-node/dist/util.js";
 import type { Clock } from "../common/clock.ts";
 import type { Counter } from "../common/metrics.ts";
 
@@ -157,4 +166,10 @@ function statusCode(err: unknown): number | undefined {
  */
 export function watchTimeoutSeconds(idleTimeoutMs: number, random: () => number = Math.random): number {
   return Math.max(1, Math.floor((idleTimeoutMs / 1000) * (0.6 + 0.2 * random())));
+}
+
+/** The model of a parsed wire object of `apiVersion`/`kind`, as `loadYaml` would build it from its text. */
+export function fromWire<T>(raw: unknown, apiVersion: string, kind: string): T {
+  const obj = { ...(raw as object), apiVersion, kind };
+  return ObjectSerializer.deserialize(obj, getSerializationType(apiVersion, kind)) as T;
 }

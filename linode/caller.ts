@@ -1,6 +1,7 @@
 /**
  * One Linode call, end to end: concurrency slot, token, fence, per-attempt timeout, retries with
- * backoff and `Retry-After`, metrics and call counts. `LinodeClient` describes calls; this runs them.
+ * backoff and `Retry-After`, paging, body shape checks, metrics and call counts. `client.ts` declares the
+ * calls; this runs them.
  *
  * Retry rule: GET, PUT and DELETE are idempotent and are retried on 429, 5xx, timeouts and network
  * errors. A POST creates something, so after a timeout, a network error or a 500/502/504 the server
@@ -11,24 +12,20 @@
  * Transient answers are retried quietly as linodego retries them, POSTs included (the API refused before
  * acting): 400 "Linode busy.", 408, 503, a proxy's HTML page with a 4xx. A 503 with `X-Maintenance-Mode` is
  * not retried here (as in linodego: a maintenance window outlasts any in-process backoff); the caller's
- * per-key back-off takes it. A 200 whose body has the wrong shape (`shapes.ts`) is an error, retried on GET.
+ * per-key back-off takes it. A 200 whose body has the wrong shape (`CallSpec.shape`) is retried as a 5xx is.
  *
  * Writes are bounded by leadership: each attempt asks the fence first, runs at most `writeTimeoutMs`, and is
  * aborted in flight the moment the fence's term ends.
  */
 import type { Params, ResourcePage } from "@linode/api-v4";
-import { GO_CLIENT_METRIC, goClientMethod } from "./go_methods.ts";
 import { backoffDelayMs, type BackoffOptions } from "../common/backoff.ts";
 import { linkSignals } from "../common/abort.ts";
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
 import type { Counter, Histogram, Registry } from "../common/metrics.ts";
-import type { WriteGuard } from "../common/write_guard.ts";
-import { ALWAYS_LEADING, type Fence, LeaseLostError } from "../common/write_guard.ts";
-import { isNotFound, isRetryable, LinodeApiError } from "./errors.ts";
-import { collectPages, PAGE_SIZE, PagingError } from "./paging.ts";
-import { parseRateLimitHeaders, rateLimitBucket, RateLimiter } from "./rate_limit.ts";
-import { shapeProblem } from "./shapes.ts";
+import { ALWAYS_LEADING, type Fence, LeaseLostError, type WriteGuard } from "../common/write_guard.ts";
+import { isNotFound, isRecord, isRetryable, LinodeApiError } from "./errors.ts";
+import { parseRateLimitHeaders, rateLimitBucket, RateLimiter, Semaphore } from "./rate_limit.ts";
 import type { TokenSource } from "./token.ts";
 import { type HttpMethod, type RequestContext, toLinodeApiError, withRequestContext } from "./transport.ts";
 
@@ -69,11 +66,15 @@ export interface CallerOptions {
   rateLimiter?: RateLimiter;
 }
 
-/** One call as `LinodeClient` describes it. */
+/** One call as `client.ts` declares it, with the arguments and options of this call. */
 export interface CallSpec {
   method: HttpMethod;
   /** Route template: `/linode/instances/{id}`. */
   route: string;
+  /** The linodego method the Go CCM calls for this request, counted in `GO_CLIENT_METRIC`. */
+  goMethod: string;
+  /** What the answer (or each item of a page) must look like. DELETEs are not checked. */
+  shape: ShapeCheck;
   /** For messages: "list linode instances" → "Cannot list linode instances: HTTP 503". */
   action: string;
   /** A POST that may be repeated safely. */
@@ -89,11 +90,6 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** Builds a `CallSpec` from its parts and the caller's options. */
-export function callSpec(method: HttpMethod, route: string, action: string, options?: CallOptions): CallSpec {
-  return { method, route, action, signal: options?.signal };
-}
-
 /** Default `maxRetries`. */
 export const DEFAULT_MAX_RETRIES = 3;
 /** Default `concurrency`. */
@@ -104,40 +100,76 @@ const DEFAULT_MAX_RETRY_SLEEP_MS = 30_000;
 // Sanity bound of a parsed Retry-After handed back to callers (an HTTP date far ahead, a typo).
 const MAX_RETRY_AFTER_MS = 3_600_000;
 
-/** Counts permits; `acquire` waits (abortably) when none is free. */
-class Semaphore {
-  #free: number;
-  readonly #waiters: Array<() => void> = [];
-  constructor(permits: number) {
-    this.#free = Math.max(1, permits);
-  }
+/**
+ * The Go CCM's Linode client metric: one count per client call (a paged listing counts once, retries do not
+ * count), `method` being the linodego method the Go CCM calls for that request (its generated
+ * `ClientWithPrometheus` wrapper), `result` `ok` or `error`. Operators' alerts on the Go name keep working;
+ * `ccm_linode_requests_total` (per request) stays beside it.
+ */
+export const GO_CLIENT_METRIC = "ccm_linode_client_requests_total";
 
-  async acquire(signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    if (this.#free > 0) {
-      this.#free--;
-      return;
+/**
+ * Says what is wrong with a body, or undefined when it has the expected shape: a 200 whose body is an HTML page
+ * (a proxy's) or JSON of another shape must never pass for the object asked for, nor reach a cache.
+ */
+export type ShapeCheck = (body: unknown) => string | undefined;
+
+/** What is wrong with an answer (a page of a list when `paged`), or undefined. */
+function shapeProblem(check: ShapeCheck, body: unknown, paged: boolean): string | undefined {
+  if (!paged) return check(body);
+  if (!isRecord(body) || !Array.isArray(body.data)) return "the body is not a page of a list";
+  for (const item of body.data) {
+    const problem = check(item);
+    if (problem) return problem.replace("the body is", "an item is");
+  }
+  return undefined;
+}
+
+/** Items per page requested on every list (the API maximum). */
+export const PAGE_SIZE = 500;
+
+/** Why a walk of pages was abandoned; the message says what moved, never any item content. */
+export class PagingError extends Error {
+  override name = "PagingError";
+}
+
+function checkPage<T>(got: ResourcePage<T>, want: number, first: ResourcePage<T>): void {
+  const ok = Number.isInteger(got.pages) && Number.isInteger(got.results) && Array.isArray(got.data);
+  if (!ok) throw new PagingError("page without data, pages or results");
+  if (got.page !== want) throw new PagingError(`asked for page ${want}, got page ${got.page}`);
+  if (got.pages !== first.pages) {
+    throw new PagingError(`page count changed from ${first.pages} to ${got.pages}`);
+  }
+  if (got.results !== first.results) {
+    throw new PagingError(`result count changed from ${first.results} to ${got.results}`);
+  }
+}
+
+/**
+ * Every item of a Linode list, in order, stopping at `page >= pages`. A partial list must never look complete
+ * (controllers delete what is absent), so any sign that the listing moved under us fails the whole walk with
+ * `PagingError`: a page number, `pages` or `results` that changes mid-walk, a non-final page short or long,
+ * or an item count that does not add up to `results`.
+ */
+export async function collectPages<T>(fetchPage: (page: number) => Promise<ResourcePage<T>>): Promise<T[]> {
+  const first = await fetchPage(1);
+  checkPage(first, 1, first);
+  const items = [...first.data];
+  // The server may cap page_size below what we asked; the first full page tells us what it uses.
+  const pageSize = first.pages > 1 ? first.data.length : PAGE_SIZE;
+  if (first.pages > 1 && pageSize === 0) throw new PagingError("page 1 is empty but more pages follow");
+  for (let page = 2; page <= first.pages; page++) {
+    const got = await fetchPage(page);
+    checkPage(got, page, first);
+    if (page < first.pages && got.data.length !== pageSize) {
+      throw new PagingError(`page ${page} of ${first.pages} held ${got.data.length} of ${pageSize} items`);
     }
-    await new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        const i = this.#waiters.indexOf(wake);
-        if (i >= 0) this.#waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      this.#waiters.push(wake);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    items.push(...got.data);
   }
-
-  release(): void {
-    const next = this.#waiters.shift();
-    if (next) next();
-    else this.#free++;
+  if (items.length !== first.results) {
+    throw new PagingError(`collected ${items.length} items, expected ${first.results}`);
   }
+  return items;
 }
 
 /** Runs Linode calls with the policies above. */
@@ -253,7 +285,7 @@ export class ApiCaller {
       result = "ok";
       return value;
     } finally {
-      this.#goCalls.inc({ method: goClientMethod(spec.method, spec.route), result });
+      this.#goCalls.inc({ method: spec.goMethod, result });
     }
   }
 
@@ -291,7 +323,7 @@ export class ApiCaller {
   /** The body as sent back, or a retryable `LinodeApiError` when its shape is wrong (never cached). */
   #checked<T>(spec: CallSpec, body: T): T {
     if (spec.method === "DELETE") return body;
-    const problem = shapeProblem(spec.method, spec.route, body, spec.paged === true);
+    const problem = shapeProblem(spec.shape, body, spec.paged === true);
     if (problem === undefined) return body;
     throw new LinodeApiError(spec.action, {
       status: 0,

@@ -1,8 +1,8 @@
 /**
- * The client side of Linode's rate limits, shared by every request of one `ApiCaller` (so by every
- * controller and worker): the budget the `X-RateLimit-*` headers report, a limiter that keeps bursts
- * under it (a node joining 200 Services must not discover the limit through 429s), and a pause of
- * every request after a 429 (one worker's 429 slows all of them, not just its own retry).
+ * What holds a Linode request back before it is sent, shared by every request of one `ApiCaller` (so by
+ * every controller and worker): a cap on requests in flight, the budget the `X-RateLimit-*` headers report, a
+ * limiter that keeps bursts under it (a node joining 200 Services must not discover the limit through 429s),
+ * and a pause of every request after a 429 (one worker's 429 slows all of them, not just its own retry).
  */
 import type { Clock } from "../common/clock.ts";
 import type { Logger } from "../common/log.ts";
@@ -188,5 +188,43 @@ export class RateLimiter {
       this.#waiting--;
       this.#waits.set({}, this.#waiting);
     }
+  }
+}
+
+/** Counts permits (requests in flight); `acquire` waits (abortably) when none is free. */
+export class Semaphore {
+  #free: number;
+  readonly #waiters: Array<() => void> = [];
+  constructor(permits: number) {
+    this.#free = Math.max(1, permits);
+  }
+
+  /** Takes a permit, waiting for one when none is free; rejects with the signal's reason on abort. */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.#waiters.indexOf(wake);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      this.#waiters.push(wake);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Returns a permit, to the longest waiter first. */
+  release(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#free++;
   }
 }

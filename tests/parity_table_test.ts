@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { FLAGS } from "../config/flag_table.ts";
 import { ENV_VARS } from "../config/env.ts";
 import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
-import { GO_CLIENT_METRIC } from "../linode/go_methods.ts";
+import { GO_CLIENT_METRIC } from "../linode/caller.ts";
 
 const DOC = Deno.readTextFileSync(new URL("../docs/migration.md", import.meta.url));
 const STATUSES = new Set(["same", "differs", "not implemented", "ours"]);

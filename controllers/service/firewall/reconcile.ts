@@ -11,7 +11,7 @@
 import type { Firewall, UpdateFirewallRules } from "@linode/api-v4";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { FirewallState } from "../../../cache/types.ts";
-import type { FirewallApi } from "../../../linode/firewalls.ts";
+import type { FirewallApi } from "../../../linode/client.ts";
 import type { PlanChange } from "../../loop/shadow.ts";
 import { type DesiredFirewall, sameFirewallRules } from "./rules.ts";
 

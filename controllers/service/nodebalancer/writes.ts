@@ -28,7 +28,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../../cache/nodebalancers.ts";
 import type { NodeBalancerConfigState, NodeBalancerNodeState } from "../../../cache/types.ts";
 import { objectKey } from "../../../kube/keys.ts";
-import type { NodeBalancerApi } from "../../../linode/nodebalancers.ts";
+import type { NodeBalancerApi } from "../../../linode/client.ts";
 import type { ActionSpec, PlanChange } from "../../loop/shadow.ts";
 import type { CheckType, PortFamily } from "../annotations/spec.ts";
 import type { DesiredFirewall } from "../firewall/rules.ts";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { loadYaml } from "@kubernetes/client-node";
-import { fromWire } from "./decode.ts";
+import { fromWire, watchTimeoutSeconds } from "./informer_watch.ts";
 
-// kube/decode.ts imports client-node's serializer from its file (not exported by the index): an upgrade that
+// kube/informer_watch.ts imports client-node's serializer from its file (not exported by the index): an upgrade that
 // changes it must fail here, naming that file, rather than hand the informer objects unlike listed ones.
-const UPGRADE = "@kubernetes/client-node changed: kube/decode.ts no longer decodes like loadYaml";
+const UPGRADE = "@kubernetes/client-node changed: kube/informer_watch.ts no longer decodes like loadYaml";
 
 const WIRE = [
   {
@@ -47,4 +47,10 @@ Deno.test("fromWire() turns wire timestamps into Dates, as listed objects have t
   const { apiVersion, kind, ...raw } = WIRE[0]!;
   const node = fromWire<{ metadata: { creationTimestamp: unknown } }>(raw, apiVersion, kind);
   assert.ok(node.metadata.creationTimestamp instanceof Date, UPGRADE);
+});
+
+Deno.test("watchTimeoutSeconds() ends a watch before the silence watchdog, spread over 60-80 % of it", () => {
+  assert.equal(watchTimeoutSeconds(30_000, () => 0), 18);
+  assert.equal(watchTimeoutSeconds(30_000, () => 0.999), 23);
+  assert.equal(watchTimeoutSeconds(400, () => 0.5), 1, "never 0: that would mean no timeout");
 });
