@@ -18,6 +18,32 @@ export function recordReconcile(
     .observe({ controller }, seconds);
 }
 
+/** The gauge of keys whose reconciles keep failing, valued with the time the streak began (epoch seconds). */
+function failingSince(metrics: Registry) {
+  return metrics.gauge(
+    "ccm_reconcile_failing_since_timestamp_seconds",
+    "Keys whose last reconcile failed, by controller and key, valued with the start of the failures (Unix time)",
+    ["controller", "key"],
+  );
+}
+
+/**
+ * Tracks a key's failure streak for alerting (a Service or Node that stays broken past the retry cap): the
+ * first failure starts the series at `nowMs`, later failures keep that start, a success removes the series.
+ * A quiet wait (the next cache refresh) and an abort neither start nor end a streak.
+ */
+export function recordKeyOutcome(
+  metrics: Registry,
+  controller: string,
+  key: string,
+  outcome: { failed: boolean; nowMs: number },
+): void {
+  const gauge = failingSince(metrics);
+  const labels = { controller, key };
+  if (!outcome.failed) gauge.remove(labels);
+  else if (gauge.get(labels) === 0) gauge.set(labels, outcome.nowMs / 1000);
+}
+
 /**
  * Counts a periodic pass that decided nothing because nothing it reads changed since a pass that settled
  * (`ccm_passes_skipped_total{controller}`; the cloud-node controller counts one per Node its status resync

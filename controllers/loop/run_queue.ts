@@ -6,7 +6,7 @@ import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import { LeaseLostError } from "../../common/write_guard.ts";
 import type { Registry } from "../../common/metrics.ts";
-import { recordReconcile } from "./reconcile_metrics.ts";
+import { recordKeyOutcome, recordReconcile } from "./reconcile_metrics.ts";
 import type { WorkQueue } from "./work_queue.ts";
 
 /** Thrown by a reconcile that must wait a known time before retrying (Linode's `Retry-After`). */
@@ -64,6 +64,11 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+/** True for an expected wait that is not worth a warning (`quiet: true`, e.g. for the next cache refresh). */
+function isQuiet(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { quiet?: unknown }).quiet === true;
+}
+
 /** Applies one handler failure to the queue; returns what was done. */
 function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWorkersOptions<T>): Outcome {
   const { log, signal } = options;
@@ -86,7 +91,7 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
   if (retryAfterMs !== undefined) {
     queue.addAfter(key, retryAfterMs);
     // An expected wait (`quiet: true`, e.g. for the next cache refresh) is not worth a warning.
-    const level = (error as { quiet?: unknown }).quiet === true ? "debug" : "warning";
+    const level = isQuiet(error) ? "debug" : "warning";
     log[level]("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
       ...props,
       delayMs: retryAfterMs,
@@ -109,17 +114,23 @@ async function processKey<T>(queue: WorkQueue<T>, key: T, options: RunWorkersOpt
   const clock = options.clock ?? systemClock;
   const started = clock.monotonic();
   let result: Outcome = "success";
+  // A failure streak is an error the loop retries or gives up on; not an abort, nor a quiet, expected wait.
+  let failed = false;
   try {
     await options.handle(key, options.signal);
     queue.forget(key);
     return;
   } catch (error) {
     result = requeue(queue, key, error, options);
+    failed = result !== "aborted" && !(result === "retry-after" && isQuiet(error));
     if (options.onError && result !== "aborted") await notify(options, key, error, result);
   } finally {
     queue.done(key);
     if (options.metrics) {
       recordReconcile(options.metrics, queue.name, result, (clock.monotonic() - started) / 1000);
+      if (result === "success" || failed) {
+        recordKeyOutcome(options.metrics, queue.name, String(key), { failed, nowMs: clock.now() });
+      }
     }
   }
 }
