@@ -34,6 +34,8 @@ export class RestartPolicy {
     this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     const restartsHelp = "Informer restarts after failures";
     this.#restarts = options.metrics.counter("ccm_informer_restarts_total", restartsHelp, ["resource"]);
+    // Shown from 0: Prometheus's increase() cannot count the first restart of a series born at 1.
+    this.#restarts.inc({ resource: options.resource }, 0);
   }
 
   /** Failures since the last watch that counted as a success. */

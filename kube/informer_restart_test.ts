@@ -19,6 +19,7 @@ Deno.test("RestartPolicy.waitAfterFailure() counts, backs off and doubles the de
   const clock = new FakeClock();
   const metrics = new Registry();
   const p = policy(clock, metrics);
+  assert.match(metrics.render(), /^ccm_informer_restarts_total\{resource="nodes"\} 0$/m, "shown from 0");
   const signal = new AbortController().signal;
   const first = p.waitAfterFailure(new Error("refused"), signal);
   await clock.advance(99);

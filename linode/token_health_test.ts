@@ -34,6 +34,7 @@ Deno.test("watchTokenHealth() checks every period, rides out 5xx, and stops at t
   sim.faults.error(500, { route: "/profile", count: 2 });
   const stop = new AbortController();
   const watching = watchTokenHealth({ client, clock: systemClock, log, metrics, periodMs: 10 }, stop.signal);
+  assert.match(metrics.render(), /^ccm_linode_token_check_errors_total 0$/m, "shown from 0");
   await until(() => sim.calls.count("GET /v4/profile") >= 4, "four checks");
   assert.equal(metrics.gauge("ccm_linode_token_valid", "").get(), 1);
   sim.setToken("rotated");
