@@ -171,7 +171,10 @@ export class Informer<T extends KubeObject> {
         if (!(await this.#restart.waitAfterFailure(e, signal))) break;
       }
     }
-    this.#setHealthy(false);
+    // Stopped on purpose (a leader's Lease watch, a shutdown): not watching, but not failing either, so its
+    // series goes instead of reading 0 (an alert on unhealthy informers would page for every leader).
+    this.#healthy = false;
+    this.#healthyGauge.remove({ resource: this.#source.resource });
   }
 
   async #relist(signal: AbortSignal): Promise<void> {

@@ -65,7 +65,10 @@ function expand(expr: string): string {
 }
 
 Deno.test("the dashboard is a current Grafana schema, laid out on the 24-column grid", () => {
-  assert.ok(DASHBOARD.schemaVersion >= 39 && DASHBOARD.schemaVersion <= 41, `schema ${DASHBOARD.schemaVersion}`);
+  assert.ok(
+    DASHBOARD.schemaVersion >= 39 && DASHBOARD.schemaVersion <= 41,
+    `schema ${DASHBOARD.schemaVersion}`,
+  );
   assert.equal(DASHBOARD.uid, "linode-ccm");
   assert.ok(DASHBOARD.title);
   const ids = DASHBOARD.panels.map((p) => p.id);
@@ -110,7 +113,11 @@ Deno.test("every dashboard query and variable names only metrics the CCM declare
   for (const { panel, target } of queries()) {
     const problems = exprProblems(expand(target.expr), metrics, legendLabels(target.legendFormat ?? ""));
     assert.deepEqual(problems, [], `${panel} ${target.refId}: ${target.expr}`);
-    assert.match(target.expr, /\{job=~"\$job",instance=~"\$instance"/, `${panel}: selects $job and $instance`);
+    assert.match(
+      target.expr,
+      /\{job=~"\$job",instance=~"\$instance"/,
+      `${panel}: selects $job and $instance`,
+    );
   }
   for (const v of DASHBOARD.templating.list.filter((v) => v.type === "query")) {
     const text = typeof v.query === "string" ? v.query : v.query.query;
@@ -143,5 +150,9 @@ Deno.test("the dashboard has what an operator needs, Linode calls under the Go C
     assert.ok(used.has(name), `a panel shows ${name}`);
   }
   const goCalls = queries().find((q) => q.target.expr.includes(GO_CLIENT_METRIC));
-  assert.deepEqual(promqlRefs(goCalls?.target.expr ?? "").grouping, ["method", "result"], "by route and result");
+  assert.deepEqual(
+    promqlRefs(goCalls?.target.expr ?? "").grouping,
+    ["method", "result"],
+    "by route and result",
+  );
 });

@@ -88,7 +88,10 @@ async function programSources(): Promise<Map<string, string>> {
   const sources = new Map<string, string>();
   for (const { specifier } of info.modules) {
     if (!specifier.startsWith(ROOT.href) || !specifier.endsWith(".ts")) continue;
-    sources.set(specifier.slice(ROOT.href.length), stripComments(await Deno.readTextFile(new URL(specifier))));
+    sources.set(
+      specifier.slice(ROOT.href.length),
+      stripComments(await Deno.readTextFile(new URL(specifier))),
+    );
   }
   return sources;
 }
@@ -135,7 +138,9 @@ export async function declaredMetrics(): Promise<Map<string, DeclaredMetric>> {
       const labels = resolveLabels(labelsArg, where);
       const known = found.get(name);
       if (known && (known.type !== type || known.labels.join() !== labels.join())) {
-        throw new TypeError(`${where}: ${name} declared as ${type}[${labels}], elsewhere ${known.type}[${known.labels}]`);
+        throw new TypeError(
+          `${where}: ${name} declared as ${type}[${labels}], elsewhere ${known.type}[${known.labels}]`,
+        );
       }
       found.set(name, { name, type, labels, files: [...new Set([...(known?.files ?? []), file])] });
     }
@@ -192,7 +197,10 @@ const AGGREGATIONS = new Set([
 ]);
 
 /** The first string argument of the call whose `(` is token `open` (label_join's destination label). */
-function firstStringArgument(tokens: readonly { kind: string; text: string }[], open: number): string | undefined {
+function firstStringArgument(
+  tokens: readonly { kind: string; text: string }[],
+  open: number,
+): string | undefined {
   let depth = 0;
   for (let i = open; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -203,7 +211,8 @@ function firstStringArgument(tokens: readonly { kind: string; text: string }[], 
   }
   return undefined;
 }
-const TOKEN = /\s*(?:("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(\[[^\]]*\])|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d[\w.]*)|(=~|!~|!=|==|<=|>=|[-+*/%^(){},=<>@]))/y;
+const TOKEN =
+  /\s*(?:("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(\[[^\]]*\])|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d[\w.]*)|(=~|!~|!=|==|<=|>=|[-+*/%^(){},=<>@]))/y;
 
 /** The metric names, matcher labels and grouping labels of a PromQL expression (a small lexer, not a parser). */
 export function promqlRefs(expr: string): PromqlRefs {
@@ -216,7 +225,11 @@ export function promqlRefs(expr: string): PromqlRefs {
     const kind = m[1] ? "str" : m[2] ? "range" : m[3] ? "ident" : m[4] ? "num" : "op";
     tokens.push({ kind, text: m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]! });
   }
-  const refs = { selectors: [] as { name: string; matchers: string[] }[], grouping: [] as string[], made: [] as string[] };
+  const refs = {
+    selectors: [] as { name: string; matchers: string[] }[],
+    grouping: [] as string[],
+    made: [] as string[],
+  };
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     const next = tokens[i + 1];
@@ -270,7 +283,9 @@ export function exprProblems(
     }
     for (const l of found.labels) carried.add(l);
     for (const l of s.matchers) {
-      if (!found.labels.includes(l) && !TARGET_LABELS.includes(l)) problems.push(`${s.name} has no label ${l}`);
+      if (!found.labels.includes(l) && !TARGET_LABELS.includes(l)) {
+        problems.push(`${s.name} has no label ${l}`);
+      }
     }
   }
   for (const l of new Set([...refs.grouping, ...extraLabels])) {
@@ -308,7 +323,9 @@ export function findTool(name: string): string | undefined {
 export function skipWithout(...tools: string[]): boolean {
   const missing = tools.filter((t) => findTool(t) === undefined);
   if (missing.length === 0 || Deno.env.get("CI")) return false;
-  console.warn(`SKIPPED: ${missing.join(", ")} not installed (apt-get install prometheus; .ci/run installs it)`);
+  console.warn(
+    `SKIPPED: ${missing.join(", ")} not installed (apt-get install prometheus; .ci/run installs it)`,
+  );
   return true;
 }
 

@@ -104,9 +104,15 @@ Deno.test("every alert has a unit test that fires it, one that keeps it quiet on
   for (const { alert } of alertRules()) {
     const quietWhenHealthy = healthy.alert_rule_test.filter((c) => c.alertname === alert);
     assert.ok(quietWhenHealthy.length > 0, `${alert}: evaluated on the healthy cluster`);
-    assert.ok(quietWhenHealthy.every((c) => c.exp_alerts.length === 0), `${alert}: quiet on the healthy cluster`);
+    assert.ok(
+      quietWhenHealthy.every((c) => c.exp_alerts.length === 0),
+      `${alert}: quiet on the healthy cluster`,
+    );
     const own = tests.filter((t) => t.name.startsWith(`${alert}: `)).flatMap((t) =>
-      t.alert_rule_test.filter((c) => c.alertname === alert).map((c) => ({ test: t.name, fires: c.exp_alerts.length }))
+      t.alert_rule_test.filter((c) => c.alertname === alert).map((c) => ({
+        test: t.name,
+        fires: c.exp_alerts.length,
+      }))
     );
     assert.ok(own.some((c) => c.fires > 0 && !c.test.includes("quiet")), `${alert}: a test that fires it`);
     const blip = own.filter((c) => c.test === `${alert}: quiet on a single blip`);
@@ -118,7 +124,10 @@ Deno.test("every alert has a severity, a summary, and a runbook_url to its secti
   const sections = runbookSections();
   const alerts = alertRules();
   for (const rule of alerts) {
-    assert.ok(SEVERITIES.has(rule.labels?.severity ?? ""), `${rule.alert}: severity ${rule.labels?.severity}`);
+    assert.ok(
+      SEVERITIES.has(rule.labels?.severity ?? ""),
+      `${rule.alert}: severity ${rule.labels?.severity}`,
+    );
     assert.ok((rule.annotations?.summary ?? "").length > 20, `${rule.alert}: a summary`);
     const url = rule.annotations?.runbook_url ?? "";
     const anchor = rule.alert.toLowerCase();
@@ -128,7 +137,11 @@ Deno.test("every alert has a severity, a summary, and a runbook_url to its secti
     assert.match(section, /\*\*What it means\.\*\*/, `${rule.alert}: what it means`);
     assert.match(section, /\*\*What to do\.\*\*/, `${rule.alert}: what to do`);
   }
-  assert.deepEqual([...sections.keys()].sort(), alerts.map((r) => r.alert.toLowerCase()).sort(), "no stale runbook");
+  assert.deepEqual(
+    [...sections.keys()].sort(),
+    alerts.map((r) => r.alert.toLowerCase()).sort(),
+    "no stale runbook",
+  );
 });
 
 Deno.test("every rule names only metrics and labels the CCM declares, and selects the ServiceMonitor's job", async () => {
@@ -137,7 +150,11 @@ Deno.test("every rule names only metrics and labels the CCM declares, and select
     const labels = templateLabels(Object.values(rule.annotations ?? {}).join("\n"));
     assert.deepEqual(exprProblems(rule.expr, metrics, labels), [], rule.alert);
     for (const s of promqlRefs(rule.expr).selectors) {
-      assert.match(rule.expr, new RegExp(`${s.name}\\{job="${JOB}"`), `${rule.alert}: ${s.name} selects the job`);
+      assert.match(
+        rule.expr,
+        new RegExp(`${s.name}\\{job="${JOB}"`),
+        `${rule.alert}: ${s.name} selects the job`,
+      );
     }
   }
   // The job: the Service label the ServiceMonitor's jobLabel names.
@@ -153,7 +170,10 @@ Deno.test("every rule names only metrics and labels the CCM declares, and select
 
 Deno.test("exprProblems() fails on a metric or label the CCM does not declare", async () => {
   const metrics = await declaredMetrics();
-  assert.deepEqual(exprProblems('sum by (controller) (rate(ccm_reconciles_total{result="error"}[5m]))', metrics), []);
+  assert.deepEqual(
+    exprProblems('sum by (controller) (rate(ccm_reconciles_total{result="error"}[5m]))', metrics),
+    [],
+  );
   assert.deepEqual(exprProblems("rate(ccm_reconcile_total[5m])", metrics), [
     "ccm_reconcile_total is not a metric the CCM exports",
   ]);
@@ -163,5 +183,11 @@ Deno.test("exprProblems() fails on a metric or label the CCM does not declare", 
   assert.deepEqual(exprProblems('ccm_informer_healthy{resources="nodes"}', metrics), [
     "ccm_informer_healthy has no label resources",
   ]);
-  assert.deepEqual(exprProblems("histogram_quantile(0.9, sum by (le) (rate(ccm_reconcile_duration_seconds_bucket[5m])))", metrics), []);
+  assert.deepEqual(
+    exprProblems(
+      "histogram_quantile(0.9, sum by (le) (rate(ccm_reconcile_duration_seconds_bucket[5m])))",
+      metrics,
+    ),
+    [],
+  );
 });
