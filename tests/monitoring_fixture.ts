@@ -164,43 +164,38 @@ export interface PromqlRefs {
   readonly made: string[];
 }
 
-const KEYWORDS = new Set([
-  "and",
-  "or",
-  "unless",
-  "by",
-  "without",
-  "on",
-  "ignoring",
-  "group_left",
-  "group_right",
-  "offset",
-  "bool",
-  "inf",
-  "nan",
-  "atan2",
-]);
-const GROUPING = new Set(["by", "without", "on", "ignoring", "group_left", "group_right"]);
-const AGGREGATIONS = new Set([
-  "sum",
-  "min",
-  "max",
-  "avg",
-  "group",
-  "stddev",
-  "stdvar",
-  "count",
-  "count_values",
-  "bottomk",
-  "topk",
-  "quantile",
-]);
+/** One PromQL token. */
+interface Token {
+  readonly kind: "str" | "range" | "ident" | "num" | "op";
+  readonly text: string;
+}
+
+const KEYWORDS = new Set(
+  "and or unless by without on ignoring group_left group_right offset bool inf nan atan2".split(" "),
+);
+const GROUPING = new Set("by without on ignoring group_left group_right".split(" "));
+const AGGREGATIONS = new Set(
+  "sum min max avg group stddev stdvar count count_values bottomk topk quantile".split(" "),
+);
+const TOKEN =
+  /\s*(?:("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(\[[^\]]*\])|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d[\w.]*)|(=~|!~|!=|==|<=|>=|[-+*/%^(){},=<>@]))/y;
+
+/** PromQL as tokens: strings, ranges (`[5m]`), identifiers, numbers and durations, operators. */
+function tokenize(expr: string): Token[] {
+  const tokens: Token[] = [];
+  const text = expr.trim();
+  TOKEN.lastIndex = 0;
+  while (TOKEN.lastIndex < text.length) {
+    const m = TOKEN.exec(text);
+    if (!m) throw new SyntaxError(`Cannot read PromQL at ${TOKEN.lastIndex}: ${text}`);
+    const kind = m[1] ? "str" : m[2] ? "range" : m[3] ? "ident" : m[4] ? "num" : "op";
+    tokens.push({ kind, text: m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]! });
+  }
+  return tokens;
+}
 
 /** The first string argument of the call whose `(` is token `open` (label_join's destination label). */
-function firstStringArgument(
-  tokens: readonly { kind: string; text: string }[],
-  open: number,
-): string | undefined {
+function firstStringArgument(tokens: readonly Token[], open: number): string | undefined {
   let depth = 0;
   for (let i = open; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -211,20 +206,10 @@ function firstStringArgument(
   }
   return undefined;
 }
-const TOKEN =
-  /\s*(?:("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(\[[^\]]*\])|([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d[\w.]*)|(=~|!~|!=|==|<=|>=|[-+*/%^(){},=<>@]))/y;
 
 /** The metric names, matcher labels and grouping labels of a PromQL expression (a small lexer, not a parser). */
 export function promqlRefs(expr: string): PromqlRefs {
-  const tokens: { kind: "str" | "range" | "ident" | "num" | "op"; text: string }[] = [];
-  TOKEN.lastIndex = 0;
-  const trimmed = expr.trim();
-  while (TOKEN.lastIndex < trimmed.length) {
-    const m = TOKEN.exec(trimmed);
-    if (!m) throw new SyntaxError(`Cannot read PromQL at ${TOKEN.lastIndex}: ${trimmed}`);
-    const kind = m[1] ? "str" : m[2] ? "range" : m[3] ? "ident" : m[4] ? "num" : "op";
-    tokens.push({ kind, text: m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]! });
-  }
+  const tokens = tokenize(expr);
   const refs = {
     selectors: [] as { name: string; matchers: string[] }[],
     grouping: [] as string[],
