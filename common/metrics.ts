@@ -51,6 +51,10 @@ abstract class Scalar implements Metric {
     this.#values.set(labelKey(this.labelNames, labels), value);
   }
 
+  protected drop(labels: Labels | undefined): void {
+    this.#values.delete(labelKey(this.labelNames, labels));
+  }
+
   /** Current value for these labels (0 when never touched). */
   get(labels?: Labels): number {
     return this.#values.get(labelKey(this.labelNames, labels)) ?? 0;
@@ -104,6 +108,11 @@ export class Gauge extends Scalar {
   /** Subtracts `by` (default 1). */
   dec(labels?: Labels, by = 1): void {
     this.add(labels, -by);
+  }
+
+  /** Removes the series of these labels from the exposition (a state that ended, not one that is 0). */
+  remove(labels?: Labels): void {
+    this.drop(labels);
   }
 }
 

@@ -169,7 +169,10 @@ export class Informer<T extends KubeObject> {
         if (!(await this.#restart.waitAfterFailure(e, signal))) break;
       }
     }
-    this.#setHealthy(false);
+    // Stopped on purpose (a leader's Lease watch, a shutdown): not watching, but not failing either, so its
+    // series goes instead of reading 0 (an alert on unhealthy informers would page for every leader).
+    this.#healthy = false;
+    this.#healthyGauge.remove({ resource: this.#source.resource });
   }
 
   async #relist(signal: AbortSignal): Promise<void> {
@@ -289,6 +292,8 @@ export class RestartPolicy {
     this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     const restartsHelp = "Informer restarts after failures";
     this.#restarts = options.metrics.counter("ccm_informer_restarts_total", restartsHelp, ["resource"]);
+    // Shown from 0: Prometheus's increase() cannot count the first restart of a series born at 1.
+    this.#restarts.inc({ resource: options.resource }, 0);
   }
 
   /** Failures since the last watch that counted as a success. */

@@ -126,6 +126,8 @@ Deno.test("Informer.start() re-lists after connections are refused and delivers 
   assert.deepEqual(run.changes.sort(), ["add n4", "delete n1", "update n2"]);
   assert.equal(run.informer.get("n2")?.metadata?.labels?.step, "during-outage");
   assert.equal(f.metrics.gauge("ccm_informer_healthy", "", ["resource"]).get({ resource: "nodes" }), 1);
+  await run[Symbol.asyncDispose]();
+  assert.doesNotMatch(f.metrics.render(), /^ccm_informer_healthy\{/m, "a stopped informer reports no health");
 });
 
 Deno.test("Informer.start() survives an apiserver that refuses connections for a window", async () => {

@@ -104,6 +104,12 @@ export class LeaderElector {
     this.#requestTimeoutMs = Math.min(deps.requestTimeoutMs ?? renewDeadlineMs / 2, renewDeadlineMs);
   }
 
+  /** Remembers a snapshot seen or written, and reports the Lease's transition count from it. */
+  #see(lease: LeaseSnapshot): void {
+    this.#observed.see(lease);
+    this.#metrics.leaseTransitions.set(this.#labels, lease.record.leaseTransitions);
+  }
+
   /** True while the last record this process saw or wrote names it as holder. */
   get isLeader(): boolean {
     return this.#observed.isMine;
@@ -212,7 +218,7 @@ export class LeaderElector {
       );
       return;
     }
-    this.#observed.see(lease);
+    this.#see(lease);
     if (lease.record.holderIdentity !== "") return;
     // Logged here, not when the sleep wakes: a release seen while an attempt is in flight starts the next one
     // at once without sleeping.
@@ -324,7 +330,7 @@ export class LeaderElector {
     if (observed && this.isLeader) {
       try {
         mayWrite();
-        this.#observed.see(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
+        this.#see(await api.replace(observed, this.#renewal(observed.record, nowMs), { signal }));
         return true;
       } catch (e) {
         // 404: deleted (a real apiserver answers a replace of a deleted Lease 409, UID precondition: the read
@@ -344,10 +350,10 @@ export class LeaderElector {
       if (this.#observed.isHeldByOther) return false;
       const fresh = { ...this.#renewal(undefined, nowMs), acquireTimeMs: nowMs, leaseTransitions: 0 };
       mayWrite();
-      this.#observed.see(await api.create({ namespace, name }, fresh, { signal }));
+      this.#see(await api.create({ namespace, name }, fresh, { signal }));
       return true;
     }
-    this.#observed.see(current);
+    this.#see(current);
     const holder = current.record.holderIdentity;
     if (this.#observed.isHeldByOther) return false;
     // A poll can find a release before the watch tells of it.
@@ -360,7 +366,7 @@ export class LeaderElector {
       leaseTransitions: current.record.leaseTransitions + 1,
     };
     mayWrite();
-    this.#observed.see(await api.replace(current, record, { signal }));
+    this.#see(await api.replace(current, record, { signal }));
     return true;
   }
 
@@ -380,7 +386,7 @@ export class LeaderElector {
     const { api, namespace, name } = this.#deps;
     try {
       const current = await api.get({ namespace, name }, { signal });
-      if (current) this.#observed.see(current);
+      if (current) this.#see(current);
     } catch {
       // The next attempt reads again anyway.
     }
@@ -403,7 +409,7 @@ export class LeaderElector {
         leaseTransitions: base.record.leaseTransitions,
       };
       try {
-        this.#observed.see(await api.replace(base, record, { signal }));
+        this.#see(await api.replace(base, record, { signal }));
         return;
       } catch (e) {
         log.warning("cannot release lease {lease}: {error}", { ...this.#labels, error: String(e) });

@@ -8,6 +8,8 @@ export interface ElectorMetrics {
   transitions: Counter;
   acquireFailures: Counter;
   renewFailures: Counter;
+  /** The Lease's own `leaseTransitions` as last seen: one count for the cluster, whichever replica reports it. */
+  leaseTransitions: Gauge;
 }
 
 /** Registers the elector's metrics. */
@@ -25,6 +27,11 @@ export function electorMetrics(metrics: Registry): ElectorMetrics {
     renewFailures: metrics.counter(
       "ccm_leader_renew_failures_total",
       "Failed requests while renewing the leader Lease",
+      ["lease"],
+    ),
+    leaseTransitions: metrics.gauge(
+      "ccm_leader_lease_transitions",
+      "The Lease's spec.leaseTransitions as this process last saw it (holder changes, counted by the apiserver)",
       ["lease"],
     ),
   };

@@ -70,10 +70,19 @@ Deno.test("LeaderElector.run() elects exactly one of three and hands over within
   assert.equal(lease.leaseTransitions, 1);
   assert.notEqual(lease.acquireTime, firstAcquire);
   assert.equal(first.metrics.gauge("ccm_leader_is_leader", "").total(), 0);
+  // Every replica reports the Lease's own count (what an alert on leader churn reads): the standby from its
+  // next poll (a standby's watch, not started here, would see it at once).
+  const standby = candidates.find((c) => c !== first && c !== second);
+  const transitionsSeen = (c: typeof standby) =>
+    c?.metrics.gauge("ccm_leader_lease_transitions", "").get(LEASE_LABELS);
+  assert.equal(transitionsSeen(second), 1);
+  await advanceUntil(clock, RETRY_MS / 2, () => transitionsSeen(standby) === 1);
 
   assert.equal(await second.stop(), "released");
   await advanceUntil(clock, RETRY_MS / 2, () => leaders(candidates).length === 1);
   assert.equal(spec(await cluster.rawLease()).leaseTransitions, 2);
+  const [third] = leaders(candidates);
+  assert.equal(transitionsSeen(third), 2);
 });
 
 Deno.test("LeaderElector.run() takes over after the leader crashes, once the Lease expires and not before", async () => {

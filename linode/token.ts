@@ -154,6 +154,8 @@ export async function watchTokenHealth(
   const { client, clock, log, metrics } = options;
   const valid = metrics.gauge("ccm_linode_token_valid", "1 while the last token check passed, 0 after a 401");
   const failures = metrics.counter("ccm_linode_token_check_errors_total", "Token checks that ended unknown");
+  // Shown from 0, so an alert counting failed checks sees the first one too.
+  failures.inc(undefined, 0);
   valid.set(undefined, 1);
   const periodMs = options.periodMs ?? DEFAULT_TOKEN_HEALTH_PERIOD_MS;
   for (;;) {

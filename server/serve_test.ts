@@ -71,6 +71,14 @@ Deno.test("startServer() serves /healthz, /readyz and /metrics over HTTPS with a
     const value = Number(new RegExp(`^${name} (\\d+)$`, "m").exec(metrics.body)?.[1]);
     assert.ok(value > 1024 * 1024, `${name} ${value}`);
   }
+  // CPU time only grows from scrape to scrape; the start time is this process's, in seconds.
+  const cpu = (body: string) => Number(/^process_cpu_seconds_total (\S+)$/m.exec(body)?.[1]);
+  const first = cpu(metrics.body);
+  for (let i = 0; i < 1e6; i++) Math.sqrt(i);
+  const second = cpu((await s.get("/metrics")).body);
+  assert.ok(first > 0 && second >= first, `process_cpu_seconds_total ${first} then ${second}`);
+  const started = Number(/^process_start_time_seconds (\S+)$/m.exec(metrics.body)?.[1]);
+  assert.equal(started, Math.round(performance.timeOrigin) / 1000);
 });
 
 Deno.test("startServer() /readyz flips with its checks and reports leadership", async () => {
@@ -172,6 +180,8 @@ Deno.test("startServer() /metrics renders text format 0.0.4 with escaped labels"
     process_resident_memory_bytes: "gauge",
     ccm_heap_used_bytes: "gauge",
     ccm_heap_total_bytes: "gauge",
+    process_cpu_seconds_total: "counter",
+    process_start_time_seconds: "gauge",
   });
   assert.ok(
     lines.includes('ccm_linode_requests_total{method="GET",route="weird \\"route\\"\\\\with\\nnewline"} 3'),

@@ -4,6 +4,7 @@ import { FLAGS } from "../config/flag_table.ts";
 import { ENV_VARS } from "../config/env.ts";
 import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
 import { GO_CLIENT_METRIC } from "../linode/caller.ts";
+import { declaredMetrics } from "./monitoring_fixture.ts";
 
 const DOC = Deno.readTextFileSync(new URL("../docs/migration.md", import.meta.url));
 const STATUSES = new Set(["same", "differs", "not implemented", "ours"]);
@@ -41,6 +42,17 @@ Deno.test("the parity table has a row for every Service annotation of the annota
 
 Deno.test("the parity table names the Go CCM's metric and Event names operators alert on", () => {
   assert.deepEqual(missing([GO_CLIENT_METRIC, "NodeBalancerIPChangeIgnored", "SyncLoadBalancerFailed"]), []);
+});
+
+Deno.test("the parity table has a row for every metric the CCM declares, and for the monitoring files", async () => {
+  assert.deepEqual(missing([...(await declaredMetrics()).keys()]), []);
+  const files = [
+    "deploy/monitoring-alerts.yaml",
+    "deploy/monitoring-alerts.rules.yaml",
+    "deploy/monitoring-dashboard.json",
+  ];
+  assert.deepEqual(missing(files), []);
+  assert.equal(ROWS.find((r) => r.names.includes(files[0]!))?.status, "ours", "the Go CCM ships none");
 });
 
 Deno.test("every parity row has a known status, and every difference says how", () => {

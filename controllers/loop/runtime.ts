@@ -13,7 +13,7 @@
  * - shadow mode: each reconcile runs inside its key's scope of the shadow record (`shadow.ts`), and its writes
  *   go through the executors there, which hold them in `--dry-run`.
  */
-import { type Clock, isAbort } from "../../common/clock.ts";
+import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
 import { LeaseLostError } from "../../common/write_guard.ts";
@@ -72,6 +72,37 @@ function recordReconcile(metrics: Registry, controller: string, result: Outcome,
     .observe({ controller }, seconds);
 }
 
+/** The gauge of keys whose reconciles keep failing, valued with the time the streak began (epoch seconds). */
+function failingSince(metrics: Registry) {
+  return metrics.gauge(
+    "ccm_reconcile_failing_since_timestamp_seconds",
+    "Keys whose last reconcile failed, by controller and key, valued with the start of the failures (Unix time)",
+    ["controller", "key"],
+  );
+}
+
+/**
+ * Tracks a key's failure streak for alerting (a Service or Node that stays broken past the retry cap): the
+ * first failure starts the series at `nowMs`, later failures keep that start, a success removes the series.
+ * A quiet wait (the next cache refresh) and an abort neither start nor end a streak.
+ */
+function recordKeyOutcome(
+  metrics: Registry,
+  controller: string,
+  key: string,
+  outcome: { failed: boolean; nowMs: number },
+): void {
+  const gauge = failingSince(metrics);
+  const labels = { controller, key };
+  if (!outcome.failed) gauge.remove(labels);
+  else if (gauge.get(labels) === 0) gauge.set(labels, outcome.nowMs / 1000);
+}
+
+/** True for an expected wait that is not worth a warning (`quiet: true`, e.g. for the next cache refresh). */
+function isQuiet(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { quiet?: unknown }).quiet === true;
+}
+
 /**
  * Counts resyncs that left a key alone because nothing its pass reads changed since a pass that settled
  * (`ccm_passes_skipped_total{controller}`, one per key): what keeps an idle big cluster cheap
@@ -99,8 +130,8 @@ export interface RunWorkersOptions<T> {
   log: Logger;
   /** Receives `ccm_reconciles_total` and `ccm_reconcile_duration_seconds`, labelled with the queue's name. */
   metrics?: Registry;
-  /** Times reconciles (default: the queue's clock is not known here, so the system's monotonic time). */
-  clock?: Pick<Clock, "monotonic">;
+  /** Times reconciles and failure streaks (default: the system's clock). */
+  clock?: Clock;
   /** Called after a handler throws, unless aborted (e.g. to record a Warning Event); its errors are logged. */
   onError?: (key: T, error: unknown, outcome: Outcome) => void | Promise<void>;
 }
@@ -127,7 +158,7 @@ function requeue<T>(queue: WorkQueue<T>, key: T, error: unknown, options: RunWor
   if (retryAfterMs !== undefined) {
     queue.addAfter(key, retryAfterMs);
     // An expected wait (`quiet: true`, e.g. for the next cache refresh) is not worth a warning.
-    const level = (error as { quiet?: unknown }).quiet === true ? "debug" : "warning";
+    const level = isQuiet(error) ? "debug" : "warning";
     log[level]("{queue} {key} retrying in {delayMs} ms as asked: {error}", {
       ...props,
       delayMs: retryAfterMs,
@@ -155,19 +186,27 @@ async function notify<T>(options: RunWorkersOptions<T>, key: T, error: unknown, 
 }
 
 async function processKey<T>(queue: WorkQueue<T>, key: T, options: RunWorkersOptions<T>): Promise<void> {
-  const now = () => options.clock?.monotonic() ?? performance.now();
-  const started = now();
+  const clock = options.clock ?? systemClock;
+  const started = clock.monotonic();
   let result: Outcome = "success";
+  // A failure streak is an error the loop retries or gives up on; not an abort, nor a quiet, expected wait.
+  let failed = false;
   try {
     await options.handle(key, options.signal);
     queue.forget(key);
     return;
   } catch (error) {
     result = requeue(queue, key, error, options);
+    failed = result !== "aborted" && !(result === "retry-after" && isQuiet(error));
     if (options.onError && result !== "aborted") await notify(options, key, error, result);
   } finally {
     queue.done(key);
-    if (options.metrics) recordReconcile(options.metrics, queue.name, result, (now() - started) / 1000);
+    if (options.metrics) {
+      recordReconcile(options.metrics, queue.name, result, (clock.monotonic() - started) / 1000);
+      if (result === "success" || failed) {
+        recordKeyOutcome(options.metrics, queue.name, String(key), { failed, nowMs: clock.now() });
+      }
+    }
   }
 }
 

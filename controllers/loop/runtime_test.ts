@@ -620,3 +620,57 @@ Deno.test("Fingerprints moves its version only when what a pass reads changes", 
   f.see("a", undefined);
   assert.ok(f.version > w, "a deletion is a change");
 });
+
+Deno.test("runWorkers() keeps a failing key's streak start in ccm_reconcile_failing_since_timestamp_seconds until it succeeds", async () => {
+  const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+  const metrics = new Registry();
+  const queue = new WorkQueue<string>({ name: "service", clock, random: () => 0.5 });
+  const stop = new AbortController();
+  const runs: string[] = [];
+  let failures = 2;
+  const running = runWorkers(queue, {
+    concurrency: 1,
+    signal: stop.signal,
+    log,
+    metrics,
+    clock,
+    handle: (key) => {
+      runs.push(key);
+      if (key === "default/waiting") {
+        return Promise.reject(Object.assign(new RetryAfterError("cache", 10), { quiet: true }));
+      }
+      return failures-- > 0 ? Promise.reject(new Error("HTTP 503")) : Promise.resolve();
+    },
+  });
+  const since = () =>
+    metrics.gauge("ccm_reconcile_failing_since_timestamp_seconds", "", ["controller", "key"]);
+  const series = () =>
+    metrics.render().split("\n").filter((l) => l.startsWith("ccm_reconcile_failing_since"));
+  try {
+    queue.add("default/web");
+    await waitFor(() => runs.length === 1, "the first failure");
+    await settle();
+    const start = Date.parse("2026-01-01T00:00:00Z") / 1000;
+    assert.equal(since().get({ controller: "service", key: "default/web" }), start);
+    await clock.advance(1000);
+    await waitFor(() => runs.length === 2, "the second failure");
+    await settle();
+    assert.equal(
+      since().get({ controller: "service", key: "default/web" }),
+      start,
+      "the streak keeps its start",
+    );
+    await clock.advance(2000);
+    await waitFor(() => runs.length === 3, "the success");
+    await settle();
+    assert.deepEqual(series(), [], "a success removes the series");
+    queue.add("default/waiting");
+    await waitFor(() => runs.length === 4, "a quiet wait");
+    await settle();
+    assert.deepEqual(series(), [], "a quiet wait for the cache is no failure");
+  } finally {
+    stop.abort();
+    await running;
+    queue.shutDown();
+  }
+});
