@@ -12,7 +12,7 @@ import { fromWire } from "./decode.ts";
 import { RestartPolicy } from "./informer_restart.ts";
 import { InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";
-import { KubeApiError, kubeRequestsCounter } from "./requests.ts";
+import { KubeApiError, kubeRequestsCounter, type PermissionObserver } from "./requests.ts";
 
 /** The metadata an informer needs from every object. */
 export interface KubeObject {
@@ -61,6 +61,8 @@ export interface InformerOptions extends Selectors {
   watchIdleTimeoutMs?: number;
   /** A watch that ends sooner than this without events counts as a failure for backoff (default 1 s). */
   minWatchMs?: number;
+  /** Told of the watches' permission (the lists' go through the clients' own). */
+  permissions?: PermissionObserver;
 }
 
 /** Options of an `Informer` of `T`: what it keeps of each object. */
@@ -107,6 +109,7 @@ export class Informer<T extends KubeObject> {
       idleTimeoutMs: options.watchIdleTimeoutMs ?? 30_000,
       apply: (type, raw) => this.#apply(type, raw),
       opened: () => this.#setHealthy(true),
+      permissions: options.permissions,
     });
   }
 

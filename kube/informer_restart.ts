@@ -23,6 +23,11 @@ export interface RestartPolicyOptions {
   minWatchMs?: number;
 }
 
+/** True for errors marked `permanent` (a missing RBAC permission, `KubeForbiddenError`). */
+function isPermanent(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { permanent?: unknown }).permanent === true;
+}
+
 /** The informer's restart backoff: reset by a watch that lived or saw events, grown by every failure. */
 export class RestartPolicy {
   readonly #options: RestartPolicyOptions;
@@ -56,7 +61,9 @@ export class RestartPolicy {
   async waitAfterFailure(e: unknown, signal: AbortSignal): Promise<boolean> {
     const { resource, log, clock } = this.#options;
     this.#restarts.inc({ resource });
-    const delayMs = this.#backoff.next();
+    // A permission the CCM lacks stays missing until someone grants it (reported once, by `kube/permissions.ts`):
+    // retried at the longest interval, never in a hot loop.
+    const delayMs = isPermanent(e) ? this.#backoff.options.maxMs : this.#backoff.next();
     log.warning("{resource} informer failed, re-listing in {delayMs} ms: {error}", {
       resource,
       delayMs,

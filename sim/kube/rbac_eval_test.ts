@@ -98,7 +98,7 @@ Deno.test("KubeSim with enforceRbac: names, namespaces, API groups and watches i
     [
       "/api/v1/namespaces/kube-system",
       {},
-      `namespaces "kube-system" is forbidden: User "${SA_USER}" cannot get resource "namespaces" in API group "" at the cluster scope`,
+      `namespaces "kube-system" is forbidden: User "${SA_USER}" cannot get resource "namespaces" in API group "" in the namespace "kube-system"`,
       { name: "kube-system", kind: "namespaces" },
     ],
     [
