@@ -60,7 +60,9 @@ export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> 
   const clock = new FakeClock();
   const { flags = [], serviceAccount, ...worldOptions } = options;
   const go = await startGoCcmWorld({ ...worldOptions, clock, tls: false });
-  const env = serviceAccount ? { KUBECONFIG: await serviceAccountKubeconfig(go, serviceAccount) } : {};
+  const env: Record<string, string> = serviceAccount
+    ? { KUBECONFIG: await serviceAccountKubeconfig(go, serviceAccount) }
+    : {};
   const ccm = await startWorld({ sims: go, clock, flags: [...go.flags, ...flags], env });
   const before = go.linode.world.nodeBalancers();
   const tagOf = (svc: SeededService) => ownershipTag(go.clusterName, svc.uid);
