@@ -55,13 +55,14 @@ function apply(kube: KubeSim, manifests: readonly Manifest[]): void {
   }
 }
 
-/** The rules of `manifests` without the one granting `verb` on `resource`. */
+/** `manifests` with `verb` taken off every rule on `resource` (a rule left without verbs dropped). */
 function without(manifests: readonly Manifest[], verb: string, resource: string): Manifest[] {
+  type Rule = { resources?: string[]; verbs?: string[] };
   return manifests.map((m) => {
     if (!Array.isArray(m.rules)) return m;
-    const rules = (m.rules as { resources?: string[]; verbs?: string[] }[]).filter((r) =>
-      !(r.resources?.includes(resource) && r.verbs?.includes(verb))
-    );
+    const rules = (m.rules as Rule[])
+      .map((r) => r.resources?.includes(resource) ? { ...r, verbs: r.verbs?.filter((v) => v !== verb) } : r)
+      .filter((r) => (r.verbs?.length ?? 0) > 0);
     return { ...m, rules };
   });
 }
@@ -95,15 +96,20 @@ async function scrape(sw: Switch, token: string): Promise<{ status: number; body
 
 /**
  * The Go CCM's world under enforced RBAC: its chart's objects plus `additions`, this CCM as its ServiceAccount
- * serving `/metrics`, with leader election (the Go CCM's Lease to take over) when `leaderElect`.
+ * serving `/metrics`, with leader election (the Go CCM's Lease to take over) when `leaderElect`; `chart` may
+ * change the chart's objects first.
  */
-async function switchUnderRbac(additions: readonly Manifest[], leaderElect: boolean): Promise<Switch> {
+async function switchUnderRbac(
+  additions: readonly Manifest[],
+  leaderElect: boolean,
+  chart: (docs: Manifest[]) => Manifest[] = (docs) => docs,
+): Promise<Switch> {
   const sw = await startSwitch({
     serviceAccount: SERVICE_ACCOUNT,
     drift: { uninitialisedNode: true },
     flags: [`--leader-elect=${leaderElect}`, `--secure-port=${freePort()}`, "--bind-address=127.0.0.1"],
   });
-  apply(sw.go.kube, [...documents(Deno.readTextFileSync(CHART_RBAC)), ...additions]);
+  apply(sw.go.kube, [...chart(documents(Deno.readTextFileSync(CHART_RBAC))), ...additions]);
   sw.go.kube.enforceRbac = true;
   return sw;
 }
@@ -219,6 +225,31 @@ Deno.test("runCcm() as the Go CCM's ServiceAccount without the guide's get on na
   }]);
   await ccm.advanceUntil(() => sw.adopted(), { what: "adopted once granted", stepMs: 10_000 });
   assert.match(logs.text(), /permission \\"get\\" on \\"namespaces\\" is granted now/);
+});
+
+Deno.test("runCcm() as a ServiceAccount that may not patch Nodes: the MissingPermission Event is on the Node being initialised", async () => {
+  await using sw = await switchUnderRbac(guideAdditions(), false, (docs) => without(docs, "patch", "nodes"));
+  const { go, ccm } = sw;
+  const name = go.drift.uninitialisedNode ?? "";
+  await ccm.start();
+  await ccm.tick(240_000, 10_000);
+
+  const events = ccm.events("MissingPermission");
+  assert.deepEqual(events.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name}`), [`Node/${name}`]);
+  assert.match(events[0]?.message ?? "", /^Missing RBAC permission: patch on nodes in API group ""/);
+  assert.ok(ccm.node(name)?.spec?.taints?.length, "still uninitialised");
+  const patches = go.kube.audit.entries.filter((e) =>
+    e.verb === "patch" && e.resource === "nodes" && !e.subresource
+  );
+  // Once, and once more after the route controller's status patch changed the Node: not on a backoff.
+  assert.ok(patches.length <= 2, `${patches.length} patches in 4 minutes`);
+  assert.equal(
+    ccm.metrics.counter("ccm_kube_forbidden_total", "", ["verb", "resource"]).get({
+      verb: "patch",
+      resource: "nodes",
+    }),
+    patches.length,
+  );
 });
 
 Deno.test("the Go chart's ClusterRole plus the guide's additions allow every permission of deploy/ccm.yaml", () => {
