@@ -18,7 +18,13 @@ import type { WriteGuard } from "../common/write_guard.ts";
 import type { Fence } from "../common/write_guard.ts";
 import type { Registry } from "../common/metrics.ts";
 import type { ResourceSource } from "./informer.ts";
-import { isNotFound, makeHttpLibrary, signalOptions, toKubeApiError } from "./requests.ts";
+import {
+  isNotFound,
+  makeHttpLibrary,
+  type PermissionObserver,
+  signalOptions,
+  toKubeApiError,
+} from "./requests.ts";
 
 /** The API clients plus the KubeConfig they came from (informers need it for watches). */
 export interface KubeClients {
@@ -42,6 +48,8 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
   /** Sent as User-Agent (default `linode-cloud-controller-manager`). */
   userAgent?: string;
+  /** Told about every answer: a refusal for want of an RBAC permission is reported and becomes its error. */
+  permissions?: PermissionObserver;
 }
 
 type ApiClass<T> = new (config: ReturnType<typeof createConfiguration>) => T;
@@ -112,11 +120,12 @@ export interface ReviewApis {
  */
 export function makeReviewApis(
   kcs: { authn: KubeConfig; authz: KubeConfig },
-  options: Pick<KubeClientOptions, "metrics" | "requestTimeoutMs" | "userAgent">,
+  options: Pick<KubeClientOptions, "metrics" | "requestTimeoutMs" | "userAgent" | "permissions">,
 ): ReviewApis {
   const userAgent = options.userAgent ?? "linode-cloud-controller-manager";
   const http = makeHttpLibrary({
     metrics: options.metrics,
+    permissions: options.permissions,
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
   });
   return {

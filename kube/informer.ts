@@ -10,7 +10,7 @@ import type { Logger } from "../common/log.ts";
 import type { Counter, Gauge, Registry } from "../common/metrics.ts";
 import { fromWire, InformerWatch, type WatchEnd } from "./informer_watch.ts";
 import { objectKey } from "./keys.ts";
-import { KubeApiError, kubeRequestsCounter } from "./requests.ts";
+import { KubeApiError, kubeRequestsCounter, type PermissionObserver } from "./requests.ts";
 
 /** The metadata an informer needs from every object. */
 export interface KubeObject {
@@ -59,6 +59,8 @@ export interface InformerOptions extends Selectors {
   watchIdleTimeoutMs?: number;
   /** A watch that ends sooner than this without events counts as a failure for backoff (default 1 s). */
   minWatchMs?: number;
+  /** Told of the watches' permission (the lists' go through the clients' own). */
+  permissions?: PermissionObserver;
 }
 
 /** Options of an `Informer` of `T`: what it keeps of each object. */
@@ -105,6 +107,7 @@ export class Informer<T extends KubeObject> {
       idleTimeoutMs: options.watchIdleTimeoutMs ?? 30_000,
       apply: (type, raw) => this.#apply(type, raw),
       opened: () => this.#setHealthy(true),
+      permissions: options.permissions,
     });
   }
 
@@ -281,6 +284,11 @@ export interface RestartPolicyOptions {
   minWatchMs?: number;
 }
 
+/** True for errors marked `permanent` (a missing RBAC permission, `KubeForbiddenError`). */
+function isPermanent(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { permanent?: unknown }).permanent === true;
+}
+
 /** The informer's restart backoff: reset by a watch that lived or saw events, grown by every failure. */
 export class RestartPolicy {
   readonly #options: RestartPolicyOptions;
@@ -316,7 +324,9 @@ export class RestartPolicy {
   async waitAfterFailure(e: unknown, signal: AbortSignal): Promise<boolean> {
     const { resource, log, clock } = this.#options;
     this.#restarts.inc({ resource });
-    const delayMs = this.#backoff.next();
+    // A permission the CCM lacks stays missing until someone grants it (reported once, by `kube/permissions.ts`):
+    // retried at the longest interval, never in a hot loop.
+    const delayMs = isPermanent(e) ? this.#backoff.options.maxMs : this.#backoff.next();
     log.warning("{resource} informer failed, re-listing in {delayMs} ms: {error}", {
       resource,
       delayMs,

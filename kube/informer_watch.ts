@@ -15,6 +15,7 @@ import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
 import { getSerializationType } from "@kubernetes/client-node/dist/util.js";
 import type { Clock } from "../common/clock.ts";
 import type { Counter } from "../common/metrics.ts";
+import type { PermissionObserver } from "./requests.ts";
 
 /** How a watch ended. Ends for silence or a client timeout report `closed` with one event: not a failure. */
 export type WatchEnd =
@@ -40,6 +41,8 @@ export interface InformerWatchOptions {
   apply(type: string, obj: unknown): WatchEnd | undefined;
   /** Called once a watch is established. */
   opened(): void;
+  /** Told of each watch's permission: a 403 becomes its refusal error, an opened watch proves `watch`. */
+  permissions?: PermissionObserver;
 }
 
 /** Opens watches of one resource for an informer. */
@@ -116,7 +119,9 @@ export class InformerWatch {
         else if (err instanceof Error && err.name === "TimeoutError") {
           finish({ kind: "closed", events: 1, startedAt });
         } else if (statusCode(err) === 410) finish({ kind: "gone" });
-        else finish({ kind: "error", error: err });
+        else if (statusCode(err) === 403) {
+          finish({ kind: "error", error: this.#options.permissions?.denied("GET", this.#url()) ?? err });
+        } else finish({ kind: "error", error: err });
       };
       const params = this.#params(resourceVersion);
       this.#watch.watch(this.#options.path, params, onEvent, onDone).then((c) => {
@@ -124,6 +129,7 @@ export class InformerWatch {
         if (settled) c.abort();
         else {
           onActivity();
+          this.#options.permissions?.allowed("GET", this.#url());
           this.#options.opened();
         }
       }, (e: unknown) => finish({ kind: "error", error: e }));
@@ -139,6 +145,14 @@ export class InformerWatch {
     if (this.#options.labelSelector) params.labelSelector = this.#options.labelSelector;
     if (this.#options.fieldSelector) params.fieldSelector = this.#options.fieldSelector;
     return params;
+  }
+
+  /** The watch's URL as far as its permission goes (path, `watch`, selectors), for `permissions`. */
+  #url(): string {
+    const url = new URL(this.#options.path, "https://kubernetes.default.svc");
+    url.searchParams.set("watch", "true");
+    if (this.#options.fieldSelector) url.searchParams.set("fieldSelector", this.#options.fieldSelector);
+    return url.toString();
   }
 
   #count(err: unknown): void {

@@ -86,23 +86,64 @@ export function toKubeApiError(e: unknown): unknown {
   );
 }
 
+/** A request's authorization attributes, as the apiserver's `RequestInfo` has them. */
+export interface RequestAttributes {
+  /** get, list, watch, create, update, patch, delete, deletecollection. */
+  readonly verb: string;
+  /** API group, `""` for the core group. */
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource: string;
+  /** `""` when cluster-scoped or across all namespaces. */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+const VERBS: Readonly<Record<string, string>> = { POST: "create", PUT: "update", PATCH: "patch" };
+
+/** Subresources of a Namespace itself (`/namespaces/{name}/status`), not resources in it. */
+const NAMESPACE_SUBRESOURCES: ReadonlySet<string> = new Set(["status", "finalize"]);
+
+/**
+ * The attributes of a request to `url` (`/api/v1/...`, `/apis/<group>/<version>/...`), as upstream's
+ * RequestInfo reads them: a Namespace is in its own namespace, a list or watch narrowed to one name by
+ * `fieldSelector=metadata.name` names it.
+ */
+export function requestAttributes(method: string, url: string): RequestAttributes {
+  const parsed = new URL(url);
+  const parts = parsed.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  const group = parts[0] === "apis" ? parts[1] ?? "" : "";
+  let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+  const watchPath = rest[0] === "watch";
+  if (watchPath) rest = rest.slice(1);
+  let namespace = "";
+  if (rest[0] === "namespaces" && rest.length > 1) {
+    namespace = rest[1] ?? "";
+    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2] ?? "")) rest = rest.slice(2);
+  }
+  const [resource = "", name = "", subresource = ""] = rest;
+  const watch = parsed.searchParams.get("watch");
+  let verb = VERBS[method] ?? method.toLowerCase();
+  if (method === "GET" && (watchPath || (!name && watch !== null && watch !== "false" && watch !== "0"))) {
+    verb = "watch";
+  } else if (method === "GET") verb = name ? "get" : "list";
+  else if (method === "DELETE" && !name) verb = "deletecollection";
+  const selected = !name && (verb === "list" || verb === "watch") ? selectedName(parsed.searchParams) : "";
+  return { verb, group, resource, subresource, namespace, name: name || selected };
+}
+
+/** The one name a list or watch is narrowed to by `fieldSelector=metadata.name=<name>`, as RequestInfo reads it. */
+function selectedName(query: URLSearchParams): string {
+  const names = (query.get("fieldSelector") ?? "").split(",")
+    .map((t) => /^metadata\.name==?(.+)$/.exec(t.trim())?.[1])
+    .filter((n): n is string => n !== undefined);
+  return names.length === 1 ? names[0] ?? "" : "";
+}
+
 /** The verb and resource of a request, as client-go labels its metrics (`list`, `watch`, `nodes/status`). */
 export function describeRequest(method: string, url: string): { verb: string; resource: string } {
-  const parsed = new URL(url);
-  const parts = parsed.pathname.split("/").filter(Boolean);
-  // /api/v1/... or /apis/<group>/<version>/...
-  let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
-  if (rest[0] === "namespaces" && rest.length >= 3) rest = rest.slice(2);
-  const [resource = "", name, sub] = rest;
-  const fullResource = sub ? `${resource}/${sub}` : resource;
-  const verbs: Record<string, string> = { POST: "create", PUT: "update", PATCH: "patch" };
-  let verb = verbs[method] ?? method.toLowerCase();
-  if (method === "GET") {
-    if (parsed.searchParams.get("watch") === "true") verb = "watch";
-    else if (!name) verb = "list";
-    else verb = "get";
-  } else if (method === "DELETE" && !name) verb = "deletecollection";
-  return { verb, resource: fullResource };
+  const { verb, resource, subresource } = requestAttributes(method, url);
+  return { verb, resource: subresource ? `${resource}/${subresource}` : resource };
 }
 
 /** The request counter `ccm_kube_requests_total{verb,resource,code}` in `metrics`. */
@@ -121,9 +162,25 @@ function kubeRequestSeconds(metrics: Registry): Histogram {
   ]);
 }
 
+/**
+ * Told what each answer says about the client's permissions (`kube/permissions.ts` implements it): a 403 may be
+ * a missing RBAC permission, any other success proves one.
+ */
+export interface PermissionObserver {
+  /**
+   * A 403 to `method url`, with the Status message (undefined when no body was read, as for a watch): the error
+   * to reject the call with when RBAC refused it, else undefined (an admission webhook's refusal, say).
+   */
+  denied(method: string, url: string, apiMessage?: string): Error | undefined;
+  /** A 2xx answer to `method url`. */
+  allowed(method: string, url: string): void;
+}
+
 /** Options of `makeHttpLibrary`. */
 export interface HttpLibraryOptions {
   metrics: Registry;
+  /** Told about every answer: a refusal for want of an RBAC permission becomes its error. */
+  permissions?: PermissionObserver;
   /** Asked immediately before every write (POST, PUT, PATCH, DELETE) is sent. */
   fence?: Fence;
   /** `--dry-run`: asked before every write of every client, the Lease's included, and refuses it. */
@@ -223,12 +280,13 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
       const linked = linkSignals(outer, timeout.signal);
       request.setSignal(linked.signal);
       const started = performance.now();
+      let answer: { response: ResponseContext; body: Uint8Array };
       try {
         const response = await inner.send(request).toPromise();
         // Read under the same timeout: a body that stalls after the headers must not hold a relist or a stop.
         const body = await readBody(response.body, request.getSignal());
         counter.inc({ ...labels, code: String(response.httpStatusCode) });
-        return new ResponseContext(response.httpStatusCode, response.headers, bufferedBody(body));
+        answer = { response, body };
       } catch (e) {
         counter.inc({ ...labels, code: "error" });
         if (outer?.aborted) throw e;
@@ -238,6 +296,27 @@ export function makeHttpLibrary(options: HttpLibraryOptions): HttpLibrary {
         clearTimeout(timer);
         seconds.observe(labels, (performance.now() - started) / 1000);
       }
+      const { response, body } = answer;
+      observePermission(options.permissions, {
+        method,
+        url: request.getUrl(),
+        status: response.httpStatusCode,
+        body,
+      });
+      return new ResponseContext(response.httpStatusCode, response.headers, bufferedBody(body));
     },
   });
+}
+
+/** Tells `observer` what an answer says about permissions; throws the error of an RBAC refusal. */
+function observePermission(
+  observer: PermissionObserver | undefined,
+  answer: { method: string; url: string; status: number; body: Uint8Array },
+): void {
+  if (!observer) return;
+  if (answer.status >= 200 && answer.status < 300) observer.allowed(answer.method, answer.url);
+  if (answer.status !== 403) return;
+  const { message } = parseStatusBody(new TextDecoder().decode(answer.body));
+  const refused = observer.denied(answer.method, answer.url, message ?? "");
+  if (refused) throw refused;
 }

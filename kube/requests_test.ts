@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { ApiException } from "@kubernetes/client-node";
-import { describeRequest, isConflict, isNotFound, KubeApiError, toKubeApiError } from "./requests.ts";
+import {
+  describeRequest,
+  isConflict,
+  isNotFound,
+  KubeApiError,
+  requestAttributes,
+  toKubeApiError,
+} from "./requests.ts";
 
 const BASE = "http://127.0.0.1:6443";
 const CASES = [
@@ -30,6 +37,34 @@ const CASES = [
 for (const c of CASES) {
   Deno.test(`describeRequest() ${c.method} ${c.path}`, () => {
     assert.deepEqual(describeRequest(c.method, BASE + c.path), { verb: c.verb, resource: c.resource });
+  });
+}
+
+/** `requestAttributes()`: what the apiserver's RequestInfo makes of a request (verb, group, resource, ...). */
+const ATTRIBUTES: [string, string, string][] = [
+  ["GET", "/api/v1/namespaces/kube-system", "get  namespaces  kube-system kube-system"],
+  ["GET", "/api/v1/namespaces/ns1/status", "get  namespaces status ns1 ns1"],
+  ["GET", "/api/v1/namespaces/default/secrets/tls", "get  secrets  default tls"],
+  ["GET", "/api/v1/services?watch=1", "watch  services   "],
+  ["GET", "/api/v1/watch/nodes", "watch  nodes   "],
+  [
+    "GET",
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?fieldSelector=metadata.name%3Dccm",
+    "list coordination.k8s.io leases  kube-system ccm",
+  ],
+  [
+    "POST",
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    "create authorization.k8s.io subjectaccessreviews   ",
+  ],
+  ["PATCH", "/api/v1/namespaces/a/services/b/status", "patch  services status a b"],
+  ["DELETE", "/api/v1/namespaces/a/events", "deletecollection  events  a "],
+];
+
+for (const [method, path, want] of ATTRIBUTES) {
+  Deno.test(`requestAttributes() ${method} ${path}`, () => {
+    const a = requestAttributes(method, BASE + path);
+    assert.equal([a.verb, a.group, a.resource, a.subresource, a.namespace, a.name].join(" "), want);
   });
 }
 

@@ -2,6 +2,7 @@
  * The switch from the Go CCM, as a scenario: a world as the Go CCM left it (`startGoCcmWorld`, its Lease holder
  * on the test's `FakeClock`) and this CCM started on it through `runCcm` with the Go CCM's own flags.
  */
+import { dirname, join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import { FakeClock } from "../common/clock.ts";
 import { clusterTag, IDENTITY_NAMESPACE, ownershipTag } from "../controllers/service/ownership.ts";
@@ -19,6 +20,12 @@ import { type CcmWorld, startWorld } from "./ccm_fixture.ts";
 export interface SwitchOptions extends Omit<GoCcmWorldOptions, "clock" | "tls"> {
   /** Flags after the Go CCM's (e.g. `--leader-elect=true`). */
   flags?: readonly string[];
+  /**
+   * `namespace/name` of a ServiceAccount this CCM authenticates as (a token of it in its own kubeconfig), as the
+   * Go CCM's DaemonSet runs; default the emulator's admin. What it may do is up to the test's RBAC objects and
+   * `go.kube.enforceRbac`.
+   */
+  serviceAccount?: string;
 }
 
 /** The Go CCM's world and this CCM, not started yet. */
@@ -50,9 +57,12 @@ export function clusterIdTagOf(kube: KubeSim): string {
 /** Seeds the Go CCM's world and prepares this CCM with the Go CCM's flags (start it with `ccm.start()`). */
 export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> {
   const clock = new FakeClock();
-  const { flags = [], ...worldOptions } = options;
+  const { flags = [], serviceAccount, ...worldOptions } = options;
   const go = await startGoCcmWorld({ ...worldOptions, clock, tls: false });
-  const ccm = await startWorld({ sims: go, clock, flags: [...go.flags, ...flags] });
+  const env: Record<string, string> = serviceAccount
+    ? { KUBECONFIG: await serviceAccountKubeconfig(go, serviceAccount) }
+    : {};
+  const ccm = await startWorld({ sims: go, clock, flags: [...go.flags, ...flags], env });
   const before = go.linode.world.nodeBalancers();
   const tagOf = (svc: SeededService) => ownershipTag(go.clusterName, svc.uid);
   const byId = () => new Map(go.linode.world.nodeBalancers().map((nb) => [nb.id, nb]));
@@ -71,6 +81,14 @@ export async function startSwitch(options: SwitchOptions = {}): Promise<Switch> 
     linodeWrites: () => go.linode.calls.log.map((c) => c.key).filter((k) => WRITES.test(k)),
     [Symbol.asyncDispose]: () => ccm[Symbol.asyncDispose](),
   };
+}
+
+/** A kubeconfig beside the world's that authenticates as the ServiceAccount `namespace/name`; returns its path. */
+async function serviceAccountKubeconfig(go: GoCcmWorld, serviceAccount: string): Promise<string> {
+  const [namespace = "", name = ""] = serviceAccount.split("/");
+  const path = join(dirname(go.kubeconfigPath), "service-account.kubeconfig");
+  await go.kube.writeKubeconfig(path, go.kube.identities.addServiceAccount(namespace, name));
+  return path;
 }
 
 /** Backend node ids per NodeBalancer, per port, per address: what must survive the switch. */

@@ -1,5 +1,6 @@
 /** docs/migration.md's parity table against the tables the program is built from. */
 import assert from "node:assert/strict";
+import * as yaml from "js-yaml";
 import { FLAGS } from "../config/flag_table.ts";
 import { ENV_VARS } from "../config/env.ts";
 import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
@@ -61,5 +62,38 @@ Deno.test("every parity row has a known status, and every difference says how", 
     if (row.status !== "same") {
       assert.notEqual(row.note, "", `${row.names.join(", ")}: ${row.status} without a note`);
     }
+  }
+});
+
+/** The permissions of the ClusterRoles and Roles in a manifest, as `resource[.group][/subresource]`. */
+function permissionNames(url: URL): string[] {
+  const docs = yaml.loadAll(Deno.readTextFileSync(url)) as { kind?: string; rules?: unknown }[];
+  const rules = docs.filter((d) => d?.kind === "ClusterRole" || d?.kind === "Role")
+    .flatMap((d) =>
+      (Array.isArray(d.rules) ? d.rules : []) as { apiGroups?: string[]; resources?: string[] }[]
+    );
+  return [
+    ...new Set(rules.flatMap((r) =>
+      (r.apiGroups ?? []).flatMap((g) =>
+        (r.resources ?? []).map((res) => {
+          const [resource = "", sub] = res.split("/");
+          const base = g ? `${resource}.${g}` : resource;
+          return sub ? `${base}/${sub}` : base;
+        })
+      )
+    )),
+  ];
+}
+
+Deno.test("the parity table's RBAC rows cover the Go chart's ClusterRole and deploy/ccm.yaml, each backed by a file", () => {
+  const chart = permissionNames(new URL("./testdata/go_ccm_chart_rbac.yaml", import.meta.url));
+  const ours = permissionNames(new URL("../deploy/ccm.yaml", import.meta.url));
+  assert.deepEqual(missing([...chart, ...ours]), []);
+  const start = DOC.indexOf("\n### RBAC\n");
+  const section = DOC.slice(start, DOC.indexOf("\n## ", start));
+  const rows = section.split("\n").filter((l) => l.startsWith("| `"));
+  assert.ok(rows.length >= chart.length);
+  for (const row of rows) {
+    assert.match(row, /`(tests|kube|controllers|lease|deploy|bench)\/[\w/.-]+\.(ts|yaml)`/);
   }
 });

@@ -15,7 +15,8 @@ import type { Config } from "../config/config.ts";
 import { VERSION } from "../config/version.ts";
 import { type KubeClients, makeKubeClients, nodeSource, serviceSource } from "../kube/clients.ts";
 import { type KubeConfigSource, kubeSecretsSource, loadKubeConfig } from "../kube/config.ts";
-import { EventRecorder } from "../kube/events.ts";
+import { EventRecorder, type ObjectRef, refFor } from "../kube/events.ts";
+import { MissingPermissions } from "../kube/permissions.ts";
 import { type ChangeKind, Informer, type KubeObject } from "../kube/informer.ts";
 import { trimNode } from "../kube/trim.ts";
 import { ALWAYS_LEADING, DryRunGuard, type Fence, SwitchFence } from "../common/write_guard.ts";
@@ -24,6 +25,7 @@ import { LinodeClient } from "../linode/client.ts";
 import { ClusterIdentity } from "../controllers/service/ownership.ts";
 import { OrphanCheck } from "../controllers/service/cleanup.ts";
 import { type Executors, newExecutors, ShadowRecorder } from "../controllers/loop/shadow.ts";
+import { currentReconcile } from "../controllers/loop/runtime.ts";
 import { type NodeSource, ProjectedNodes } from "../controllers/node/projected_nodes.ts";
 import { fileToken, staticToken, type TokenSource } from "../linode/token.ts";
 import type { Registry } from "../common/metrics.ts";
@@ -86,6 +88,8 @@ export interface CcmParts {
   readonly secrets: () => readonly string[];
   /** Who may read the secure port's `/metrics` and `/plan` (TokenReview and SubjectAccessReview). */
   readonly auth: RequestAuthorizer;
+  /** Every request the apiserver refused for want of an RBAC permission, counted and reported. */
+  readonly permissions: MissingPermissions;
 }
 
 function tokenSource(config: Config, clock: Clock): TokenSource {
@@ -196,11 +200,12 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const identity = newIdentity(deps.hostname);
   const userAgent = userAgentOf(identity);
   const kc = loadKubeConfig(kubeSource(config, deps.serviceAccountDir));
-  const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent });
+  const permissions = new MissingPermissions({ log: componentLogger("kube"), metrics });
+  const kube = makeKubeClients(kc, { metrics, fence, writeGuard, userAgent, permissions });
   const tokens = tokenSource(config, clock);
   const reviewKcs = reviewKubeConfigs(config, kc);
   assertKubeServersAllowed(config, { main: kc, ...reviewKcs });
-  const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent });
+  const auth = delegatedAuth(config, reviewKcs, { clock, metrics, userAgent, permissions });
   const secrets = secretsOf(tokens, [kc, reviewKcs.authn, reviewKcs.authz], clock);
   const linode = linodeClient(config, deps, tokens, { fence, writeGuard, userAgent });
   const { vpcs, vpcIps, instances } = caches(config, deps, linode);
@@ -212,6 +217,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     log: componentLogger("informer"),
     metrics,
     clock,
+    permissions,
     transform: trimNode,
   });
   const events = new EventRecorder(kube.core, {
@@ -224,7 +230,7 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   const projection = config.dryRun ? new ProjectedNodes(nodes) : undefined;
   const shadow = new ShadowRecorder({ dryRun: config.dryRun, log: componentLogger("plan"), metrics, clock });
   const withServices = config.controllers.has("service");
-  const informerOptions = { log: componentLogger("informer"), metrics, clock };
+  const informerOptions = { log: componentLogger("informer"), metrics, clock, permissions };
   const services = withServices ? new Informer(kc, serviceSource(kube.core), informerOptions) : undefined;
   const nodeBalancers = withServices
     ? new NodeBalancerCache(linode.nodeBalancers, {
@@ -247,6 +253,11 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
   };
   nodes.onChange(forgetEvents);
   services?.onChange(forgetEvents);
+  permissions.attach({
+    events,
+    secrets,
+    subject: () => reconcileSubject(currentReconcile(), { nodes, services }),
+  });
   return {
     config,
     clock,
@@ -271,7 +282,29 @@ export function buildParts(config: Config, deps: PartsDeps): CcmParts {
     orphanCheck,
     secrets,
     auth,
+    permissions,
   };
+}
+
+/** The controllers whose keys are Node names; the service controller's are Service `namespace/name` keys. */
+const NODE_CONTROLLERS: ReadonlySet<string> = new Set(["cloud-node", "cloud-node-lifecycle", "nodeipam"]);
+
+/** The Service or Node a reconcile is about (for a missing permission's Event); undefined for other keys. */
+function reconcileSubject(
+  reconcile: { controller: string; key: string } | undefined,
+  informers: { nodes: Informer<V1Node>; services: Informer<V1Service> | undefined },
+): ObjectRef | undefined {
+  if (!reconcile) return undefined;
+  const { controller, key } = reconcile;
+  if (NODE_CONTROLLERS.has(controller)) {
+    const node = informers.nodes.get(key);
+    return node ? refFor(node, "Node") : { kind: "Node", apiVersion: "v1", name: key };
+  }
+  if (controller !== "service") return undefined;
+  const svc = informers.services?.get(key);
+  if (svc) return refFor(svc, "Service");
+  const [namespace = "", name = ""] = key.split("/");
+  return { kind: "Service", apiVersion: "v1", namespace, name };
 }
 
 /**

@@ -9,6 +9,7 @@ import { componentLogger } from "../common/log.ts";
 import type { Config } from "../config/config.ts";
 import { makeReviewApis } from "../kube/clients.ts";
 import { loadKubeConfig } from "../kube/config.ts";
+import type { PermissionObserver } from "../kube/requests.ts";
 import { kubeAccessReviewer, kubeTokenReviewer } from "../kube/reviews.ts";
 import { DelegatedAuth } from "../server/auth.ts";
 import type { Registry } from "../common/metrics.ts";
@@ -28,9 +29,9 @@ export function reviewKubeConfigs(config: Config, kc: KubeConfig): { authn: Kube
 export function delegatedAuth(
   config: Config,
   kcs: { authn: KubeConfig; authz: KubeConfig },
-  deps: { clock: Clock; metrics: Registry; userAgent: string },
+  deps: { clock: Clock; metrics: Registry; userAgent: string; permissions?: PermissionObserver },
 ): DelegatedAuth {
-  const apis = makeReviewApis(kcs, { metrics: deps.metrics, userAgent: deps.userAgent });
+  const apis = makeReviewApis(kcs, deps);
   return new DelegatedAuth(
     {
       tokens: kubeTokenReviewer(apis),

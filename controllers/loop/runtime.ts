@@ -13,6 +13,7 @@
  * - shadow mode: each reconcile runs inside its key's scope of the shadow record (`shadow.ts`), and its writes
  *   go through the executors there, which hold them in `--dry-run`.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { type Clock, isAbort, systemClock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
@@ -43,10 +44,17 @@ export class InvalidInputError extends Error {
 /** What the worker loop did with a key after its reconcile returned or threw. */
 export type Outcome = "success" | "retry-after" | "rate-limited" | "permanent" | "aborted";
 
-/** True for errors that say retrying will not help (`InvalidInputError` or `permanent: true`). */
+/**
+ * True for errors that say retrying will not help (`InvalidInputError` or `permanent: true`), also as the
+ * `cause` of the error thrown (a Namespace that cannot be read for want of a permission, under the cluster
+ * identity's error).
+ */
 export function isPermanentError(error: unknown): boolean {
-  return error instanceof InvalidInputError ||
-    (typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true);
+  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 8; depth++) {
+    if (e instanceof InvalidInputError || (e as { permanent?: unknown }).permanent === true) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The wait an error asks for (`RetryAfterError`, or any error with a numeric `retryAfterMs`), if any. */
@@ -500,8 +508,32 @@ async function inputsOf<M>(spec: ControllerSpec<M>, key: string, ctx: TermContex
   }
 }
 
+/** Which controller's reconcile of which key the calling code runs in. */
+export interface ReconcileInProgress {
+  readonly controller: string;
+  readonly key: string;
+}
+
+const reconciling = new AsyncLocalStorage<ReconcileInProgress>();
+
+/**
+ * The reconcile the calling code runs in (through every await), if any: what a report made deep down (a
+ * missing permission's Event) is about.
+ */
+export function currentReconcile(): ReconcileInProgress | undefined {
+  return reconciling.getStore();
+}
+
 /** One pass over `key`: its inputs read first, then `reconcile` inside its shadow scope. */
-async function pass<M>(
+function pass<M>(
+  spec: ControllerSpec<M>,
+  ctx: TermContext<M>,
+  run: { key: string; deps: RuntimeDeps; queue: WorkQueue<string>; settled: SettledKeys },
+): Promise<void> {
+  return reconciling.run({ controller: spec.name, key: run.key }, () => passInScope(spec, ctx, run));
+}
+
+async function passInScope<M>(
   spec: ControllerSpec<M>,
   ctx: TermContext<M>,
   run: { key: string; deps: RuntimeDeps; queue: WorkQueue<string>; settled: SettledKeys },

@@ -67,7 +67,9 @@ export function auditEntryOf(method: string, verb: string, route: Route, url: UR
     apiGroup: route.def.group,
     resource: route.def.plural,
     subresource: route.subresource ?? "",
-    namespace: route.namespace ?? "",
+    // A Namespace is its own namespace (`get namespaces "kube-system"` is in the namespace "kube-system"), as
+    // upstream's RequestInfo reads `/namespaces/{name}`: a RoleBinding there may grant it.
+    namespace: route.namespace ?? (route.def.key === "namespaces" ? route.name ?? "" : ""),
     name: route.name ?? (listing ? selectedName(url.searchParams) : ""),
     path: "",
     status: 0,

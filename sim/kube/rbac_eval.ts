@@ -13,8 +13,15 @@
  *   roles (system:discovery, system:public-info-viewer, ...) are not: they grant nothing the CCM's callers need.
  *   ClusterRoles with an `aggregationRule` are evaluated with the rules stored in them, as the controller that
  *   fills them would leave them.
+ * - A binding of the user whose role does not exist grants nothing and is named in a denial's reason
+ *   (`RBAC: clusterrole.rbac.authorization.k8s.io "x" not found`), as upstream's rule visitor collects it.
+ *
+ * `authorizeRequest` is the apiserver's authorization filter over the same evaluation, for an emulator that
+ * enforces RBAC on API requests (`KubeSimOptions.enforceRbac`): a denial is upstream's 403 Forbidden Status.
  */
+import type { AuditEntry } from "./audit.ts";
 import { isRecord, type KubeObject } from "./resources.ts";
+import { type StatusDetails, StatusError } from "./status.ts";
 import type { KubeStore } from "./store.ts";
 
 /** Who asks, as a SubjectAccessReview names them. */
@@ -86,34 +93,40 @@ function subjectName(
   return undefined;
 }
 
-function roleOf(store: KubeStore, binding: KubeObject): KubeObject | undefined {
+function roleOf(store: KubeStore, binding: KubeObject): KubeObject | string {
   const ref = isRecord(binding.roleRef) ? binding.roleRef : {};
   const name = String(ref.name ?? "");
-  if (ref.kind === "ClusterRole") return store.get("rbac.authorization.k8s.io/clusterroles", name);
-  if (ref.kind === "Role") {
-    return store.get("rbac.authorization.k8s.io/roles", name, binding.metadata.namespace ?? "");
-  }
-  return undefined;
+  const role = ref.kind === "ClusterRole"
+    ? store.get("rbac.authorization.k8s.io/clusterroles", name)
+    : ref.kind === "Role"
+    ? store.get("rbac.authorization.k8s.io/roles", name, binding.metadata.namespace ?? "")
+    : undefined;
+  // The lister's NotFound text, which upstream's visitor keeps as the denial's reason.
+  return role ?? `${String(ref.kind ?? "").toLowerCase()}.rbac.authorization.k8s.io "${name}" not found`;
 }
+
+/** What one binding says about a request: the allowing reason, a missing role, or nothing. */
+type BindingVerdict = { allowed: string } | { error: string } | undefined;
 
 function bindingGrants(
   store: KubeStore,
   binding: KubeObject,
   who: RbacUser,
   request: RbacRequest,
-): string | undefined {
+): BindingVerdict {
   const namespace = binding.metadata.namespace ?? "";
   const subjects = Array.isArray(binding.subjects) ? binding.subjects.filter(isRecord) : [];
   const subject = subjects.map((s) => subjectName(s, namespace, who)).find((s) => s !== undefined);
   if (!subject) return undefined;
   const role = roleOf(store, binding);
-  const rules = Array.isArray(role?.rules) ? role.rules.filter(isRecord) : [];
+  if (typeof role === "string") return { error: role };
+  const rules = Array.isArray(role.rules) ? role.rules.filter(isRecord) : [];
   if (!rules.some((r) => ruleAllows(r, request))) return undefined;
   const kind = namespace
     ? `RoleBinding "${binding.metadata.name}/${namespace}"`
     : `ClusterRoleBinding "${binding.metadata.name}"`;
   const ref = isRecord(binding.roleRef) ? binding.roleRef : {};
-  return `RBAC: allowed by ${kind} of ${String(ref.kind)} "${String(ref.name)}" to ${subject}`;
+  return { allowed: `RBAC: allowed by ${kind} of ${String(ref.kind)} "${String(ref.name)}" to ${subject}` };
 }
 
 /** Whether the stored RBAC objects allow `request` for `who`, with upstream's reason wording. */
@@ -132,10 +145,73 @@ export function evaluateRbac(store: KubeStore, who: RbacUser, request: RbacReque
       ? store.list("rbac.authorization.k8s.io/rolebindings", { namespace: request.namespace })
       : []),
   ];
+  const errors: string[] = [];
   for (const binding of bindings) {
-    const reason = bindingGrants(store, binding, who, request);
-    if (reason) return { allowed: true, reason };
+    const verdict = bindingGrants(store, binding, who, request);
+    if (verdict && "allowed" in verdict) return { allowed: true, reason: verdict.allowed };
+    if (verdict && !errors.includes(verdict.error)) errors.push(verdict.error);
   }
-  // No opinion is a denial with an empty reason, as the apiserver answers when no authorizer allows.
-  return { allowed: false, reason: "" };
+  // No opinion is a denial; its reason is empty unless a binding's role was missing (upstream's aggregate:
+  // one error as it is, several in brackets).
+  if (errors.length === 0) return { allowed: false, reason: "" };
+  const aggregate = errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`;
+  return { allowed: false, reason: `RBAC: ${aggregate}` };
+}
+
+/** The request attributes of an audited API request. */
+function requestOf(entry: AuditEntry): RbacRequest {
+  if (!entry.resourceRequest) return { kind: "nonResource", path: entry.path, verb: entry.verb };
+  return {
+    kind: "resource",
+    verb: entry.verb,
+    group: entry.apiGroup,
+    resource: entry.resource,
+    subresource: entry.subresource,
+    namespace: entry.namespace,
+    name: entry.name,
+  };
+}
+
+/** Upstream's escaping of a forbidden message, so it never reads as HTML. */
+function sanitize(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/**
+ * Upstream's forbidden text (`responsewriters.forbiddenMessage`): who cannot do what, where. A subresource is
+ * named with its resource (`resource "nodes/status"`).
+ */
+export function forbiddenMessage(user: string, entry: AuditEntry): string {
+  if (!entry.resourceRequest) return `User "${user}" cannot ${entry.verb} path "${entry.path}"`;
+  const resource = entry.subresource ? `${entry.resource}/${entry.subresource}` : entry.resource;
+  const what = `User "${user}" cannot ${entry.verb} resource "${resource}" in API group "${entry.apiGroup}"`;
+  return entry.namespace ? `${what} in the namespace "${entry.namespace}"` : `${what} at the cluster scope`;
+}
+
+/**
+ * The apiserver's authorization filter: undefined when `user` may make the request, else its 403 (upstream's
+ * `ForbiddenStatusError` over `apierrors.NewForbidden`: `<resource>[.<group>] ["<name>"] is forbidden: <why>`,
+ * details `{name, group, kind: <resource>}` with empty fields left out). Non-resource requests are allowed to
+ * every authenticated user: the bootstrap `system:discovery` and `system:public-info-viewer` bindings, which
+ * the emulator does not store, grant what clients read there (discovery, `/version`, `/openapi`).
+ */
+export function authorizeRequest(
+  store: KubeStore,
+  user: RbacUser,
+  entry: AuditEntry,
+): StatusError | undefined {
+  if (!entry.resourceRequest) return undefined;
+  const decision = evaluateRbac(store, user, requestOf(entry));
+  if (decision.allowed) return undefined;
+  const why = sanitize(forbiddenMessage(user.user, entry));
+  const text = decision.reason ? `${why}: ${decision.reason}` : why;
+  const qualified = entry.apiGroup ? `${entry.resource}.${entry.apiGroup}` : entry.resource;
+  const message = entry.name
+    ? `${qualified} "${entry.name}" is forbidden: ${text}`
+    : `${qualified} is forbidden: ${text}`;
+  const details: StatusDetails = {};
+  if (entry.name) details.name = entry.name;
+  if (entry.apiGroup) details.group = entry.apiGroup;
+  details.kind = entry.resource;
+  return new StatusError(403, "Forbidden", message, details);
 }

@@ -23,13 +23,31 @@ export interface SimUser {
 /** The audience of the emulator's tokens, the default of a kubeadm apiserver (`--api-audiences`). */
 export const SIM_AUDIENCE = "https://kubernetes.default.svc.cluster.local";
 
-/** The tokens TokenReview knows. API requests still need the emulator's own token (it enforces no RBAC). */
+/**
+ * The tokens TokenReview knows. API requests need the emulator's own token, unless it enforces RBAC: then every
+ * token here authenticates, and what its user may do is what the stored RBAC objects grant.
+ */
 export class SimIdentities {
   readonly #byToken = new Map<string, SimUser>();
 
   /** Makes `token` authenticate as `user`. */
   add(token: string, user: SimUser): void {
     this.#byToken.set(token, user);
+  }
+
+  /**
+   * A new token of the ServiceAccount `namespace/name`, authenticating as the apiserver's service-account
+   * authenticator does: user `system:serviceaccount:<namespace>:<name>`, groups `system:serviceaccounts` and
+   * `system:serviceaccounts:<namespace>`.
+   */
+  addServiceAccount(namespace: string, name: string): string {
+    const token = `sa-${namespace}-${name}-${crypto.randomUUID()}`;
+    this.add(token, {
+      username: `system:serviceaccount:${namespace}:${name}`,
+      uid: crypto.randomUUID(),
+      groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`],
+    });
+    return token;
   }
 
   /** Forgets `token` (a revoked or expired token). */
@@ -122,7 +140,10 @@ export function reviewAccess(store: KubeStore, body: unknown, def: ResourceDef):
     throw invalid(def, "", causes);
   }
   const decision = evaluateRbac(store, { user, groups }, request);
-  const status = decision.allowed ? { allowed: true, reason: decision.reason } : { allowed: false };
+  // A denial's reason is left out when empty (`omitempty`), as upstream's.
+  const status = decision.allowed || decision.reason
+    ? { allowed: decision.allowed, reason: decision.reason }
+    : { allowed: false };
   return { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", metadata: {}, spec, status };
 }
 

@@ -1,13 +1,14 @@
 /** The Kubernetes API emulator: `startKubeSim()` serves the store over HTTP(S) on 127.0.0.1. */
 import { type Clock, systemClock } from "../../common/clock.ts";
 import { handleAdmin } from "./admin.ts";
-import { auditEntryOf, AuditLog } from "./audit.ts";
+import { type AuditEntry, auditEntryOf, AuditLog } from "./audit.ts";
 import { Calls, type FaultRule, Faults } from "./faults.ts";
 import { handleResource, json } from "./handlers.ts";
 import { kubeconfigYaml } from "./kubeconfig.ts";
 import { handleReview, REVIEW_RESOURCES, SimIdentities } from "./reviews.ts";
 import { Listener } from "./listener.ts";
 import { handleMeta } from "./meta_routes.ts";
+import { authorizeRequest, type RbacUser } from "./rbac_eval.ts";
 import { parseRoute, verbOf } from "./routing.ts";
 import { failureStatus, StatusError, type StatusReason } from "./status.ts";
 import { KubeStore } from "./store.ts";
@@ -28,6 +29,8 @@ export interface KubeSimOptions {
   bookmarkIntervalMs?: number;
   /** Clock for timestamps, history expiry, bookmarks and watch lifetimes (tests pass a `FakeClock`). */
   clock?: Clock;
+  /** Authenticate every token of `identities` and authorise API requests by RBAC (default false). */
+  enforceRbac?: boolean;
 }
 
 const FAULT_REASONS: Record<number, StatusReason> = {
@@ -60,6 +63,13 @@ export class KubeSim {
    * token may call the API itself.
    */
   readonly identities: SimIdentities = new SimIdentities();
+  /**
+   * Off (the default): only the emulator's own token may call the API, and it may do anything. On: every token
+   * of `identities` authenticates, and a request is served only when the stored (Cluster)Roles and bindings
+   * allow it (`system:masters`, the own token's group, always), else answered 403 as the apiserver does.
+   * Non-resource paths (discovery, `/version`) stay open to every authenticated user.
+   */
+  enforceRbac = false;
   readonly #listener: Listener;
   readonly #watches: WatchHub;
   readonly #certs: SimCertificates | undefined;
@@ -104,14 +114,14 @@ export class KubeSim {
     return this.#watches.size;
   }
 
-  /** A kubeconfig (YAML) pointing at this emulator with its token. */
-  kubeconfig(): string {
-    return kubeconfigYaml({ server: this.url, token: this.token, caPem: this.#certs?.caPem });
+  /** A kubeconfig (YAML) pointing at this emulator with its token, or with `token` (e.g. a ServiceAccount's). */
+  kubeconfig(token: string = this.token): string {
+    return kubeconfigYaml({ server: this.url, token, caPem: this.#certs?.caPem });
   }
 
-  /** Writes `kubeconfig()` to a file (mode 0600). */
-  async writeKubeconfig(path: string): Promise<void> {
-    await Deno.writeTextFile(path, this.kubeconfig(), { mode: 0o600 });
+  /** Writes `kubeconfig(token)` to a file (mode 0600). */
+  async writeKubeconfig(path: string, token?: string): Promise<void> {
+    await Deno.writeTextFile(path, this.kubeconfig(token), { mode: 0o600 });
   }
 
   /** Serves one request (the listener's handler). */
@@ -135,24 +145,19 @@ export class KubeSim {
     const verb = verbOf(req.method, route, url.searchParams);
     const record = this.calls.record(`${verb} ${route.template}`, path, req.headers.get("user-agent") ?? "");
     const audited = this.audit.record(auditEntryOf(req.method, verb, route, url));
-    const response = await this.#serve(req, url, verb, route);
+    const response = await this.#serve(req, url, { verb, route, entry: audited });
     this.calls.answered(record, response.status);
     audited.status = response.status;
     return response;
   }
 
-  async #serve(
-    req: Request,
-    url: URL,
-    verb: string,
-    route: ReturnType<typeof parseRoute>,
-  ): Promise<Response> {
-    const fault = this.faults.match(verb, route.template, url.pathname);
+  async #serve(req: Request, url: URL, request: ServedRequest): Promise<Response> {
+    const fault = this.faults.match(request.verb, request.route.template, url.pathname);
     if (fault) {
       const injected = await this.#applyFault(fault);
       if (injected) return injected;
     }
-    const response = await this.#answer(req, url, verb, route);
+    const response = await this.#answer(req, url, request);
     return fault?.stallBody ? await this.#stalled(response) : response;
   }
 
@@ -178,16 +183,23 @@ export class KubeSim {
     return new Response(body, { status: response.status, headers });
   }
 
-  async #answer(
-    req: Request,
-    url: URL,
-    verb: string,
-    route: ReturnType<typeof parseRoute>,
-  ): Promise<Response> {
+  /** Who the request's bearer token is: the own token's admin, or (enforcing RBAC) a known identity. */
+  #authenticate(req: Request): RbacUser | undefined {
+    const token = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
+    if (token === undefined) return undefined;
+    if (token === this.token) return { user: "kube-sim-admin", groups: ["system:masters"] };
+    const known = this.enforceRbac ? this.identities.lookup(token) : undefined;
+    if (!known) return undefined;
+    return { user: known.username, groups: [...(known.groups ?? []), "system:authenticated"] };
+  }
+
+  async #answer(req: Request, url: URL, request: ServedRequest): Promise<Response> {
+    const { verb, route } = request;
     try {
-      if (req.headers.get("authorization") !== `Bearer ${this.token}`) {
-        return json(failureStatus(401, "Unauthorized", "Unauthorized"), 401);
-      }
+      const user = this.#authenticate(req);
+      if (!user) return json(failureStatus(401, "Unauthorized", "Unauthorized"), 401);
+      const denied = this.enforceRbac ? authorizeRequest(this.store, user, request.entry) : undefined;
+      if (denied) throw denied;
       if (route.kind === "resource" && REVIEW_RESOURCES.has(route.def.key)) {
         const body = req.method === "POST" ? await req.json().catch(() => undefined) : undefined;
         return json(
@@ -241,6 +253,13 @@ export class KubeSim {
   }
 }
 
+/** One request as `handle` parsed it: its counter verb, its route and its authorization attributes. */
+interface ServedRequest {
+  readonly verb: string;
+  readonly route: ReturnType<typeof parseRoute>;
+  readonly entry: AuditEntry;
+}
+
 function retryHeaders(e: StatusError): Record<string, string> {
   const after = e.details?.retryAfterSeconds;
   return after === undefined ? {} : { "retry-after": String(after) };
@@ -256,6 +275,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     clock: options.clock,
   });
   const sim = new KubeSim({ token: options.token ?? `sim-${crypto.randomUUID()}`, store, watches, certs });
+  sim.enforceRbac = options.enforceRbac ?? false;
   await sim.listen();
   return sim;
 }
