@@ -54,7 +54,12 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       name: "cloud-controller-manager",
     },
     vpc: { names: [], ids: [], subnetNames: ["default"], subnetIds: [] },
-    nodes: { monitorPeriodMs: 5_000, statusUpdateFrequencyMs: 300_000, concurrentSyncs: 1 },
+    nodes: {
+      monitorPeriodMs: 5_000,
+      statusUpdateFrequencyMs: 300_000,
+      concurrentSyncs: 1,
+      metadataUpdates: true,
+    },
     routes: {
       enableRouteController: false,
       configureCloudRoutes: true,

@@ -9,7 +9,7 @@ import {
   parseLinodeUrl,
   Secret,
 } from "./env.ts";
-import { parseSentryEnv } from "./sentry_env.ts";
+import { parseSentryEnv } from "./config.ts";
 
 const CIDRS: [string, 4 | 6 | undefined][] = [
   ["10.0.0.0/8", 4],
