@@ -114,9 +114,8 @@ const CLOUD = {
   "cluster-name": str("kubernetes", "name of the cluster"),
   controllers: list(
     ["*"],
-    "upstream controllers to run: * for all, name to enable, -name to disable (cloud-node, " +
-      "cloud-node-lifecycle, route, service, or their -controller names); node metadata and node IPAM run " +
-      "whatever it says, as in the Go CCM",
+    "upstream controllers to run: * all, name on, -name off (cloud-node, cloud-node-lifecycle, route, service); " +
+      "node IPAM and node metadata updates run regardless, as in the Go CCM",
   ),
   "configure-cloud-routes": bool(true, "let the route controller program routes"),
   "allocate-node-cidrs": bool(false, "allocate pod CIDRs to Nodes (node IPAM; needs --cluster-cidr)"),
