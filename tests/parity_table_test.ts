@@ -223,7 +223,11 @@ Deno.test("parseConfig() reads no environment variable the parity table lacks", 
   parseConfig([], recordingEnv(every, reads), { checkTokenFile: () => "not found" });
   parseConfig(["--kubeconfig=/k"], recordingEnv({ ...every, KUBECONFIG: "/a:/b" }, reads));
   const dev = parseConfig(["--dev"], recordingEnv(every, reads));
-  const emulators = { LINODE_URL: "http://127.0.0.1:1/v4", LINODE_API_TOKEN: "dev", LINODE_REGION: "us-east" };
+  const emulators = {
+    LINODE_URL: "http://127.0.0.1:1/v4",
+    LINODE_API_TOKEN: "dev",
+    LINODE_REGION: "us-east",
+  };
   if (dev.kind === "dev") dev.resolve(recordingEnv({ ...emulators, KUBECONFIG: "/k" }, reads));
   parseLintConfig(["-f", "svc.yaml"], recordingEnv(every, reads));
   const listed = new Set(ENV_VARS.map((v) => v.name as string));
@@ -250,12 +254,19 @@ Deno.test("the program reads the environment in config/config.ts only, and there
   const source = Deno.readTextFileSync(new URL("../config/config.ts", import.meta.url));
   const gets = [...source.matchAll(/Deno\.env\.(\w+)\(([^)]*)\)/g)].map((m) => `${m[1]}(${m[2]})`);
   assert.deepEqual(gets, ["get(name)"], "one Deno.env call");
-  assert.match(source, /for \(const \{ name \} of ENV_VARS\) \{\s*try \{\s*env\[name\] = Deno\.env\.get\(name\);/);
+  assert.match(
+    source,
+    /for \(const \{ name \} of ENV_VARS\) \{\s*try \{\s*env\[name\] = Deno\.env\.get\(name\);/,
+  );
   for (const file of ["config.ts", "env.ts", "sections.ts", "lint_args.ts", "controllers.ts"]) {
     const text = Deno.readTextFileSync(new URL(`../config/${file}`, import.meta.url));
     const indexing = [...text.matchAll(/\benv\[([^\]]+)\]/g)].map((m) => m[1]);
     const allowed = file === "env.ts" || file === "config.ts" ? ["name"] : [];
-    assert.deepEqual(indexing.filter((i) => !allowed.includes(i ?? "")), [], `${file} reads variables by name`);
+    assert.deepEqual(
+      indexing.filter((i) => !allowed.includes(i ?? "")),
+      [],
+      `${file} reads variables by name`,
+    );
   }
 });
 
