@@ -13,180 +13,104 @@
  * flag cannot slip past it. Only names, types and defaults are taken; no help text.
  */
 
-/** One Go source file and the functions in it that register flags. */
-interface Source {
-  readonly module: keyof typeof MODULES;
-  readonly path: string;
-  /** Function signatures (text up to the parameter list) whose bodies register flags. */
-  readonly funcs: readonly string[];
-}
+/**
+ * One Go source file and the functions in it that register flags (signatures up to the parameter list; none:
+ * the whole file).
+ */
+type Source = readonly [module: Module, path: string, ...funcs: string[]];
 
 /** The modules read, with the revision the Go CCM builds with (its go.mod), and their mirrors. */
 const MODULES = {
-  "k8s.io/cloud-provider": { mirror: "kubernetes+cloud-provider", rev: "v0.35.4" },
-  "k8s.io/controller-manager": { mirror: "kubernetes+controller-manager", rev: "v0.35.4" },
-  "k8s.io/component-base": { mirror: "kubernetes+component-base", rev: "v0.35.4" },
-  "k8s.io/apiserver": { mirror: "kubernetes+apiserver", rev: "v0.35.4" },
-  "github.com/linode/linode-cloud-controller-manager": {
+  cp: { name: "k8s.io/cloud-provider", mirror: "kubernetes+cloud-provider", rev: "v0.35.4" },
+  cm: { name: "k8s.io/controller-manager", mirror: "kubernetes+controller-manager", rev: "v0.35.4" },
+  cb: { name: "k8s.io/component-base", mirror: "kubernetes+component-base", rev: "v0.35.4" },
+  as: { name: "k8s.io/apiserver", mirror: "kubernetes+apiserver", rev: "v0.35.4" },
+  go: {
+    name: "github.com/linode/linode-cloud-controller-manager",
     mirror: "linode+linode-cloud-controller-manager",
     rev: "HEAD",
   },
-  "github.com/linode/linodego/v2": { mirror: "linode+linodego", rev: "v2.0.0" },
+  lgo: { name: "github.com/linode/linodego/v2", mirror: "linode+linodego", rev: "v2.0.0" },
 } as const;
+
+type Module = keyof typeof MODULES;
 
 const SOURCES: readonly Source[] = [
   // CloudControllerManagerOptions.Flags: the flag sets below, plus master, kubeconfig, node-status-update-frequency
   // and the feature gates.
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/options.go",
-    funcs: ["func (o *CloudControllerManagerOptions) Flags"],
-  },
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/kubecloudshared.go",
-    funcs: ["func (o *KubeCloudSharedOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/cloudprovider.go",
-    funcs: ["func (s *CloudProviderOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/nodecontroller.go",
-    funcs: ["func (o *NodeControllerOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/servicecontroller.go",
-    funcs: ["func (o *ServiceControllerOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/cloud-provider",
-    path: "options/webhook.go",
-    funcs: ["func (o *WebhookOptions) AddFlags", "func (o *WebhookServingOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/controller-manager",
-    path: "options/generic.go",
-    funcs: ["func (o *GenericControllerManagerConfigurationOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/controller-manager",
-    path: "options/debugging.go",
-    funcs: ["func (o *DebuggingOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/controller-manager",
-    path: "pkg/leadermigration/options/options.go",
-    funcs: ["func (o *LeaderMigrationOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/component-base",
-    path: "config/options/leaderelectionconfig.go",
-    funcs: ["func BindLeaderElectionFlags"],
-  },
-  {
-    module: "k8s.io/component-base",
-    path: "featuregate/feature_gate.go",
-    funcs: ["func (f *featureGate) AddFlag"],
-  },
-  { module: "k8s.io/component-base", path: "logs/api/v1/options.go", funcs: ["func addFlags"] },
-  { module: "k8s.io/component-base", path: "cli/globalflag/globalflags.go", funcs: ["func AddGlobalFlags"] },
-  {
-    module: "k8s.io/apiserver",
-    path: "pkg/server/options/serving.go",
-    funcs: ["func (s *SecureServingOptions) AddFlags"],
-  },
-  {
-    module: "k8s.io/apiserver",
-    path: "pkg/server/options/authentication.go",
-    funcs: [
-      "func (s *DelegatingAuthenticationOptions) AddFlags",
-      "func (s *ClientCertAuthenticationOptions) AddFlags",
-      "func (s *RequestHeaderAuthenticationOptions) AddFlags",
-    ],
-  },
-  {
-    module: "k8s.io/apiserver",
-    path: "pkg/server/options/authorization.go",
-    funcs: ["func (s *DelegatingAuthorizationOptions) AddFlags"],
-  },
-  { module: "github.com/linode/linode-cloud-controller-manager", path: "main.go", funcs: ["func main"] },
+  ["cp", "options/options.go", "func (o *CloudControllerManagerOptions) Flags"],
+  ["cp", "options/kubecloudshared.go", "func (o *KubeCloudSharedOptions) AddFlags"],
+  ["cp", "options/cloudprovider.go", "func (s *CloudProviderOptions) AddFlags"],
+  ["cp", "options/nodecontroller.go", "func (o *NodeControllerOptions) AddFlags"],
+  ["cp", "options/servicecontroller.go", "func (o *ServiceControllerOptions) AddFlags"],
+  [
+    "cp",
+    "options/webhook.go",
+    "func (o *WebhookOptions) AddFlags",
+    "func (o *WebhookServingOptions) AddFlags",
+  ],
+  ["cm", "options/generic.go", "func (o *GenericControllerManagerConfigurationOptions) AddFlags"],
+  ["cm", "options/debugging.go", "func (o *DebuggingOptions) AddFlags"],
+  ["cm", "pkg/leadermigration/options/options.go", "func (o *LeaderMigrationOptions) AddFlags"],
+  ["cb", "config/options/leaderelectionconfig.go", "func BindLeaderElectionFlags"],
+  ["cb", "featuregate/feature_gate.go", "func (f *featureGate) AddFlag"],
+  ["cb", "logs/api/v1/options.go", "func addFlags"],
+  ["cb", "cli/globalflag/globalflags.go", "func AddGlobalFlags"],
+  ["as", "pkg/server/options/serving.go", "func (s *SecureServingOptions) AddFlags"],
+  [
+    "as",
+    "pkg/server/options/authentication.go",
+    "func (s *DelegatingAuthenticationOptions) AddFlags",
+    "func (s *ClientCertAuthenticationOptions) AddFlags",
+    "func (s *RequestHeaderAuthenticationOptions) AddFlags",
+  ],
+  ["as", "pkg/server/options/authorization.go", "func (s *DelegatingAuthorizationOptions) AddFlags"],
+  ["go", "main.go", "func main"],
 ];
 
 /**
  * Calls that must be in the sources as written, or the list above no longer covers the command's flags. Each is
  * [module, path, text]. Whitespace in `text` matches any run of whitespace.
  */
-const WIRING: readonly [keyof typeof MODULES, string, string][] = [
+const WIRING: readonly [Module, string, string][] = [
   // The upstream command adds exactly these flag sets (CloudControllerManagerOptions.Flags) ...
+  ["cp", "options/options.go", 'o.KubeCloudShared.AddFlags(fss.FlagSet("generic"))'],
   [
-    "k8s.io/cloud-provider",
+    "cp",
     "options/options.go",
     "o.Generic.AddFlags(&fss, allControllers, disabledByDefaultControllers, controllerAliases)",
   ],
-  ["k8s.io/cloud-provider", "options/options.go", 'o.KubeCloudShared.AddFlags(fss.FlagSet("generic"))'],
-  [
-    "k8s.io/cloud-provider",
-    "options/options.go",
-    "o.NodeController.AddFlags(fss.FlagSet(names.CloudNodeController))",
-  ],
-  [
-    "k8s.io/cloud-provider",
-    "options/options.go",
-    "o.ServiceController.AddFlags(fss.FlagSet(names.ServiceLBController))",
-  ],
-  ["k8s.io/cloud-provider", "options/options.go", "o.Webhook.AddFlags("],
-  ["k8s.io/cloud-provider", "options/options.go", "o.WebhookServing.AddFlags("],
-  ["k8s.io/cloud-provider", "options/options.go", 'o.SecureServing.AddFlags(fss.FlagSet("secure serving"))'],
-  ["k8s.io/cloud-provider", "options/options.go", 'o.Authentication.AddFlags(fss.FlagSet("authentication"))'],
-  ["k8s.io/cloud-provider", "options/options.go", 'o.Authorization.AddFlags(fss.FlagSet("authorization"))'],
-  [
-    "k8s.io/cloud-provider",
-    "options/options.go",
-    'utilfeature.DefaultMutableFeatureGate.AddFlag(fss.FlagSet("generic"))',
-  ],
-  ["k8s.io/cloud-provider", "options/kubecloudshared.go", "o.CloudProvider.AddFlags(fs)"],
-  ["k8s.io/controller-manager", "options/generic.go", 'o.Debugging.AddFlags(fss.FlagSet("debugging"))'],
-  [
-    "k8s.io/controller-manager",
-    "options/generic.go",
-    'o.LeaderMigration.AddFlags(fss.FlagSet("leader-migration"))',
-  ],
-  [
-    "k8s.io/controller-manager",
-    "options/generic.go",
-    "options.BindLeaderElectionFlags(&o.LeaderElection, genericfs)",
-  ],
-  ["k8s.io/apiserver", "pkg/server/options/authentication.go", "s.ClientCert.AddFlags(fs)"],
-  ["k8s.io/apiserver", "pkg/server/options/authentication.go", "s.RequestHeader.AddFlags(fs)"],
+  ["cp", "options/options.go", "o.NodeController.AddFlags(fss.FlagSet(names.CloudNodeController))"],
+  ["cp", "options/options.go", "o.ServiceController.AddFlags(fss.FlagSet(names.ServiceLBController))"],
+  ["cp", "options/options.go", "o.Webhook.AddFlags("],
+  ["cp", "options/options.go", "o.WebhookServing.AddFlags("],
+  ["cp", "options/options.go", 'o.SecureServing.AddFlags(fss.FlagSet("secure serving"))'],
+  ["cp", "options/options.go", 'o.Authentication.AddFlags(fss.FlagSet("authentication"))'],
+  ["cp", "options/options.go", 'o.Authorization.AddFlags(fss.FlagSet("authorization"))'],
+  ["cp", "options/options.go", 'utilfeature.DefaultMutableFeatureGate.AddFlag(fss.FlagSet("generic"))'],
+  ["cp", "options/kubecloudshared.go", "o.CloudProvider.AddFlags(fs)"],
+  ["cm", "options/generic.go", 'o.Debugging.AddFlags(fss.FlagSet("debugging"))'],
+  ["cm", "options/generic.go", 'o.LeaderMigration.AddFlags(fss.FlagSet("leader-migration"))'],
+  ["cm", "options/generic.go", "options.BindLeaderElectionFlags(&o.LeaderElection, genericfs)"],
+  ["as", "pkg/server/options/authentication.go", "s.ClientCert.AddFlags(fs)"],
+  ["as", "pkg/server/options/authentication.go", "s.RequestHeader.AddFlags(fs)"],
   // ... and the global set: --version, the logging configuration flags, and the klog flags not covered by it,
   // which are none: component-base's klogflags.Init keeps only -v and -vmodule, both skipped here.
-  ["k8s.io/cloud-provider", "app/controllermanager.go", "verflag.AddFlags(globalFlagSet)"],
-  ["k8s.io/cloud-provider", "app/controllermanager.go", "logsapi.AddFlags(logOptions, globalFlagSet)"],
+  ["cp", "app/controllermanager.go", "verflag.AddFlags(globalFlagSet)"],
+  ["cp", "app/controllermanager.go", "logsapi.AddFlags(logOptions, globalFlagSet)"],
   [
-    "k8s.io/cloud-provider",
+    "cp",
     "app/controllermanager.go",
     "globalflag.AddGlobalFlags(globalFlagSet, cmd.Name(), logs.SkipLoggingConfigurationFlags())",
   ],
-  ["k8s.io/component-base", "logs/klogflags/klogflags.go", 'case "v", "vmodule":'],
-  ["k8s.io/component-base", "logs/logs.go", 'case "v", logsapi.LogFlushFreqFlagName:'],
+  ["cb", "logs/klogflags/klogflags.go", 'case "v", "vmodule":'],
+  ["cb", "logs/logs.go", 'case "v", logsapi.LogFlushFreqFlagName:'],
   // --version is verflag's, registered at package level (VERSION_ROW).
-  ["k8s.io/component-base", "version/verflag/verflag.go", 'versionFlagName = "version"'],
-  [
-    "k8s.io/component-base",
-    "version/verflag/verflag.go",
-    "versionFlag = Version(versionFlagName, VersionFalse,",
-  ],
+  ["cb", "version/verflag/verflag.go", 'versionFlagName = "version"'],
+  ["cb", "version/verflag/verflag.go", "versionFlag = Version(versionFlagName, VersionFalse,"],
   // The Go CCM passes no flag sets of its own to the upstream command, and adds its flags in main.
-  ["github.com/linode/linode-cloud-controller-manager", "main.go", "fss := utilflag.NamedFlagSets{}"],
-  [
-    "github.com/linode/linode-cloud-controller-manager",
-    "main.go",
-    "app.DefaultInitFuncConstructors, controllerAliases, fss, stopCh)",
-  ],
+  ["go", "main.go", "fss := utilflag.NamedFlagSets{}"],
+  ["go", "main.go", "app.DefaultInitFuncConstructors, controllerAliases, fss, stopCh)"],
 ];
 
 /** pflag methods that register a flag, with where the name and default are among their arguments. */
@@ -328,35 +252,15 @@ const GO_CCM_SETS: Readonly<Record<string, string>> = { "linode.ProviderName": "
 
 /** Where the Go CCM reads environment variables: its own sources, and linodego's client as the Go CCM builds it. */
 const ENV_SOURCES: readonly Source[] = [
-  { module: "github.com/linode/linode-cloud-controller-manager", path: "main.go", funcs: [] },
-  { module: "github.com/linode/linode-cloud-controller-manager", path: "cloud/linode/cloud.go", funcs: [] },
-  {
-    module: "github.com/linode/linode-cloud-controller-manager",
-    path: "cloud/linode/client/client.go",
-    funcs: [],
-  },
-  {
-    module: "github.com/linode/linode-cloud-controller-manager",
-    path: "cloud/linode/loadbalancers.go",
-    funcs: [],
-  },
-  {
-    module: "github.com/linode/linode-cloud-controller-manager",
-    path: "cloud/linode/node_controller.go",
-    funcs: [],
-  },
-  {
-    module: "github.com/linode/linode-cloud-controller-manager",
-    path: "cloud/linode/route_controller.go",
-    funcs: [],
-  },
-  {
-    module: "github.com/linode/linode-cloud-controller-manager",
-    path: "cloud/linode/services/instances.go",
-    funcs: [],
-  },
+  ["go", "main.go"],
+  ["go", "cloud/linode/cloud.go"],
+  ["go", "cloud/linode/client/client.go"],
+  ["go", "cloud/linode/loadbalancers.go"],
+  ["go", "cloud/linode/node_controller.go"],
+  ["go", "cloud/linode/route_controller.go"],
+  ["go", "cloud/linode/services/instances.go"],
   // The Go CCM calls linodego.NewClient (client/client.go); the package's init reads LINODE_DEBUG.
-  { module: "github.com/linode/linodego/v2", path: "client.go", funcs: ["func init", "func NewClient"] },
+  ["lgo", "client.go", "func init", "func NewClient"],
 ];
 
 /** One flag as written to config/upstream_flags.ts. */
@@ -372,7 +276,7 @@ interface Row {
 
 let mirrors = "/work/.mirror";
 
-async function show(module: keyof typeof MODULES, path: string): Promise<string> {
+async function show(module: Module, path: string): Promise<string> {
   const { mirror, rev } = MODULES[module];
   const out = await new Deno.Command("git", {
     args: ["-C", `${mirrors}/${mirror}/repo`, "show", `${rev}:${path}`],
@@ -387,7 +291,7 @@ async function show(module: keyof typeof MODULES, path: string): Promise<string>
 
 /** Whether any Go source of the Go CCM (tests aside) imports `pkg`. */
 async function goCcmImports(pkg: string): Promise<boolean> {
-  const { mirror, rev } = MODULES["github.com/linode/linode-cloud-controller-manager"];
+  const { mirror, rev } = MODULES.go;
   const out = await new Deno.Command("git", {
     args: [
       "-C",
@@ -406,7 +310,7 @@ async function goCcmImports(pkg: string): Promise<boolean> {
   return new TextDecoder().decode(out.stdout).trim() !== "";
 }
 
-async function revision(module: keyof typeof MODULES): Promise<string> {
+async function revision(module: Module): Promise<string> {
   const { mirror, rev } = MODULES[module];
   const out = await new Deno.Command("git", {
     args: ["-C", `${mirrors}/${mirror}/repo`, "rev-parse", "--short=8", rev],
@@ -557,10 +461,10 @@ async function registered(body: string, at: number, name: string, from: string):
 }
 
 /** The flags registered in one source's functions, and the names marked deprecated or hidden there. */
-async function scan(src: string, source: Source, from: string): Promise<Row[]> {
+async function scan(src: string, funcs: readonly string[], from: string): Promise<Row[]> {
   const code = stripComments(src);
   const rows: Row[] = [];
-  for (const signature of source.funcs) {
+  for (const signature of funcs) {
     const body = funcBody(code, signature, from);
     for (const m of body.matchAll(/\.([A-Z]\w*)\(/g)) {
       const method = METHODS[m[1]!];
@@ -603,7 +507,9 @@ async function checkWiring(): Promise<void> {
   for (const [module, path, text] of WIRING) {
     const code = stripComments(await show(module, path)).replace(/\s+/g, " ");
     if (!code.includes(text.replace(/\s+/g, " "))) {
-      throw new Error(`${module} ${path} no longer has "${text}": upstream changed, read it again`);
+      throw new Error(
+        `${MODULES[module].name} ${path} no longer has "${text}": upstream changed, read it again`,
+      );
     }
   }
 }
@@ -612,16 +518,16 @@ async function checkWiring(): Promise<void> {
 export async function upstreamFlags(): Promise<Row[]> {
   await checkWiring();
   const rows: Row[] = [VERSION_ROW];
-  for (const source of SOURCES) {
-    const from = `${source.module} ${source.path}`;
-    rows.push(...await scan(await show(source.module, source.path), source, from));
+  for (const [module, path, ...funcs] of SOURCES) {
+    const from = `${MODULES[module].name} ${path}`;
+    rows.push(...await scan(await show(module, path), funcs, from));
   }
   const seen = new Set<string>();
   for (const r of rows) {
     if (seen.has(r.name)) throw new Error(`--${r.name} is registered twice (pflag would panic)`);
     seen.add(r.name);
   }
-  const sets = goCcmSets(await show("github.com/linode/linode-cloud-controller-manager", "main.go"));
+  const sets = goCcmSets(await show("go", "main.go"));
   for (const [name, value] of sets) {
     const row = rows.find((r) => r.name === name) ?? fail(`main.go sets unknown flag --${name}`);
     row.goCcmSets = value;
@@ -644,12 +550,10 @@ function envNames(expr: string, src: string, from: string): string[] {
 /** The environment variables the Go CCM reads, sorted, each with the file that reads it. */
 export async function goCcmEnv(): Promise<{ name: string; from: string }[]> {
   const out = new Map<string, string>();
-  for (const source of ENV_SOURCES) {
-    const src = stripComments(await show(source.module, source.path));
-    const code = source.funcs.length === 0
-      ? src
-      : source.funcs.map((f) => funcBody(src, f, source.path)).join("\n");
-    const from = `${source.module} ${source.path}`;
+  for (const [module, path, ...funcs] of ENV_SOURCES) {
+    const src = stripComments(await show(module, path));
+    const code = funcs.length === 0 ? src : funcs.map((f) => funcBody(src, f, path)).join("\n");
+    const from = `${MODULES[module].name} ${path}`;
     for (const m of code.matchAll(/os\.(?:Getenv|LookupEnv)\(\s*([^)]+?)\s*\)/g)) {
       for (const name of envNames(m[1]!, src, from)) if (!out.has(name)) out.set(name, from);
     }
@@ -668,7 +572,7 @@ function tsRow(r: Row, sources: readonly string[]): string {
 /** The text of config/upstream_flags.ts. */
 export async function upstreamFlagsModule(): Promise<string> {
   const revisions = await Promise.all(
-    (Object.keys(MODULES) as (keyof typeof MODULES)[]).map(async (m) => ` *   ${m} ${await revision(m)}`),
+    (Object.keys(MODULES) as Module[]).map(async (m) => ` *   ${MODULES[m].name} ${await revision(m)}`),
   );
   const flags = await upstreamFlags();
   const env = await goCcmEnv();
