@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FLAGS, formatGoDuration, helpText, parseArgs, suggestFlag } from "./flags.ts";
+import { FLAGS, formatGoDuration, helpText, parseArgs, readFlags, suggestFlag } from "./flags.ts";
 import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt, readCsv } from "./env.ts";
 
 const BOOLS: [string, boolean | undefined][] = [
@@ -253,4 +253,16 @@ Deno.test("parseArgs() refuses what pflag refuses in the upstream flags' values"
 Deno.test("parseArgs() accepts --version=vX.Y.Z, which only sets the version upstream reports", () => {
   const parsed = parseArgs(["--version=v1.2.3"]);
   assert.deepEqual([parsed.version, parsed.problems], [false, []]);
+});
+
+Deno.test("readFlags() types each flag by the table: an unknown name or the wrong kind does not compile", () => {
+  const flags = readFlags(new Map([["vpc-names", ["a"]]]));
+  // @ts-expect-error: there is no --vpc-namez (deno check fails if this line compiles)
+  assert.equal(flags.get("vpc-namez"), undefined);
+  // @ts-expect-error: --vpc-names is a list, not a string
+  const wrong: string = flags.get("vpc-names");
+  const names: readonly string[] = flags.get("vpc-names");
+  const ids: readonly number[] = flags.get("vpc-ids");
+  const lease: number = flags.get("leader-elect-lease-duration");
+  assert.deepEqual([wrong, names, ids, lease, flags.given("vpc-names")], [["a"], ["a"], [], 15_000, true]);
 });
