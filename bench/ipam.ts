@@ -61,7 +61,7 @@ async function allocationRow(o: IpamBenchOptions, ipv6: boolean): Promise<Cell[]
   await using world = await startBenchWorld();
   const names = Array.from({ length: o.nodes }, (_, i) => `ipam-${i}`);
   const ids = ipv6 ? dualStackLinodes(world, names) : names.map((n) => world.addLinode(n));
-  const flags = ["--controllers=nodeipam", ...IPAM_FLAGS, ...(ipv6 ? [] : [V4_ONLY])];
+  const flags = ["--controllers=", ...IPAM_FLAGS, ...(ipv6 ? [] : [V4_ONLY])];
   await using h = await startCcm(world, { flags });
   await h.ccm.instances.refresh();
   world.linode.calls.reset();
@@ -121,7 +121,7 @@ export async function benchIpam(o: IpamBenchOptions): Promise<Table> {
     rows,
     notes: [
       "whole CCM in-process, default settings plus " + IPAM_FLAGS.join(" ") + "; Nodes created one at a time",
-      "first two rows: --controllers=nodeipam, Nodes created initialised (providerID set); end: podCIDRs written",
+      "first two rows: node IPAM alone (--controllers=), Nodes created initialised (providerID set); end: podCIDRs written",
       "last row: every controller, routes on (" + ROUTE_FLAGS.join(" ") + "), IPv4 only; the Linode is new " +
       "(not in the instance cache), its Node registers uninitialised; end: the range on its VPC interface",
       `last row: at most ${MAX_JOINS} joins, ${JOIN_GAP_MS} ms apart (cloud-node forces one listing per 2 s at ` +

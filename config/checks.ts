@@ -68,6 +68,12 @@ export function checkRegion(region: string, p: string[]): void {
   p.push(`LINODE_REGION: invalid region "${region}" (use a Linode region ID such as us-east or nl-ams)`);
 }
 
+/** `--cluster-cidr` split as upstream splits it: the whole value trimmed, then cut at commas (no blanks). */
+export function splitClusterCidrs(text: string): string[] {
+  const trimmed = text.trim();
+  return trimmed === "" ? [] : trimmed.split(",");
+}
+
 /** True for a host name (RFC 1123, any case) or an IP address without brackets. */
 function isHost(text: string): boolean {
   return isIpAddress(text) || (text.length <= 253 && DNS_SUBDOMAIN.test(text.toLowerCase()));

@@ -1,23 +1,36 @@
 /**
  * Flags + environment → one validated, deeply frozen `Config`. `parseConfig` is pure and reports every
- * problem at once; `readConfig` is the only reader of `Deno.args` and `Deno.env` in the program.
- * The types live in `config_types.ts`, the flag sections in `config_sections.ts`, printing in
- * `config_describe.ts`; this module re-exports what callers import from it.
+ * problem at once; `readConfig` is the only reader of `Deno.args` and `Deno.env` in the program. The types
+ * live in `types.ts`, the flag sections in `sections.ts` and `controllers.ts`; this module re-exports what
+ * callers import from it, and reads the Sentry variables and prints a `Config` itself.
  */
 import { redactSecrets } from "../common/log.ts";
-import { helpText, parseArgs, type ParsedArgs } from "./flags.ts";
-import { chooseKubeSource, type Env, ENV_VARS, parseLinodeEnv, Secret, type TokenFileCheck } from "./env.ts";
-import { ignoredFlags, linodeFlags, parseFlagSections, readFlags } from "./sections.ts";
-import { parseSentryEnv } from "./sentry_env.ts";
+import { helpText, parseArgs, type ParsedArgs, readFlags } from "./flags.ts";
+import {
+  chooseKubeSource,
+  type Env,
+  ENV_VARS,
+  envValue,
+  parseLinodeEnv,
+  Secret,
+  type TokenFileCheck,
+} from "./env.ts";
+import { ignoredFlags, linodeFlags, parseFlagSections } from "./sections.ts";
 import { checkRead, deniedReason, type ReadCheck, unreadableFiles } from "./readable.ts";
-import { checkNet, configTargets, type NetCheck, refusedServers } from "./net_allowed.ts";
-import type { Config, LinodeConfig, ParseResult } from "./types.ts";
+import {
+  checkNet,
+  configTargets,
+  type NetCheck,
+  netDeniedReason,
+  refusedServers,
+  urlHostPort,
+} from "./net_allowed.ts";
+import type { Config, LinodeConfig, ParseResult, SentryConfig } from "./types.ts";
 import { VERSION } from "./version.ts";
 import { type LintParse, parseLintArgs } from "./lint_args.ts";
 
 export { helpText, Secret };
 export type { Env, KubeSource, TokenSource } from "./env.ts";
-export type { SentryConfig } from "./sentry_env.ts";
 export type { LogFormat, LogLevel } from "../common/log.ts";
 export { CONTROLLER_NAMES } from "./types.ts";
 export type {
@@ -29,11 +42,11 @@ export type {
   NodeConfig,
   ParseResult,
   RouteConfig,
+  SentryConfig,
   ServeConfig,
   ServiceConfig,
   VpcConfig,
 } from "./types.ts";
-export { describeConfig } from "./describe.ts";
 export type { LintConfig, LintDefaults, LintParse } from "./lint_args.ts";
 
 /** The command line or environment is unusable: exit 2 and print `message` (one line per problem). */
@@ -84,7 +97,7 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
   const flags = readFlags(args.values);
   const p = [...args.problems];
   const warnings: string[] = [];
-  const provider = flags.str("cloud-provider");
+  const provider = flags.get("cloud-provider");
   if (provider !== "linode") p.push(`--cloud-provider: unsupported provider "${provider}" (only linode)`);
   const sections = parseFlagSections(flags, { problems: p, warnings });
   // `--dev` never looks at the default token file: a real token must not reach the emulators.
@@ -94,7 +107,7 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
     warnings,
     ...tokenFile,
   });
-  const kube = chooseKubeSource({ kubeconfig: flags.str("kubeconfig"), master: flags.str("master") }, env, p);
+  const kube = chooseKubeSource({ kubeconfig: flags.get("kubeconfig"), master: flags.get("master") }, env, p);
   if (options.checkRead) {
     // The token file was checked while reading it (`checkTokenFile`).
     const named = { kube, serve: sections.serve, linode: linodeEnv };
@@ -105,12 +118,63 @@ function build(args: ParsedArgs, env: Env, dev: boolean, options: ParseOptions):
     p.push(...refusedServers(targets, options.checkNet));
   }
   if (p.length > 0) {
-    const token = env["LINODE_API_TOKEN"]?.trim() ?? "";
+    const token = envValue(env, "LINODE_API_TOKEN") ?? "";
     throw new ConfigError(p.map((line) => redactSecrets(line, [token])));
   }
   const linode: LinodeConfig = { ...linodeEnv, ...linodeFlags(flags) };
   const sentry = parseSentryEnv(env, warnings, options.checkNet);
-  return deepFreeze({ ...sections, dev, kube, linode, sentry, ignoredFlags: ignoredFlags(flags), warnings });
+  const ignored = ignoredFlags(args.values);
+  return deepFreeze({ ...sections, dev, kube, linode, sentry, ignoredFlags: ignored, warnings });
+}
+
+/**
+ * The Sentry settings, read as the Go CCM reads them: nothing without `SENTRY_DSN`; a DSN without
+ * `SENTRY_ENVIRONMENT` (or one that is not a URL) only warns and reports nothing; `SENTRY_RELEASE` defaults
+ * to `unknown`. A DSN whose host the net permission refuses (`checkNet`, asked at start like `LINODE_URL`) also
+ * only warns: reports could never leave. Never a start failure: Sentry is optional, and a Go CCM manifest
+ * that sets `SENTRY_DSN` must still start under the default net list. Warnings never print the DSN (it holds
+ * a key), only its `host:port`.
+ */
+export function parseSentryEnv(env: Env, warnings: string[], checkNet?: NetCheck): SentryConfig | null {
+  const dsn = envValue(env, "SENTRY_DSN");
+  if (dsn === undefined) return null;
+  const environment = envValue(env, "SENTRY_ENVIRONMENT");
+  if (environment === undefined) {
+    warnings.push("SENTRY_ENVIRONMENT: not set, so errors are not reported to Sentry (as the Go CCM)");
+    return null;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(dsn);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !url.username || !/^https?:$/.test(url.protocol)) {
+    warnings.push("SENTRY_DSN: not a Sentry DSN (https://KEY@HOST/PROJECT), so errors are not reported");
+    return null;
+  }
+  const host = urlHostPort(`${url.protocol}//${url.host}`);
+  if (checkNet && host && !checkNet(host)) {
+    warnings.push(
+      `SENTRY_DSN: cannot connect to ${host}: ${netDeniedReason()}; errors are not reported until then`,
+    );
+    return null;
+  }
+  return Object.freeze({
+    dsn: new Secret(dsn),
+    environment,
+    release: envValue(env, "SENTRY_RELEASE") ?? "unknown",
+  });
+}
+
+/** The config as a plain object for one startup log line: token `***`, sets as sorted arrays. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const json = JSON.stringify(config, (_key, value: unknown) => {
+    if (value instanceof Set) return [...value].sort();
+    if (value instanceof Secret) return "***";
+    return value;
+  });
+  return JSON.parse(json);
 }
 
 /**

@@ -54,7 +54,12 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       name: "cloud-controller-manager",
     },
     vpc: { names: [], ids: [], subnetNames: ["default"], subnetIds: [] },
-    nodes: { monitorPeriodMs: 5_000, statusUpdateFrequencyMs: 300_000, concurrentSyncs: 1 },
+    nodes: {
+      monitorPeriodMs: 5_000,
+      statusUpdateFrequencyMs: 300_000,
+      concurrentSyncs: 1,
+      metadataUpdates: true,
+    },
     routes: {
       enableRouteController: false,
       configureCloudRoutes: true,
@@ -257,6 +262,15 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   ], (
     c,
   ) => c.ignoredFlags, ["--cloud-config", "--webhook-secure-port"]],
+  // pflag reads string slices as CSV: a quoted item may hold a comma, nothing is trimmed, an empty item stays.
+  [['--nodebalancer-tags="a,b",c'], (c) => c.services.nodeBalancerTags, ["a,b", "c"]],
+  [["--nodebalancer-tags=a, b"], (c) => c.services.nodeBalancerTags, ["a", " b"]],
+  [["--authorization-always-allow-paths=/healthz,"], (c) => c.serve.auth.alwaysAllowPaths, ["/healthz", "/"]],
+  // Upstream flags the Go CCM accepts and this CCM does not implement: accepted, their values consumed, warned.
+  [["--cidr-allocator-type", "RangeAllocator", "--node-sync-period", "0s", "--v", "2"], (c) => [
+    c.ignoredFlags,
+    c.log.verbosity,
+  ], [["--cidr-allocator-type", "--node-sync-period"], 2]],
   // The Go CCM Helm chart's quoted value: pflag's CSV reading drops the quotes, so does ours.
   [['--authorization-always-allow-paths="/metrics"'], (c) => c.serve.auth.alwaysAllowPaths, ["/metrics"]],
   [[], (c) => c.serve.auth, {

@@ -1,16 +1,13 @@
 /**
- * Environment variables (the Go CCM's names and defaults) and the value parsers shared with flags:
- * Go booleans, durations and integers, CIDRs, IP addresses, the Linode API URL. Pure: `config.ts` hands in the variables it read.
+ * Environment variables (the Go CCM's names and defaults), where the Linode API token comes from, and the value
+ * parsers shared with flags: Go booleans, durations, integers and CSV lists, CIDRs, IP addresses, the Linode API
+ * URL. Pure: `config.ts` hands in the variables it read. A variable is read through `envValue`, which takes only
+ * the names declared in `ENV_VARS`.
  */
 import { checkMasterUrl, checkRegion, checkServiceEndpoint, checkTimerSeconds } from "./checks.ts";
 import { cidrFamily, parseIpv4 } from "../common/net.ts";
-import { type TokenOptions, type TokenSource, tokenSource } from "./token_env.ts";
 
-export { Secret } from "./secret.ts";
-export type { TokenFileCheck, TokenOptions, TokenSource } from "./token_env.ts";
-
-/** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
-export const ENV_VARS: readonly { name: string; def: string; help: string }[] = Object.freeze([
+const VARS = [
   { name: "LINODE_API_TOKEN", def: "", help: "Linode API token, used when the token file cannot be read" },
   {
     name: "LINODE_API_TOKEN_FILE",
@@ -52,10 +49,24 @@ export const ENV_VARS: readonly { name: string; def: string; help: string }[] = 
   { name: "KUBECONFIG", def: "", help: "kubeconfig path when --kubeconfig is not given (first entry)" },
   { name: "KUBERNETES_SERVICE_HOST", def: "", help: "in-cluster API host (set by Kubernetes)" },
   { name: "KUBERNETES_SERVICE_PORT", def: "", help: "in-cluster API port (set by Kubernetes)" },
-]);
+] as const;
+
+/** The name of a variable this CCM reads. */
+export type EnvName = typeof VARS[number]["name"];
+
+/** The environment variables read, with defaults, for `--help`. `readConfig` reads exactly these. */
+export const ENV_VARS: readonly { readonly name: EnvName; readonly def: string; readonly help: string }[] =
+  Object
+    .freeze(VARS);
 
 /** The environment as `config.ts` sees it. */
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A declared variable, trimmed; `undefined` when unset or blank. */
+export function envValue(env: Env, name: EnvName): string | undefined {
+  const v = env[name]?.trim();
+  return v === "" ? undefined : v;
+}
 
 /** Where the Kubernetes API credentials come from; assignable to `kube/config.ts`'s `KubeConfigSource`. */
 export type KubeSource =
@@ -72,6 +83,35 @@ export type KubeSource =
     readonly master?: string;
   }
   | { readonly kind: "master"; readonly master: string };
+
+/** A secret string that prints as `***` everywhere (JSON, template strings, `Deno.inspect`). */
+export class Secret {
+  readonly #value: string;
+  /** Wraps `value`. */
+  constructor(value: string) {
+    this.#value = value;
+  }
+  /** The secret itself: pass it straight to the client that needs it, never to a logger. */
+  reveal(): string {
+    return this.#value;
+  }
+  /** `***`. */
+  toString(): string {
+    return "***";
+  }
+  /** `***`. */
+  toJSON(): string {
+    return "***";
+  }
+  /** `***` for `Deno.inspect` and `console.log`. */
+  [Symbol.for("Deno.customInspect")](): string {
+    return "***";
+  }
+  /** `***` for `node:util` inspect. */
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "***";
+  }
+}
 
 const TRUE_WORDS = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const FALSE_WORDS = new Set(["0", "f", "F", "FALSE", "false", "False"]);
@@ -138,9 +178,42 @@ export function parseGoFloat(text: string): number | undefined {
   return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : undefined;
 }
 
-/** Splits a pflag slice value on commas, trimming blanks and dropping empty entries. */
-export function splitList(text: string): string[] {
-  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+/**
+ * The first record of `text` as Go's `encoding/csv` reads it with its defaults, which is how pflag reads a
+ * StringSlice flag: commas separate items, nothing is trimmed, an item may be quoted (`"a,b"`, with `""` for a
+ * quote inside), a quote elsewhere is an error. Returns the items, or why it cannot be read.
+ */
+export function readCsv(text: string): string[] | string {
+  if (text === "") return []; // pflag's special case: an empty value is an empty list
+  const s = text.replaceAll("\r\n", "\n").replace(/\r$/, "").replace(/^\n+/, "");
+  if (s === "") return "no items";
+  const items: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (s[i] !== '"') {
+      let end = i;
+      while (end < s.length && s[end] !== "," && s[end] !== "\n") end++;
+      const item = s.slice(i, end);
+      if (item.includes('"')) return "a quote inside an unquoted item";
+      items.push(item);
+      if (s[end] !== ",") return items;
+      i = end + 1;
+      continue;
+    }
+    let item = "";
+    for (i++;;) {
+      const quote = s.indexOf('"', i);
+      if (quote < 0) return "a quoted item is not closed";
+      item += s.slice(i, quote);
+      i = quote + 1;
+      if (s[i] === '"') (item += '"', i++);
+      else break;
+    }
+    items.push(item);
+    if (i >= s.length || s[i] === "\n") return items;
+    if (s[i] !== ",") return "text after a closing quote";
+    i++;
+  }
 }
 
 /** `true` for `localhost` and loopback addresses (127.0.0.0/8, `::1`), the only hosts allowed over http. */
@@ -183,6 +256,90 @@ export function parseLinodeUrl(text: string): LinodeUrl | string {
   return { url: `${baseUrl}/${apiVersion}`, baseUrl, apiVersion };
 }
 
+/**
+ * Where the Linode API token comes from, as the Go CCM decides it: the token file (`LINODE_API_TOKEN_FILE`,
+ * else `/var/run/secrets/linode/api-token`) when it can be read at start, else `LINODE_API_TOKEN`;
+ * `LINODE_API_TOKEN_CACHE_TTL_SECONDS` sets how long a token read from the file is used.
+ */
+/** Reads one variable, trimmed; `undefined` when unset or blank. */
+export type ReadVar = (name: EnvName) => string | undefined;
+
+/** Where the Linode API token comes from. */
+export type TokenSource =
+  | { readonly kind: "env"; readonly token: Secret }
+  | { readonly kind: "file"; readonly path: string; readonly cacheTtlMs: number };
+
+/** Where the Go CCM looks for the token when `LINODE_API_TOKEN_FILE` is not set. */
+export const DEFAULT_TOKEN_FILE = "/var/run/secrets/linode/api-token";
+
+/** How long a token read from the file is used (the Go CCM's default, one minute). */
+export const DEFAULT_TOKEN_CACHE_TTL_MS = 60_000;
+
+/** Checks a token file at start: returns why it cannot be used, or `undefined` when it can. */
+export type TokenFileCheck = (path: string) => string | undefined;
+
+/** How `parseLinodeEnv` finds the token. */
+export interface TokenOptions {
+  /** Checks the token file at start (`readConfig` reads it once); without it a named file is taken as usable. */
+  checkTokenFile?: TokenFileCheck;
+  /** The file tried when `LINODE_API_TOKEN_FILE` is unset (`null` in `--dev`); default `DEFAULT_TOKEN_FILE`. */
+  defaultTokenFile?: string | null;
+  /** Receives lines worth a warning at start (a token file passed over, a cache TTL ignored). */
+  warnings?: string[];
+}
+
+/** `LINODE_API_TOKEN_CACHE_TTL_SECONDS`, read as leniently as the Go CCM: anything but a positive integer is the default. */
+function tokenCacheTtlMs(read: ReadVar, warnings: string[]): number {
+  const text = read("LINODE_API_TOKEN_CACHE_TTL_SECONDS");
+  if (text === undefined) return DEFAULT_TOKEN_CACHE_TTL_MS;
+  const seconds = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
+  if (Number.isSafeInteger(seconds) && seconds > 0) return seconds * 1000;
+  warnings.push(
+    `LINODE_API_TOKEN_CACHE_TTL_SECONDS: "${text}" is not a positive whole number of seconds; using 60 (as the Go CCM)`,
+  );
+  return DEFAULT_TOKEN_CACHE_TTL_MS;
+}
+
+/**
+ * The Go CCM's order: the token file (`LINODE_API_TOKEN_FILE`, else `DEFAULT_TOKEN_FILE`) when it can be read at
+ * start, else `LINODE_API_TOKEN`; neither usable is a problem naming both.
+ */
+export function tokenSource(read: ReadVar, options: TokenOptions, problems: string[]): TokenSource {
+  const warnings = options.warnings ?? [];
+  const token = read("LINODE_API_TOKEN");
+  const named = read("LINODE_API_TOKEN_FILE");
+  const defaultFile = options.defaultTokenFile === undefined ? DEFAULT_TOKEN_FILE : options.defaultTokenFile;
+  const path = named ?? defaultFile ?? undefined;
+  const cacheTtlMs = tokenCacheTtlMs(read, warnings);
+  // Without a checker only a file the user named is assumed readable; the default path is a guess.
+  const why = path === undefined
+    ? "not set"
+    : options.checkTokenFile
+    ? options.checkTokenFile(path)
+    : named === undefined
+    ? "not checked"
+    : undefined;
+  if (path !== undefined && why === undefined) return Object.freeze({ kind: "file", path, cacheTtlMs });
+  if (token !== undefined) {
+    if (named !== undefined) {
+      warnings.push(
+        `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why}; using LINODE_API_TOKEN instead (as the Go CCM)`,
+      );
+    }
+    return Object.freeze({ kind: "env", token: new Secret(token) });
+  }
+  if (named !== undefined) {
+    problems.push(
+      `LINODE_API_TOKEN_FILE: cannot use ${named}: ${why} (and LINODE_API_TOKEN, the fallback, is not set)`,
+    );
+  } else {
+    const file = path === undefined ? "" : `, and the token file ${path} cannot be used` +
+      (why === "not checked" ? "" : `: ${why}`);
+    problems.push(`LINODE_API_TOKEN: not set${file} (set LINODE_API_TOKEN or LINODE_API_TOKEN_FILE)`);
+  }
+  return Object.freeze({ kind: "env", token: new Secret("") });
+}
+
 /** The Linode part of the environment. */
 export interface LinodeEnv {
   readonly token: TokenSource;
@@ -197,26 +354,21 @@ export interface LinodeEnv {
   readonly hostnameOnlyIngress: boolean;
 }
 
-function value(env: Env, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === "" ? undefined : v;
-}
-
-function seconds(env: Env, name: string, def: number, problems: string[]): number {
-  const text = value(env, name);
+function seconds(env: Env, name: EnvName, def: number, problems: string[]): number {
+  const text = envValue(env, name);
   if (text === undefined) return def * 1000;
   return checkTimerSeconds(name, text, problems) ? Number(text) * 1000 : def * 1000;
 }
 
 /** Reads and checks the Linode variables, appending one line per problem to `problems`. */
 export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptions = {}): LinodeEnv {
-  const region = value(env, "LINODE_REGION") ?? "";
+  const region = envValue(env, "LINODE_REGION") ?? "";
   if (region === "") {
     problems.push("LINODE_REGION: not set (the region of the cluster's Linodes, e.g. us-east)");
   } else checkRegion(region, problems);
-  const parsed = parseLinodeUrl(value(env, "LINODE_URL") ?? "https://api.linode.com/v4");
+  const parsed = parseLinodeUrl(envValue(env, "LINODE_URL") ?? "https://api.linode.com/v4");
   if (typeof parsed === "string") problems.push(parsed);
-  const externalSubnet = value(env, "LINODE_EXTERNAL_SUBNET") ?? null;
+  const externalSubnet = envValue(env, "LINODE_EXTERNAL_SUBNET") ?? null;
   // Only private IPv4 addresses are re-labelled external, so only an IPv4 network means anything here.
   if (externalSubnet !== null && cidrFamily(externalSubnet) !== 4) {
     problems.push(
@@ -224,13 +376,13 @@ export function parseLinodeEnv(env: Env, problems: string[], options: TokenOptio
         "172.24.0.0/16; IPv6 is not accepted)",
     );
   }
-  const hostnameText = value(env, "LINODE_HOSTNAME_ONLY_INGRESS");
+  const hostnameText = envValue(env, "LINODE_HOSTNAME_ONLY_INGRESS");
   const hostnameOnlyIngress = hostnameText === undefined ? false : parseGoBool(hostnameText);
   if (hostnameOnlyIngress === undefined) {
     problems.push(`LINODE_HOSTNAME_ONLY_INGRESS: invalid boolean "${hostnameText}" (use true or false)`);
   }
   return {
-    token: tokenSource((name) => value(env, name), options, problems),
+    token: tokenSource((name) => envValue(env, name), options, problems),
     region,
     url: typeof parsed === "string" ? "" : parsed.url,
     requestTimeoutMs: seconds(env, "LINODE_REQUEST_TIMEOUT_SECONDS", 120, problems),
@@ -255,10 +407,10 @@ export function chooseKubeSource(
   if (flags.kubeconfig !== "") {
     return { kind: "kubeconfig", kubeconfig: flags.kubeconfig, from: "flag", ...master };
   }
-  const fromEnv = (value(env, "KUBECONFIG") ?? "").split(":").find((p) => p !== "");
+  const fromEnv = (envValue(env, "KUBECONFIG") ?? "").split(":").find((p) => p !== "");
   if (fromEnv !== undefined) return { kind: "kubeconfig", kubeconfig: fromEnv, from: "env", ...master };
-  const serviceHost = value(env, "KUBERNETES_SERVICE_HOST");
-  const servicePort = value(env, "KUBERNETES_SERVICE_PORT");
+  const serviceHost = envValue(env, "KUBERNETES_SERVICE_HOST");
+  const servicePort = envValue(env, "KUBERNETES_SERVICE_PORT");
   if (serviceHost !== undefined && servicePort !== undefined) {
     checkServiceEndpoint(serviceHost, servicePort, problems);
     return { kind: "in-cluster", serviceHost, servicePort, ...master };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import { chooseKubeSource, isLoopbackHost, parseLinodeEnv, parseLinodeUrl, Secret } from "./env.ts";
-import { parseSentryEnv } from "./sentry_env.ts";
+import { parseSentryEnv } from "./config.ts";
 
 const LOOPBACK: [string, boolean][] = [
   ["localhost", true],

@@ -1,15 +1,18 @@
 /**
- * Parses the command line against the flag table (`config_flag_table.ts`) the way Go's pflag does, and renders
- * `--help` from it.
+ * Parses the command line against the flag table (`flag_table.ts`) the way Go's pflag does, reads the parsed
+ * values through the table's types (`readFlags`), and renders `--help` from the table.
  */
-import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt, splitList } from "./env.ts";
+import { ENV_VARS, parseGoBool } from "./env.ts";
 import {
   FLAG_GROUP_TITLES,
   FLAG_INDEX,
   type FlagKind,
+  type FlagName,
   FLAGS,
   type FlagSpec,
   type FlagValue,
+  type FlagValues,
+  readValue,
 } from "./flag_table.ts";
 
 export { FLAG_INDEX, FLAGS, type FlagValue } from "./flag_table.ts";
@@ -23,37 +26,6 @@ export interface ParsedArgs {
   readonly version: boolean | "raw";
   /** One line per problem, each naming the flag. */
   readonly problems: readonly string[];
-}
-
-const ACCEPTED = {
-  bool: "use true or false; also 1, 0, t, f, T, F, TRUE, FALSE, True, False",
-  duration: "use a Go duration such as 15s, 1m30s, 100ms or 2h",
-  int: "use a whole number",
-  float: "use a number",
-  intList: "use comma-separated whole numbers",
-} as const;
-
-function convert(spec: FlagSpec, text: string): FlagValue | string {
-  const bad = (what: string, accepted: string) => `invalid ${what} "${text}" (${accepted})`;
-  switch (spec.kind) {
-    case "bool":
-      return parseGoBool(text) ?? bad("boolean", ACCEPTED.bool);
-    case "duration":
-      return parseGoDuration(text) ?? bad("duration", ACCEPTED.duration);
-    case "int":
-      return parseGoInt(text) ?? bad("integer", ACCEPTED.int);
-    case "float":
-      return parseGoFloat(text) ?? bad("number", ACCEPTED.float);
-    case "string":
-      return text;
-    case "list":
-      return splitList(text);
-    case "intList": {
-      const items = splitList(text);
-      const ids = items.map((s) => /^[+-]?\d+$/.test(s) ? Number(s) : NaN);
-      return ids.every(Number.isSafeInteger) ? ids : bad("list", ACCEPTED.intList);
-    }
-  }
 }
 
 /** Levenshtein distance, for "did you mean". */
@@ -85,17 +57,29 @@ function unknownFlag(name: string): string {
   return `--${name}: unknown flag (${hint ? `did you mean --${hint}?` : "see --help"})`;
 }
 
+const APPENDING: ReadonlySet<FlagKind> = new Set(["list", "intList", "array", "map"]);
+
 function store(values: Map<string, FlagValue>, spec: FlagSpec, value: FlagValue): void {
   const previous = values.get(spec.name);
   // pflag slices: the first use replaces the default, later uses append.
-  if (Array.isArray(previous) && Array.isArray(value)) values.set(spec.name, [...previous, ...value]);
-  else values.set(spec.name, value);
+  if (APPENDING.has(spec.kind) && Array.isArray(previous) && Array.isArray(value)) {
+    values.set(spec.name, [...previous, ...value]);
+  } else values.set(spec.name, value);
+}
+
+/** `--version`, `--version=raw`, `--version=false`; `--version=vX.Y.Z` only sets the reported version upstream. */
+function versionValue(inline: string | undefined): boolean | "raw" | undefined {
+  if (inline === undefined) return true;
+  if (inline === "raw") return "raw";
+  if (inline.startsWith("v")) return false;
+  return parseGoBool(inline);
 }
 
 /**
  * Parses Go-style flags the way pflag (and Go's flag package for `-name`) does: `--name=value`,
- * `--name value`, bare `--bool` for true, `-name` with one dash, `_` read as `-`. A leading `--`
- * (passed through by `deno task`) is skipped; a later `--` ends the flags. Arguments are an error.
+ * `--name value`, bare `--bool` for true, `-name` with one dash, `_` read as `-`; each value read as its pflag
+ * type (lists as CSV). A leading `--` (passed through by `deno task`) is skipped; a later `--` ends the flags.
+ * Arguments are an error.
  */
 export function parseArgs(args: readonly string[]): ParsedArgs {
   const values = new Map<string, FlagValue>();
@@ -127,7 +111,7 @@ export function parseArgs(args: readonly string[]): ParsedArgs {
       continue;
     }
     if (name === "version") {
-      const v = inline === undefined ? true : inline === "raw" ? "raw" : parseGoBool(inline);
+      const v = versionValue(inline);
       if (v === undefined) problems.push(`--version: invalid value "${inline}" (use true, false or raw)`);
       else version = v;
       continue;
@@ -148,8 +132,8 @@ export function parseArgs(args: readonly string[]): ParsedArgs {
         continue;
       }
     }
-    const value = convert(spec, text);
-    if (typeof value === "string" && spec.kind !== "string") problems.push(`--${name}: ${value}`);
+    const value = readValue(spec.kind, text);
+    if (typeof value === "object" && "problem" in value) problems.push(`--${name}: ${value.problem}`);
     else store(values, spec, value);
   }
   for (const p of positional) {
@@ -157,6 +141,22 @@ export function parseArgs(args: readonly string[]): ParsedArgs {
     problems.push(`unexpected argument "${p}": no arguments are taken (write booleans as --flag=false)`);
   }
   return { values, help, version, problems };
+}
+
+/** The implemented flags' values, typed by the table: `get("vpc-names")` is a `readonly string[]`. */
+export interface Flags {
+  /** The flag's value, or its default when not given. */
+  get<N extends FlagName>(name: N): FlagValues[N];
+  /** Whether the flag was on the command line. */
+  given(name: FlagName): boolean;
+}
+
+/** Reads parsed flag values through the table's types, each with its default when not given. */
+export function readFlags(values: ParsedArgs["values"]): Flags {
+  return {
+    get: <N extends FlagName>(name: N) => (values.get(name) ?? FLAG_INDEX.get(name)?.def) as FlagValues[N],
+    given: (name) => values.has(name),
+  };
 }
 
 /** Go's `time.Duration.String` for whole milliseconds: `10s`, `5m0s`, `12h0m0s`, `100ms`. */
@@ -172,10 +172,11 @@ export function formatGoDuration(ms: number): string {
   return `${sign}${h > 0 ? `${h}h` : ""}${h > 0 || m > 0 ? `${m}m` : ""}${s}s`;
 }
 
-function formatDefault(spec: FlagSpec): string {
+/** A flag's default as `--help` and the docs print it: a Go duration, a comma-joined list, or the value. */
+export function formatDefault(spec: FlagSpec): string {
   if (spec.kind === "duration" && typeof spec.def === "number") return formatGoDuration(spec.def);
-  if (Array.isArray(spec.def)) return `"${spec.def.join(",")}"`;
-  return typeof spec.def === "string" ? `"${spec.def}"` : String(spec.def);
+  if (Array.isArray(spec.def)) return spec.def.join(",");
+  return String(spec.def);
 }
 
 const VALUE_HINT: Readonly<Record<FlagKind, string>> = {
@@ -184,9 +185,26 @@ const VALUE_HINT: Readonly<Record<FlagKind, string>> = {
   int: " int",
   float: " float",
   duration: " duration",
+  ip: " ip",
   list: " list",
   intList: " ints",
+  array: " strings",
+  map: " pairs",
+  quantity: " quantity",
 };
+
+function helpLine(spec: FlagSpec): string {
+  const left = `  --${spec.name}${VALUE_HINT[spec.kind]}`;
+  const help = spec.group !== "ignored"
+    ? spec.help
+    : spec.help === ""
+    ? "not implemented"
+    : `not implemented: ${spec.help}`;
+  const def = formatDefault(spec);
+  return `${left.padEnd(48)} ${help} (default ${
+    typeof spec.def === "string" || Array.isArray(spec.def) ? `"${def}"` : def
+  })`;
+}
 
 /** The `--help` text: every flag with its default, then every environment variable. */
 export function helpText(): string {
@@ -199,15 +217,7 @@ export function helpText(): string {
   ];
   for (const [group, title] of Object.entries(FLAG_GROUP_TITLES)) {
     out.push("", `${title}:`);
-    for (const spec of FLAGS.filter((f) => f.group === group)) {
-      const left = `  --${spec.name}${VALUE_HINT[spec.kind]}`;
-      const help = spec.group !== "ignored"
-        ? spec.help
-        : spec.help === ""
-        ? "not implemented"
-        : `not implemented: ${spec.help}`;
-      out.push(`${left.padEnd(48)} ${help} (default ${formatDefault(spec)})`);
-    }
+    for (const spec of FLAGS.filter((f) => f.group === group)) out.push(helpLine(spec));
   }
   out.push("", "Other flags:", `${"  -h, --help".padEnd(48)} print this help`);
   out.push(`${"  --version[=raw]".padEnd(48)} print the version`);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FLAGS, formatGoDuration, helpText, parseArgs, suggestFlag } from "./flags.ts";
-import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt } from "./env.ts";
+import { FLAGS, formatGoDuration, helpText, parseArgs, readFlags, suggestFlag } from "./flags.ts";
+import { ENV_VARS, parseGoBool, parseGoDuration, parseGoFloat, parseGoInt, readCsv } from "./env.ts";
 
 const BOOLS: [string, boolean | undefined][] = [
   ["1", true],
@@ -165,4 +165,104 @@ Deno.test("helpText() lists every flag with its default and every environment va
 
 Deno.test("FLAGS has no duplicate names", () => {
   assert.equal(new Set(FLAGS.map((f) => f.name)).size, FLAGS.length);
+});
+
+/** [value, items or the problem]: Go's encoding/csv on one record, which is how pflag reads a StringSlice. */
+const CSV: [string, string[] | RegExp][] = [
+  ["", []],
+  ["a,b", ["a", "b"]],
+  ["a, b", ["a", " b"]],
+  ["a,,b,", ["a", "", "b", ""]],
+  ['"/metrics"', ["/metrics"]],
+  ['"a,b",c', ["a,b", "c"]],
+  ['"say ""hi""",x', ['say "hi"', "x"]],
+  ["team-a env-prod", ["team-a env-prod"]],
+  ["a\nb", ["a"]],
+  ['"a\nb"', ["a\nb"]],
+  ["a,b\r\n", ["a", "b"]],
+  ['a"b', /quote inside an unquoted item/],
+  [' "a"', /quote inside an unquoted item/],
+  ['"a"b', /after a closing quote/],
+  ['"a', /not closed/],
+  ["\n", /no items/],
+];
+for (const [text, want] of CSV) {
+  Deno.test(`readCsv() reads ${JSON.stringify(text)} as pflag's StringSlice does`, () => {
+    const got = readCsv(text);
+    if (want instanceof RegExp) assert.match(String(got), want);
+    else assert.deepEqual(got, want);
+  });
+}
+
+Deno.test("parseArgs() reads each upstream flag with its pflag type: values consumed, bare booleans, lists", () => {
+  const parsed = parseArgs([
+    "--cidr-allocator-type",
+    "CloudAllocator",
+    "--profiling",
+    "--node-sync-period",
+    "0",
+    "--feature-gates=A=true, B = false",
+    "--tls-sni-cert-key",
+    "a.crt,a.key:*.a.com",
+    "--tls-sni-cert-key=b.crt,b.key",
+    "--requestheader-group-headers=x-a,x-b",
+    "--kube-api-qps=2.5",
+    "--log-text-info-buffer-size=2Ki",
+    "--webhook-bind-address= ::1",
+    "--v",
+    "2",
+  ]);
+  assert.deepEqual(parsed.problems, []);
+  assert.deepEqual(Object.fromEntries(parsed.values), {
+    "cidr-allocator-type": "CloudAllocator",
+    profiling: true,
+    "node-sync-period": 0,
+    "feature-gates": ["A=true", " B = false"],
+    "tls-sni-cert-key": ["a.crt,a.key:*.a.com", "b.crt,b.key"],
+    "requestheader-group-headers": ["x-a", "x-b"],
+    "kube-api-qps": 2.5,
+    "log-text-info-buffer-size": "2Ki",
+    "webhook-bind-address": "::1",
+    v: 2,
+  });
+});
+
+Deno.test("parseArgs() refuses what pflag refuses in the upstream flags' values", () => {
+  const problems = parseArgs([
+    "--profiling=yes",
+    "--feature-gates=A",
+    "--tls-sni-cert-key=only.crt",
+    "--log-text-info-buffer-size=lots",
+    "--webhook-bind-address=localhost",
+    "--vpc-ids=1, 2",
+    "--subnet-ids=",
+    '--nodebalancer-tags=a"b',
+  ]).problems;
+  assert.deepEqual(problems.map((p) => p.slice(0, p.indexOf(":"))), [
+    "--profiling",
+    "--feature-gates",
+    "--tls-sni-cert-key",
+    "--log-text-info-buffer-size",
+    "--webhook-bind-address",
+    "--vpc-ids",
+    "--subnet-ids",
+    "--nodebalancer-tags",
+  ]);
+});
+
+Deno.test("parseArgs() accepts --version=vX.Y.Z, which only sets the version upstream reports", () => {
+  const parsed = parseArgs(["--version=v1.2.3"]);
+  assert.deepEqual([parsed.version, parsed.problems], [false, []]);
+});
+
+Deno.test("readFlags() types each flag by the table: an unknown name or the wrong kind does not compile", () => {
+  const flags = readFlags(new Map([["vpc-names", ["a"]]]));
+  // @ts-expect-error: there is no --vpc-namez (deno check fails if this line compiles)
+  assert.equal(flags.get("vpc-namez"), undefined);
+  // @ts-expect-error: --vpc-names is a list, not a string
+  const wrong: string = flags.get("vpc-names");
+  const names: readonly string[] = flags.get("vpc-names");
+  const ids: readonly number[] = flags.get("vpc-ids");
+  const lease: number = flags.get("leader-elect-lease-duration");
+  assert.deepEqual([wrong, names, ids, lease, flags.given("vpc-names")], [["a"], ["a"], [], 15_000, true]);
 });

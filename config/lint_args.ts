@@ -4,9 +4,9 @@
  * `--nodebalancer-tags`, …), parsed by the same flag table as a normal run so `lint` with the Deployment's
  * flags gives the controller's verdict. Pure: `config.ts` passes `Deno.args` and the environment in.
  */
-import { FLAG_INDEX, parseArgs } from "./flags.ts";
+import { FLAG_INDEX, parseArgs, readFlags } from "./flags.ts";
 import { chooseKubeSource, type Env, type KubeSource, parseLinodeEnv } from "./env.ts";
-import { parseFlagSections, readFlags } from "./sections.ts";
+import { parseFlagSections } from "./sections.ts";
 import type { ServiceConfig, VpcConfig } from "./types.ts";
 import { CCM_READ_DIRS } from "./readable.ts";
 
@@ -130,14 +130,14 @@ export function parseLintArgs(
   const scratch: string[] = [];
   const linode = parseLinodeEnv(env, scratch);
   problems.push(...scratch.filter((p) => p.startsWith("LINODE_HOSTNAME_ONLY_INGRESS")));
-  const explicitKube = flags.str("kubeconfig") !== "" || flags.str("master") !== "";
+  const explicitKube = flags.get("kubeconfig") !== "" || flags.get("master") !== "";
   let kube: KubeSource | null = null;
   if (s.files.length > 0) {
     if (explicitKube) problems.push("--kubeconfig, --master: give manifest files or a cluster, not both");
     if (s.namespace !== null) problems.push("-n: only with the cluster (without files)");
   } else {
     kube = chooseKubeSource(
-      { kubeconfig: flags.str("kubeconfig"), master: flags.str("master") },
+      { kubeconfig: flags.get("kubeconfig"), master: flags.get("master") },
       env,
       problems,
     );

@@ -22,18 +22,26 @@ function parse(args: string[]) {
 const CASES: { name: string; args: string[]; nodeipam: boolean; warnings?: string[]; problems?: RegExp }[] = [
   { name: "off without --allocate-node-cidrs, silently", args: [], nodeipam: false, warnings: [] },
   { name: "on with --allocate-node-cidrs", args: IPAM, nodeipam: true, warnings: [] },
-  { name: "by upstream's long name", args: [...IPAM, "--controllers=node-ipam-controller"], nodeipam: true },
+  // The Go CCM starts node IPAM from --allocate-node-cidrs in its cloud's Initialize, whatever --controllers says
+  // (cloud/linode/cloud.go, nodeipamcontroller.go); upstream's --controllers knows no node IPAM controller.
+  { name: "on with an explicit list without *", args: [...IPAM, "--controllers=cloud-node"], nodeipam: true },
+  { name: "on with an empty list", args: [...IPAM, "--controllers="], nodeipam: true, warnings: [] },
   {
-    name: "named without --allocate-node-cidrs: a warning",
-    args: ["--controllers=nodeipam"],
-    nodeipam: false,
-    warnings: ["nodeipam controller not started: --allocate-node-cidrs is false"],
+    name: "on when every upstream controller is off",
+    args: [...IPAM, "--controllers=-service"],
+    nodeipam: true,
   },
   {
-    name: "excluded by --controllers: a warning",
+    name: "nodeipam is not a name --controllers takes",
     args: [...IPAM, "--controllers=*,-nodeipam"],
     nodeipam: false,
-    warnings: ["node IPAM not started: --controllers excludes nodeipam"],
+    problems: /^--controllers: unknown controller "-nodeipam" .*node IPAM runs with --allocate-node-cidrs/,
+  },
+  {
+    name: "node-ipam-controller is not upstream's cloud-controller-manager's either",
+    args: ["--controllers=node-ipam-controller"],
+    nodeipam: false,
+    problems: /^--controllers: unknown controller "node-ipam-controller"/,
   },
   {
     name: "a dual-stack --cluster-cidr is refused, as the Go CCM",

@@ -1,13 +1,12 @@
 /**
  * The shape of the validated settings: the `Config` every module reads, its sections, and what
- * `parseConfig` returns. Types and the controller names only: parsing lives in `config.ts` and
- * `config_sections.ts`.
+ * `parseConfig` returns. Types and the controller names only: parsing lives in `config.ts`, `sections.ts`
+ * and `controllers.ts`.
  */
 import type { LogFormat, LogLevel } from "../common/log.ts";
-import type { Env, KubeSource, LinodeEnv } from "./env.ts";
-import type { Secret } from "./secret.ts";
+import type { Env, KubeSource, LinodeEnv, Secret } from "./env.ts";
 
-/** The controllers `--controllers` can name (upstream's short names). */
+/** The controllers this CCM runs: upstream's four by their short names (`--controllers`), and node IPAM. */
 export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "route" | "service" | "nodeipam";
 
 /** Every controller, in start order. */
@@ -46,6 +45,12 @@ export interface NodeConfig {
   /** `--node-status-update-frequency`: address refresh period. */
   readonly statusUpdateFrequencyMs: number;
   readonly concurrentSyncs: number;
+  /**
+   * Always `true`: the Go CCM's node controller keeps each Node's `node.k8s.linode.com/host-uuid` label and
+   * `private-ip`/`public-ipv6` annotations up to date whatever `--controllers` says (its cloud's `Initialize`
+   * starts it), so excluding `cloud-node` does not stop these updates.
+   */
+  readonly metadataUpdates: true;
 }
 
 /** The route controller and node IPAM. */
@@ -132,7 +137,11 @@ export interface Config {
    */
   readonly dryRun: boolean;
   readonly clusterName: string;
-  /** What to start: `--controllers`, less `route` unless `--enable-route-controller` and routes are on. */
+  /**
+   * The controllers to run, as the Go CCM decides: upstream's four as `--controllers` enables them (`route` only
+   * with `--enable-route-controller` and `--configure-cloud-routes`), and `nodeipam` with `--allocate-node-cidrs`
+   * whatever `--controllers` says. Node metadata updates run regardless too (`nodes.metadataUpdates`).
+   */
   readonly controllers: ReadonlySet<ControllerName>;
   readonly leaderElection: LeaderElectionConfig;
   readonly kube: KubeSource;
@@ -172,7 +181,7 @@ export type ParseResult =
     resolve(emulatorEnv: Env): Config;
   };
 
-/** `SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`, read as the Go CCM reads them (`sentry_env.ts`). */
+/** `SENTRY_DSN`, `SENTRY_ENVIRONMENT`, `SENTRY_RELEASE`, read as the Go CCM reads them (`config.ts`). */
 export interface SentryConfig {
   readonly dsn: Secret;
   readonly environment: string;

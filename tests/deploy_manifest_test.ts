@@ -120,7 +120,7 @@ Deno.test("the DaemonSet hands the token over as a file the ccm permission set m
   const pod = daemonSet();
   const [c] = pod.containers;
   assert.ok(c);
-  const known = new Set(ENV_VARS.map((v) => v.name));
+  const known = new Set<string>(ENV_VARS.map((v) => v.name));
   assert.deepEqual(c.env.map((e) => e.name).filter((n) => !known.has(n)), []);
   const tokenFile = c.env.find((e) => e.name === "LINODE_API_TOKEN_FILE")?.value ?? "";
   const mount = c.volumeMounts.find((m) => tokenFile.startsWith(`${m.mountPath}/`));

@@ -5,7 +5,7 @@
  */
 import { ENV_VARS } from "../config/env.ts";
 import { FLAG_GROUP_TITLES, type FlagGroup, FLAGS, type FlagSpec } from "../config/flag_table.ts";
-import { formatGoDuration } from "../config/flags.ts";
+import { formatDefault } from "../config/flags.ts";
 
 /** Where the generated block sits in docs/configuration.md. */
 export const BEGIN = "<!-- generated:configuration begin (deno task docs) -->";
@@ -19,9 +19,7 @@ function code(text: string): string {
 }
 
 function defaultOf(spec: FlagSpec): string {
-  if (spec.kind === "duration" && typeof spec.def === "number") return code(formatGoDuration(spec.def));
-  if (Array.isArray(spec.def)) return code(spec.def.join(","));
-  return code(String(spec.def));
+  return code(formatDefault(spec));
 }
 
 /** A Markdown table with every column padded to its widest cell, as `deno fmt` writes it. */
@@ -54,7 +52,7 @@ export function configurationMarkdown(): string {
     "Environment (the Go CCM's names and defaults):",
     env,
     ...groups,
-    `${FLAG_GROUP_TITLES.ignored} (logged once at start): ${ignored}.`,
+    `${FLAG_GROUP_TITLES.ignored}: ${ignored}.`,
   ].join("\n\n");
 }
 

@@ -36,7 +36,7 @@ Deno.test("runCcm() after the switch with node IPAM: Nodes keep their pod CIDRs;
 });
 
 Deno.test("runCcm() --dry-run with node IPAM: the allocation is on /plan and nothing is written", async () => {
-  await using w = await startWorld({ flags: ["--controllers=nodeipam", "--dry-run", ...IPAM] });
+  await using w = await startWorld({ flags: ["--controllers=", "--dry-run", ...IPAM] });
   addNodes(w, kubeletNode("a", { taints: [] }), kubeletNode("has", { taints: [], podCidr: "10.192.0.0/24" }));
   await w.start();
   const pending = () => w.ccm.shadow.report().pending.filter((a) => a.controller === "nodeipam");
@@ -54,7 +54,7 @@ Deno.test("runCcm() --dry-run with node IPAM: the allocation is on /plan and not
 Deno.test("runCcm() --dry-run with node IPAM and routes: the plan holds the allocation and the route it leads to", async () => {
   await using w = await startRouteWorld({
     flags: [
-      "--controllers=nodeipam",
+      "--controllers=",
       "--dry-run",
       "--allocate-node-cidrs",
       "--disable-ipv6-node-cidr-allocation",

@@ -7,10 +7,13 @@ import type { V1Node } from "@kubernetes/client-node";
 import { addNodes, type CcmWorld, kubeletNode, startWorld } from "./ccm_fixture.ts";
 import { startRouteWorld, until } from "./route_fixture.ts";
 
-/** IPv4 only, in a cluster CIDR of `ranges` /24s. */
+/**
+ * IPv4 only, in a cluster CIDR of `ranges` /24s. `--controllers=` runs no upstream controller: node IPAM runs
+ * from `--allocate-node-cidrs` alone, whatever `--controllers` says, as in the Go CCM.
+ */
 function ipamFlags(cidr: string): string[] {
   return [
-    "--controllers=nodeipam",
+    "--controllers=",
     "--allocate-node-cidrs",
     `--cluster-cidr=${cidr}`,
     "--disable-ipv6-node-cidr-allocation",
@@ -91,7 +94,7 @@ Deno.test("nodeipam: a full cluster CIDR gives a Warning Event CIDRNotAvailable;
 
 Deno.test("nodeipam: with routes, a Node that joins without a pod CIDR gets one and then its VPC ip_ranges", async () => {
   await using w = await startRouteWorld({
-    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
+    flags: ["--controllers=", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
   });
   const id = w.addLinode("worker-1");
   await w.start();
@@ -106,7 +109,7 @@ Deno.test("nodeipam: with routes, a Node that joins without a pod CIDR gets one 
 /** A dual-stack VPC `cluster` (subnet `nodes` with an auto /56) and IPAM with IPv6 on. */
 async function dualStackWorld() {
   const w = await startWorld({
-    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/22"],
+    flags: ["--controllers=", "--allocate-node-cidrs", "--cluster-cidr=10.192.0.0/22"],
   });
   const vpc = w.linode.world.createVpc({
     label: "cluster",
@@ -167,7 +170,7 @@ Deno.test("nodeipam: a Node whose VPC interface has no IPv6 range waits with a W
 Deno.test("nodeipam: a cluster CIDR that ends where the VPC subnet ends keeps its last range back, as the Go CCM", async () => {
   await using w = await startRouteWorld({
     flags: [
-      "--controllers=nodeipam",
+      "--controllers=",
       "--allocate-node-cidrs",
       "--disable-ipv6-node-cidr-allocation",
       "--cluster-cidr=10.255.252.0/22",
@@ -221,7 +224,7 @@ Deno.test("nodeipam: a refused write gives one Warning Event CIDRAssignmentFaile
 
 Deno.test("nodeipam: with --vpc-names and --subnet-names, nothing is handed out until the subnet is read", async () => {
   await using w = await startRouteWorld({
-    flags: ["--controllers=nodeipam", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
+    flags: ["--controllers=", "--allocate-node-cidrs", "--disable-ipv6-node-cidr-allocation"],
   });
   const id = w.addLinode("worker-1");
   const fault = w.linode.faults.error(503, { method: "GET", route: "/v4/vpcs" });

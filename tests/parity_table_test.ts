@@ -1,13 +1,20 @@
-/** docs/migration.md's parity table against the tables the program is built from. */
+/**
+ * docs/migration.md's parity table against the tables the program is built from, and the program against the
+ * Go CCM's command: every flag of it (config/upstream_flags.ts, generated from the Go sources) is accepted as
+ * pflag reads it, and the environment is read only through the variables the table lists.
+ */
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
-import { FLAGS } from "../config/flag_table.ts";
+import { FLAG_INDEX, FLAGS, KIND_OF_UPSTREAM_TYPE, readValue } from "../config/flag_table.ts";
+import { GO_CCM_ENV, UPSTREAM_FLAGS, type UpstreamFlag } from "../config/upstream_flags.ts";
 import { ENV_VARS } from "../config/env.ts";
+import { type Config, type Env, parseConfig, parseLintConfig } from "../config/config.ts";
 import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
 import { GO_CLIENT_METRIC } from "../linode/caller.ts";
 import { declaredMetrics } from "./monitoring_fixture.ts";
 
 const DOC = Deno.readTextFileSync(new URL("../docs/migration.md", import.meta.url));
+const CONFIGURATION = Deno.readTextFileSync(new URL("../docs/configuration.md", import.meta.url));
 const STATUSES = new Set(["same", "differs", "not implemented", "ours"]);
 
 /** The rows of every table under `## Parity table`: names (the code spans of the first cell), status, note. */
@@ -33,8 +40,21 @@ Deno.test("the parity table has a row for every flag of the flag table", () => {
   assert.deepEqual(missing(FLAGS.map((f) => `--${f.name}`)), []);
 });
 
+Deno.test("the parity table has a row for every flag of the Go CCM's command", () => {
+  assert.deepEqual(missing(UPSTREAM_FLAGS.map((f) => `--${f.name}`)), []);
+});
+
+Deno.test("the parity table names no flag that neither this CCM nor the Go CCM has", () => {
+  const known = new Set([...FLAGS, ...UPSTREAM_FLAGS].map((f) => `--${f.name}`));
+  assert.deepEqual([...NAMES].filter((n) => /^--[a-z]/.test(n) && !known.has(n)), []);
+});
+
 Deno.test("the parity table has a row for every environment variable read", () => {
   assert.deepEqual(missing(ENV_VARS.map((v) => v.name)), []);
+});
+
+Deno.test("the parity table has a row for every environment variable the Go CCM reads", () => {
+  assert.deepEqual(missing(GO_CCM_ENV.map((v) => v.name)), []);
 });
 
 Deno.test("the parity table has a row for every Service annotation of the annotation table", () => {
@@ -96,4 +116,223 @@ Deno.test("the parity table's RBAC rows cover the Go chart's ClusterRole and dep
   for (const row of rows) {
     assert.match(row, /`(tests|kube|controllers|lease|deploy|bench)\/[\w/.-]+\.(ts|yaml)`/);
   }
+});
+
+const ENV: Env = {
+  LINODE_API_TOKEN: "tok",
+  LINODE_REGION: "us-east",
+  KUBECONFIG: "/etc/kubernetes/ccm.conf",
+};
+
+/** A value of each pflag type that pflag accepts, for the flags this CCM does not implement. */
+const SAMPLE: Readonly<Record<UpstreamFlag["type"], string>> = {
+  bool: "true",
+  string: "x",
+  moduleSpec: "gc*=3",
+  int: "1",
+  int32: "1",
+  level: "2",
+  float32: "1.5",
+  duration: "1m30s",
+  ip: "127.0.0.1",
+  stringSlice: "a,b",
+  intSlice: "1,2",
+  namedCertKey: "a.crt,a.key:*.example.com",
+  mapStringBool: "AllAlpha=false,AllBeta=true",
+  quantity: "2Ki",
+  version: "raw",
+};
+
+/**
+ * Flags whose default is no sample the Go CCM would take (an empty value, or one it checks), or that need other
+ * flags beside them.
+ */
+const SAMPLE_FOR: Readonly<Record<string, { value: string; with?: string[] }>> = {
+  webhooks: { value: "*" },
+  "tls-cipher-suites": { value: "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384" },
+  "tls-min-version": { value: "VersionTLS12" },
+  "cloud-provider": { value: "linode" },
+  master: { value: "https://127.0.0.1:6443" },
+  "cluster-cidr": { value: "10.192.0.0/10" },
+  "nodebalancer-backend-ipv4-subnet": { value: "10.100.0.0/24" },
+  "tls-cert-file": { value: "/c.pem", with: ["--tls-private-key-file=/k.pem"] },
+  "tls-private-key-file": { value: "/k.pem", with: ["--tls-cert-file=/c.pem"] },
+  "vpc-ids": { value: "1", with: ["--subnet-ids=2"] },
+  "subnet-ids": { value: "2", with: ["--vpc-ids=1"] },
+  "enable-route-controller": { value: "true", with: ["--vpc-names=v", "--cluster-cidr=10.192.0.0/10"] },
+  "allocate-node-cidrs": { value: "true", with: ["--cluster-cidr=10.192.0.0/10"] },
+  controllers: { value: "cloud-node,-service" },
+};
+
+/** A value the Go CCM takes for `f`: its default when there is one, else a sample of its type. */
+function sample(f: UpstreamFlag): { value: string; with: string[] } {
+  const own = SAMPLE_FOR[f.name];
+  if (own) return { value: own.value, with: own.with ?? [] };
+  return { value: f.def !== "" ? f.def : SAMPLE[f.type], with: [] };
+}
+
+function parse(args: string[]): Config | { problems: string } {
+  try {
+    const r = parseConfig(args, ENV);
+    return r.kind === "run" ? r.config : { problems: `kind ${r.kind}` };
+  } catch (e) {
+    return { problems: String(e) };
+  }
+}
+
+/** The forms pflag takes a flag's value in: `--name=value`, and `--name value` or, for booleans, bare `--name`. */
+function forms(f: UpstreamFlag): string[][] {
+  const s = sample(f);
+  const second = f.type === "bool" ? [`--${f.name}`] : [`--${f.name}`, s.value];
+  return [[`--${f.name}=${s.value}`, ...s.with], [...second, ...s.with]];
+}
+
+for (const f of UPSTREAM_FLAGS.filter((u) => u.name !== "help" && u.name !== "version")) {
+  Deno.test(`parseConfig() accepts the Go CCM's --${f.name} (${f.type}) in each of pflag's forms`, () => {
+    for (const args of forms(f)) {
+      const got = parse(args);
+      assert.ok(!("problems" in got), `${args.join(" ")}: ${"problems" in got ? got.problems : ""}`);
+      const ignored = FLAG_INDEX.get(f.name)?.group === "ignored" || f.name === "cloud-config";
+      assert.equal(got.ignoredFlags.includes(`--${f.name}`), ignored, `${args.join(" ")}: warned at start`);
+    }
+  });
+}
+
+Deno.test("parseConfig() answers the Go CCM's --help and --version", () => {
+  assert.equal(parseConfig(["--help"], ENV).kind, "help");
+  assert.equal(parseConfig(["-h"], ENV).kind, "help");
+  assert.equal(parseConfig([`--version=${SAMPLE.version}`], ENV).kind, "version");
+  assert.equal(parseConfig(["--version"], ENV).kind, "version");
+});
+
+Deno.test("docs/configuration.md lists every flag of the Go CCM's command", () => {
+  const absent = UPSTREAM_FLAGS.filter((f) => !["help", "version"].includes(f.name))
+    .filter((f) => !CONFIGURATION.includes(`\`--${f.name}\``));
+  assert.deepEqual(absent.map((f) => f.name), []);
+});
+
+Deno.test("each implemented flag the Go CCM has reads its value as pflag's type does", () => {
+  const wrong = FLAGS.filter((f) => f.upstream && f.upstream.type !== "version")
+    .filter((f) => f.kind !== KIND_OF_UPSTREAM_TYPE[f.upstream!.type as keyof typeof KIND_OF_UPSTREAM_TYPE]);
+  assert.deepEqual(wrong.map((f) => `${f.name}: ${f.kind}, upstream ${f.upstream?.type}`), []);
+});
+
+/** Implemented flags whose default differs from the Go CCM's, and why (the parity table says so too). */
+const OTHER_DEFAULTS: Readonly<Record<string, string>> = {
+  "logging-format": "empty: --log-format decides, JSON lines by default (klog text in the Go CCM)",
+};
+
+Deno.test("each implemented flag the Go CCM has has its default, as the Go CCM sets it", () => {
+  const differ = FLAGS.filter((f) => f.group !== "ignored" && f.upstream && !(f.name in OTHER_DEFAULTS))
+    .filter((f) => {
+      const u = f.upstream!;
+      const text = u.goCcmSets ?? u.def;
+      const want = text === "" && Array.isArray(f.def) ? [] : readValue(f.kind, text);
+      return JSON.stringify(want) !== JSON.stringify(f.def);
+    });
+  assert.deepEqual(differ.map((f) => `${f.name}: ${JSON.stringify(f.def)}, Go ${f.upstream?.def}`), []);
+});
+
+/** An environment that records every variable read, through property reads or enumeration. */
+function recordingEnv(values: Record<string, string>, reads: Set<string>): Env {
+  return new Proxy(values, {
+    get: (target, key) => {
+      if (typeof key === "string") reads.add(key);
+      return target[key as string];
+    },
+    ownKeys: (target) => {
+      for (const k of Reflect.ownKeys(target)) if (typeof k === "string") reads.add(k);
+      return Reflect.ownKeys(target);
+    },
+  });
+}
+
+Deno.test("parseConfig() reads no environment variable the parity table lacks", () => {
+  const reads = new Set<string>();
+  const every: Record<string, string> = {
+    LINODE_API_TOKEN: "tok",
+    LINODE_API_TOKEN_FILE: "/var/run/secrets/linode/api-token",
+    LINODE_API_TOKEN_CACHE_TTL_SECONDS: "30",
+    LINODE_REGION: "us-east",
+    LINODE_URL: "https://api.linode.com/v4",
+    LINODE_REQUEST_TIMEOUT_SECONDS: "60",
+    LINODE_INSTANCE_CACHE_TTL: "20",
+    LINODE_ROUTES_CACHE_TTL_SECONDS: "30",
+    LINODE_EXTERNAL_SUBNET: "172.24.0.0/16",
+    LINODE_HOSTNAME_ONLY_INGRESS: "true",
+    SENTRY_DSN: "https://key@sentry.example/1",
+    SENTRY_ENVIRONMENT: "prod",
+    SENTRY_RELEASE: "r1",
+    KUBERNETES_SERVICE_HOST: "10.96.0.1",
+    KUBERNETES_SERVICE_PORT: "443",
+  };
+  parseConfig([], recordingEnv(every, reads), { checkTokenFile: () => "not found" });
+  parseConfig(["--kubeconfig=/k"], recordingEnv({ ...every, KUBECONFIG: "/a:/b" }, reads));
+  const dev = parseConfig(["--dev"], recordingEnv(every, reads));
+  const emulators = {
+    LINODE_URL: "http://127.0.0.1:1/v4",
+    LINODE_API_TOKEN: "dev",
+    LINODE_REGION: "us-east",
+  };
+  if (dev.kind === "dev") dev.resolve(recordingEnv({ ...emulators, KUBECONFIG: "/k" }, reads));
+  parseLintConfig(["-f", "svc.yaml"], recordingEnv(every, reads));
+  const listed = new Set(ENV_VARS.map((v) => v.name as string));
+  assert.ok(reads.has("SENTRY_DSN") && reads.has("KUBERNETES_SERVICE_HOST"), "the recording sees reads");
+  assert.deepEqual([...reads].filter((n) => !listed.has(n)), []);
+  assert.deepEqual(missing([...reads]), []);
+});
+
+/** Program sources (not tests, benchmarks, the demo or tools) that mention the process environment. */
+async function environmentReaders(): Promise<string[]> {
+  const root = new URL("../", import.meta.url).pathname;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", `${root}deno.json`, `${root}main.ts`],
+    stdout: "piped",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as { modules: { specifier: string }[] };
+  const files = info.modules.map((m) => m.specifier).filter((s) => s.startsWith(`file://${root}`));
+  return files.filter((f) => /\bDeno\.env\b|\bprocess\.env\b/.test(Deno.readTextFileSync(new URL(f))))
+    .map((f) => f.slice(`file://${root}`.length));
+}
+
+Deno.test("the program reads the environment in config/config.ts only, and there only the listed variables", async () => {
+  assert.deepEqual(await environmentReaders(), ["config/config.ts"]);
+  const source = Deno.readTextFileSync(new URL("../config/config.ts", import.meta.url));
+  const gets = [...source.matchAll(/Deno\.env\.(\w+)\(([^)]*)\)/g)].map((m) => `${m[1]}(${m[2]})`);
+  assert.deepEqual(gets, ["get(name)"], "one Deno.env call");
+  assert.match(
+    source,
+    /for \(const \{ name \} of ENV_VARS\) \{\s*try \{\s*env\[name\] = Deno\.env\.get\(name\);/,
+  );
+  for (const file of ["config.ts", "env.ts", "sections.ts", "lint_args.ts", "controllers.ts"]) {
+    const text = Deno.readTextFileSync(new URL(`../config/${file}`, import.meta.url));
+    const indexing = [...text.matchAll(/\benv\[([^\]]+)\]/g)].map((m) => m[1]);
+    const allowed = file === "env.ts" || file === "config.ts" ? ["name"] : [];
+    assert.deepEqual(
+      indexing.filter((i) => !allowed.includes(i ?? "")),
+      [],
+      `${file} reads variables by name`,
+    );
+  }
+});
+
+const MIRRORS = "/work/.mirror";
+const haveMirrors = (() => {
+  try {
+    return Deno.statSync(`${MIRRORS}/kubernetes+cloud-provider/repo`).isDirectory;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name: "config/upstream_flags.ts is what tests/upstream_flags_gen.ts writes from the Go sources",
+  ignore: !haveMirrors,
+  fn: async () => {
+    const { upstreamFlagsModule } = await import("./upstream_flags_gen.ts");
+    const fresh = await upstreamFlagsModule();
+    const committed = Deno.readTextFileSync(new URL("../config/upstream_flags.ts", import.meta.url));
+    const norm = (t: string) => t.replace(/\s+/g, "").replace(/,([\]}])/g, "$1");
+    assert.equal(norm(committed), norm(fresh), "run: deno run -P=dev tests/upstream_flags_gen.ts");
+  },
 });

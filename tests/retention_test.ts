@@ -18,7 +18,7 @@ Deno.test("controllers keep no Node object the informer has replaced", async () 
   await using w = await startRouteWorld({
     flags: [
       "--leader-elect=true",
-      "--controllers=cloud-node,cloud-node-lifecycle,nodeipam,service",
+      "--controllers=cloud-node,cloud-node-lifecycle,service",
       "--allocate-node-cidrs",
       "--disable-ipv6-node-cidr-allocation",
     ],
