@@ -61,6 +61,20 @@ const STATUSLESS: Record<LinodeErrorKind, string> = {
   rate_limited: "rate limited",
 };
 
+// What linodego says for a failed answer without the API's reasons (an HTML page from a proxy, an empty body).
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
 function describe(init: LinodeErrorInit): string {
   const head = init.status > 0 ? `HTTP ${init.status}` : STATUSLESS[init.kind];
   const reasons = (init.reasons ?? []).slice(0, MAX_REASONS_IN_MESSAGE)
@@ -92,6 +106,18 @@ export class LinodeApiError extends Error {
     this.reasons = init.reasons ?? [];
     this.retryAfterMs = init.retryAfterMs;
     this.transient = init.transient;
+  }
+
+  /**
+   * The error as linodego prints it, which the Go CCM's Events carry (`[400] IPv4 address is not reserved`,
+   * `[400] [label] Label must be unique`): the status in three digits and every reason, its field in brackets.
+   * No response: linodego's code for a Go error (2) and what failed.
+   */
+  get goText(): string {
+    if (this.status === 0) return `[002] ${STATUSLESS[this.kind]}`;
+    const reasons = this.reasons.map((r) => r.field ? `[${r.field}] ${r.reason}` : r.reason);
+    const text = reasons.length ? reasons.join("; ") : STATUS_TEXT[this.status] ?? `HTTP ${this.status}`;
+    return `[${String(this.status).padStart(3, "0")}] ${text}`;
   }
 
   /** Safe fields only (no headers, token or body), so `JSON.stringify(error)` is useful. */

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { ownershipTag } from "../controllers/service/ownership.ts";
 import { clusterIdTagOf } from "./go_ccm_fixture.ts";
+import { annotationKey } from "../controllers/service/annotations/table.ts";
 import { fetchPlan, kubeWrites, linodeWrites, servingFlags, startShadowWorld } from "./shadow_fixture.ts";
+import { startServiceWorld, until } from "./service_fixture.ts";
 
 /** A Service UID no Service in the world has: its Service was deleted while no CCM ran. */
 const GONE_UID = "5e1f0000-dead-4bee-8f00-0000000000aa";
@@ -87,4 +89,31 @@ Deno.test("runCcm() --dry-run --cleanup-orphaned-nodebalancers plans the deletio
   assert.deepEqual(plan.orphanedNodeBalancers?.map((o) => [o.id, o.fate]), [[ours.id, "deleting"]]);
   assert.ok(w.go.linode.world.nodeBalancer(ours.id));
   assert.deepEqual([...linodeWrites(w.go), ...kubeWrites(w.go)], []);
+});
+
+Deno.test("runCcm() --cleanup-orphaned-nodebalancers never deletes a NodeBalancer kept by preserve, across two checks", async () => {
+  await using w = await startServiceWorld({ flags: [CLEANUP] });
+  w.addNode("node-1", "192.168.140.11");
+  await w.start();
+  w.addService("web", { annotations: { [annotationKey("preserve")]: "true" } });
+  await until(w, () => w.nodeBalancerOf("web") !== undefined, "a NodeBalancer");
+  const nb = w.nodeBalancerOf("web");
+  assert.ok(nb);
+  const uid = w.service("web")?.metadata?.uid ?? "";
+  w.kube.store.delete("services", "web", "default");
+  await until(w, () => w.service("web") === undefined, "the Service gone");
+  const kept = w.linode.world.nodeBalancer(nb.id);
+  assert.ok(kept, "preserved");
+  const tags = kept.tags;
+  assert.ok(!tags.includes(ownershipTag(w.config.clusterName, uid)), "this Service's ownership tag is off");
+  assert.ok(!tags.some((t) => t.startsWith("ccm-cluster:")), "and this cluster's identity tag");
+  assert.ok(tags.includes(w.config.clusterName), "the cluster name the Go CCM tags with stays");
+  // Two orphan checks an hour apart, and a minute more: the second sighting would delete an owned orphan.
+  await w.tick(2 * CHECK_MS + 60_000, 60_000);
+  assert.ok(w.linode.world.nodeBalancer(nb.id), "never deleted");
+  assert.equal(w.linode.calls.count("DELETE /v4/nodebalancers/{id}"), 0);
+  assert.equal(
+    w.ccm.orphanCheck.list().find((o) => o.id === nb.id)?.fate,
+    "kept: no ownership tag of this cluster",
+  );
 });

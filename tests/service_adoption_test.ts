@@ -80,9 +80,15 @@ for (const variant of ["status IP", "status hostname only"] as const) {
     assert.equal(after[0]?.client_conn_throttle, 20, "this CCM's default throttle");
     assert.deepEqual(after[0]?.configs.map((c) => c.check_passive), [false, false]);
     await until(world, () => world.events("EnsuredLoadBalancer", "web").length > 0, "EnsuredLoadBalancer");
-    const [ensured] = world.events("EnsuredLoadBalancer", "web");
-    assert.match(ensured?.message ?? "", /client_conn_throttle: 0 → 20/, "each changed default is named");
-    assert.match(ensured?.message ?? "", /configs\[80\/tcp\]\.check_passive: true → false/);
+    assert.equal(
+      world.events("EnsuredLoadBalancer", "web")[0]?.message,
+      "Ensured load balancer",
+      "upstream's words",
+    );
+    // What changed is named in this CCM's own Event beside upstream's.
+    const [updated] = world.events("NodeBalancerUpdated", "web");
+    assert.match(updated?.message ?? "", /client_conn_throttle: 0 → 20/, "each changed default is named");
+    assert.match(updated?.message ?? "", /configs\[80\/tcp\]\.check_passive: true → false/);
     assert.deepEqual(world.service("web")?.status?.loadBalancer?.ingress, ingress, "status unchanged");
   });
 }

@@ -210,10 +210,14 @@ Deno.test("service deletes nothing while preserve cannot be read, and goes once 
   w.kube.store.delete("services", "web", "default");
   await until(
     w,
-    () => w.events("DeleteLoadBalancerFailed", "web").length > 0,
+    () => w.events("SyncLoadBalancerFailed", "web").length > 0,
     "a Warning instead of a guess",
   );
-  assert.match(w.events("DeleteLoadBalancerFailed", "web")[0]?.message ?? "", /preserve="yes"/);
+  const [failed] = w.events("SyncLoadBalancerFailed", "web");
+  assert.match(
+    failed?.message ?? "",
+    /^Error syncing load balancer: failed to delete load balancer: .*preserve="yes"/,
+  );
   assert.equal(w.nodeBalancers().length, 1, "the NodeBalancer the Go CCM would have deleted is kept");
   assert.ok(w.service("web")?.metadata?.deletionTimestamp, "the finalizer holds the Service");
   w.kube.store.patch("services", "web", { metadata: { annotations: prefixed({ preserve: "false" }) } }, {

@@ -79,14 +79,14 @@ Deno.test("service keeps every backend when an API write fails, then converges k
   await until(
     world,
     () =>
-      warnings(world, "web").some((m) => /HTTP 503/.test(m)) &&
+      warnings(world, "web").some((m) => /\[503\]/.test(m)) &&
       world.events("UpdateLoadBalancerFailed", "web").length > 0,
     "a Warning with the reason, and UpdateLoadBalancerFailed (Events are written one after the other)",
   );
   const hosts = world.events("UpdateLoadBalancerFailed", "web").map((e) => e.message ?? "");
   assert.match(
     hosts[0] ?? "",
-    /^Error updating load balancer with new hosts \[node-2(, node-3)?\], error: .*HTTP 503/,
+    /^Error updating load balancer with new hosts \[node-2( node-3)?\] \[node names limited, total number of nodes: [12]\], error: \[503\] /,
   );
   assert.deepEqual(
     backendIds(world.nodeBalancerOf("web"))[80],
@@ -154,9 +154,11 @@ Deno.test("service keeps the finalizer until the NodeBalancer is really deleted"
   await ensured(world, "web");
   const fault = world.linode.faults.error(503, { method: "DELETE", route: "/nodebalancers/{id}" });
   world.kube.store.delete("services", "web", "default");
-  // Upstream's reason for a failed deletion, as the Go CCM's cluster reports it.
-  const failed = () => world.events("DeleteLoadBalancerFailed", "web").map((e) => e.message ?? "");
-  await until(world, () => failed().some((m) => /HTTP 503/.test(m)), "a DeleteLoadBalancerFailed Warning");
+  // Upstream's reason and words for a failed deletion of a Service with the finalizer, as the Go CCM's cluster
+  // reports it (`DeleteLoadBalancerFailed` is upstream's for a Service deleted without one).
+  const failed = () => world.events("SyncLoadBalancerFailed", "web").map((e) => e.message ?? "");
+  const deleteFailed = /^Error syncing load balancer: failed to delete load balancer: \[503\] /;
+  await until(world, () => failed().some((m) => deleteFailed.test(m)), "a SyncLoadBalancerFailed Warning");
   assert.ok(world.service("web")?.metadata?.deletionTimestamp, "still terminating");
   assert.equal(world.nodeBalancers().length, 1);
   world.linode.faults.remove(fault);

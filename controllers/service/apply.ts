@@ -9,6 +9,14 @@
  * writes (finalizer and status, both to the status subresource) with how they show on `/plan` (object: the
  * Service, `default/web`), and the Events a sync says: Normal ones with their log line (`note`), Warnings said
  * once per change, never once per resync (`warnOnce`).
+ *
+ * Events keep upstream's cadence and text (k8s.io/cloud-provider v0.35.4 `syncLoadBalancerIfNeeded`): a sync
+ * upstream would make (`announce`: the Service changed, the term started, or the last try failed) says
+ * `EnsuringLoadBalancer` "Ensuring load balancer" first and `EnsuredLoadBalancer` "Ensured load balancer" once
+ * the NodeBalancer is in place, whatever it changed; so does a resync that repairs drift. A Node change that
+ * only moves backends says `UpdatedLoadBalancer` "Updated load balancer with new hosts" (upstream's
+ * `updateLoadBalancerHosts`). What changed goes to the log line and to this CCM's own `NodeBalancerCreated` and
+ * `NodeBalancerUpdated`.
  */
 import type { V1LoadBalancerIngress, V1Node, V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
@@ -77,6 +85,46 @@ export interface SyncContext {
   maxAgeMs(): number;
   /** This sync's executors: every write goes through them (`--dry-run` holds them). */
   writes: WriteContext;
+  /**
+   * A sync upstream's service controller would make (the Service changed, the term started, the last try
+   * failed): it says upstream's Events whatever it changes, and its Warnings again.
+   */
+  announce?: boolean;
+}
+
+/** Where a sync failed, for upstream's wording of `SyncLoadBalancerFailed` (`failed to …: <error>`). */
+export type SyncStage =
+  | "ensure"
+  | "add-finalizer"
+  | "status"
+  | "check-exists"
+  | "delete"
+  | "remove-finalizer";
+
+/** What a failure carries for its Warnings: the stage it happened in, the Nodes of a backends-only update. */
+interface FailureContext {
+  stage?: SyncStage;
+  hosts?: readonly string[];
+}
+
+const failures = new WeakMap<object, FailureContext>();
+
+function markFailure(error: unknown, context: FailureContext): unknown {
+  if (typeof error === "object" && error !== null) {
+    failures.set(error, { ...failures.get(error), ...context });
+  }
+  return error;
+}
+
+/** Marks `error` as thrown in `stage` (the first mark wins); returns it. */
+export function markStage(error: unknown, stage: SyncStage): unknown {
+  const known = typeof error === "object" && error !== null ? failures.get(error)?.stage : undefined;
+  return known ? error : markFailure(error, { stage });
+}
+
+/** The stage a failed sync's error was thrown in, if marked. */
+export function stageOf(error: unknown): SyncStage | undefined {
+  return typeof error === "object" && error !== null ? failures.get(error)?.stage : undefined;
 }
 
 /** A Normal Event on the Service and its `info` log line. */
@@ -90,8 +138,17 @@ export function note(deps: SyncDeps, svc: V1Service, reason: string, message: st
   });
 }
 
-/** A Warning Event on the Service, only when `text` differs from what was last said under `reason`. */
-export function warnOnce(deps: SyncDeps, svc: V1Service, reason: string, text: string): void {
+/**
+ * A Warning Event on the Service, only when `text` differs from what was last said under `reason` (an announced
+ * sync forgets what was said, so it says its Warnings again). `component`: the Event's source when it is not
+ * the service controller's.
+ */
+export function warnOnce(
+  deps: SyncDeps,
+  svc: V1Service,
+  warning: { reason: string; text: string; component?: string },
+): void {
+  const { reason, text, component } = warning;
   if (!deps.notices.changed(objectKey(svc), reason, text)) return;
   if (text === "") return;
   const out = { log: deps.log, events: deps.events };
@@ -100,6 +157,7 @@ export function warnOnce(deps: SyncDeps, svc: V1Service, reason: string, text: s
     reason,
     message: "{text}",
     props: { service: objectKey(svc), text },
+    component,
   });
 }
 
@@ -188,18 +246,27 @@ export function statusWrite(
 // ---------------------------------------------------------------------------------------------------------
 // Ensuring the NodeBalancer.
 
-/** Errors thrown by a backends-only update, with the Nodes it was to put behind the NodeBalancer. */
-const hostUpdates = new WeakMap<object, readonly string[]>();
-
 /** Marks `error` as thrown while only the backends (`hosts`, Node names) were updated; returns it. */
 export function markHostsUpdate(error: unknown, hosts: readonly string[]): unknown {
-  if (typeof error === "object" && error !== null) hostUpdates.set(error, hosts);
-  return error;
+  return markFailure(error, { hosts });
 }
 
 /** The Nodes a failed backends-only update was to put behind the NodeBalancer (see `markHostsUpdate`). */
 export function hostsUpdateOf(error: unknown): readonly string[] | undefined {
-  return typeof error === "object" && error !== null ? hostUpdates.get(error) : undefined;
+  return typeof error === "object" && error !== null ? failures.get(error)?.hosts : undefined;
+}
+
+/** Says `EnsuringLoadBalancer` once per sync, when first asked; `said` tells whether it was. */
+class Ensuring {
+  said = false;
+  constructor(readonly deps: SyncDeps, readonly svc: V1Service) {}
+
+  /** Upstream's Normal Event before a sync changes the load balancer (once). */
+  say(): void {
+    if (this.said) return;
+    this.said = true;
+    note(this.deps, this.svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+  }
 }
 
 /** The Warning for values read leniently: the Service syncs on, with the value named (see annotations/table.ts). */
@@ -210,47 +277,54 @@ const NODE_ACTIONS = new Set<NodeBalancerAction["kind"]>(["createNode", "updateN
 async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext): Promise<V1Service> {
   if (hasFinalizer(svc)) return svc;
   const finalizers = [...(svc.metadata?.finalizers ?? []), LB_FINALIZER];
-  const applied = await ctx.writes.apply(finalizerWrite(deps, svc, finalizers));
-  return applied.sent ? applied.answer : svc;
+  try {
+    const applied = await ctx.writes.apply(finalizerWrite(deps, svc, finalizers));
+    return applied.sent ? applied.answer : svc;
+  } catch (e) {
+    throw markStage(e, "add-finalizer");
+  }
 }
 
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
   const warnings = plan.warnings.map((w) => `${w.key}: ${w.message}`).join("; ");
-  warnOnce(deps, svc, "AnnotationWarning", warnings);
+  warnOnce(deps, svc, { reason: "AnnotationWarning", text: warnings });
   const lenient = plan.lenient.map((l) => l.message).join("; ");
-  warnOnce(
-    deps,
-    svc,
-    LENIENT_REASON,
-    lenient && `Invalid annotation read as the Go CCM reads it: ${lenient}`,
-  );
+  const lenientText = lenient && `Invalid annotation read as the Go CCM reads it: ${lenient}`;
+  warnOnce(deps, svc, { reason: LENIENT_REASON, text: lenientText });
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
-  warnOnce(deps, svc, "BackendNodesSkipped", skipped && `Nodes left out of the NodeBalancer: ${skipped}`);
+  warnOnce(deps, svc, {
+    reason: "BackendNodesSkipped",
+    text: skipped && `Nodes left out of the NodeBalancer: ${skipped}`,
+  });
   const unreadable = plan.unreadableCertificates.join(", ");
-  warnOnce(
-    deps,
-    svc,
-    "InvalidTLSSecret",
-    unreadable &&
-      `No readable PEM certificate in tls.crt of Secret ${unreadable}: a NodeBalancer keeps its current one`,
-  );
+  const tlsText = unreadable &&
+    `No readable PEM certificate in tls.crt of Secret ${unreadable}: a NodeBalancer keeps its current one`;
+  warnOnce(deps, svc, { reason: "InvalidTLSSecret", text: tlsText });
 }
 
+/** The source of the one Event the Go CCM writes itself (`createIPChangeWarningEvent`), beside upstream's. */
+export const GO_CCM_EVENT_COMPONENT = "linode-cloud-controller-manager";
+
 /**
- * What differs but cannot change in place: the reserved IPv4 under the Go CCM's reason (operators alert on
- * `NodeBalancerIPChangeIgnored`), the rest (type, frontend subnet) together.
+ * What differs but cannot change in place: the reserved IPv4 in the Go CCM's words, reason and source
+ * (operators and its end-to-end tests match `NodeBalancerIPChangeIgnored`), the rest (type, frontend subnet)
+ * together.
  */
 function reportImmutable(deps: SyncDeps, svc: V1Service, nbId: number, immutable: readonly FieldChange[]) {
   const ipv4 = immutable.find((c) => c.field === "ipv4");
   const rest = immutable.filter((c) => c !== ipv4);
   const ipText = ipv4
-    ? `reserved-ipv4 is ${ipv4.new}, but NodeBalancer ${nbId} keeps ${ipv4.old}: the API cannot change its IPv4 after creation`
+    ? `IPv4 annotation changed to ${ipv4.new}, but NodeBalancer (${nbId}) IP cannot be updated after creation. It will remain ${ipv4.old}`
     : "";
-  warnOnce(deps, svc, "NodeBalancerIPChangeIgnored", ipText);
+  warnOnce(deps, svc, {
+    reason: "NodeBalancerIPChangeIgnored",
+    text: ipText,
+    component: GO_CCM_EVENT_COMPONENT,
+  });
   const restText = rest.length
     ? `NodeBalancer ${nbId} keeps ${formatChanges(rest)}: the API cannot change these in place`
     : "";
-  warnOnce(deps, svc, "LoadBalancerFieldImmutable", restText);
+  warnOnce(deps, svc, { reason: "LoadBalancerFieldImmutable", text: restText });
 }
 
 /** Creates the Service's NodeBalancer; undefined when the creation is held (dry run). */
@@ -258,13 +332,13 @@ async function createFor(
   deps: SyncDeps,
   svc: V1Service,
   plan: PlannedService,
-  ctx: SyncContext,
+  sync: { ctx: SyncContext; ensuring: Ensuring },
 ): Promise<NodeBalancerSummary | undefined> {
-  const applied = await ctx.writes.apply({
+  const applied = await sync.ctx.writes.apply({
     api: "linode",
     action: createAction(svc, plan.desired),
     send: async () => {
-      note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+      sync.ensuring.say();
       const fw = await firewallForCreate(deps, plan.desired.firewall);
       try {
         return await createNodeBalancer(deps, plan, fw.firewallId);
@@ -276,7 +350,7 @@ async function createFor(
     },
   });
   if (!applied.sent) return undefined;
-  note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: created NodeBalancer {nodeBalancerId}", {
+  note(deps, svc, "NodeBalancerCreated", "Created NodeBalancer {nodeBalancerId}", {
     nodeBalancerId: applied.answer.id,
   });
   return applied.answer;
@@ -288,16 +362,16 @@ function hostsOf(plan: PlannedService): string[] {
 }
 
 /** True when a 404 says the NodeBalancer itself is gone (not one of its configs or nodes). */
-function isNodeBalancerGone(e: unknown): boolean {
+export function isNodeBalancerGone(e: unknown): boolean {
   return isNotFound(e) && e instanceof LinodeApiError &&
-    (e.route === "/nodebalancers/{id}" || e.route === "/nodebalancers/{id}/configs");
+    ["/nodebalancers/{id}", "/nodebalancers/{id}/configs", "/nodebalancers/{id}/firewalls"].includes(e.route);
 }
 
 async function updateFound(
   deps: SyncDeps,
   svc: V1Service,
   found: FoundNodeBalancer,
-  planned: { plan: PlannedService; ctx: SyncContext },
+  planned: { plan: PlannedService; ctx: SyncContext; ensuring: Ensuring },
 ): Promise<NodeBalancerSummary> {
   try {
     return await updateInPlace(deps, svc, found, planned);
@@ -312,9 +386,9 @@ async function updateInPlace(
   deps: SyncDeps,
   svc: V1Service,
   found: FoundNodeBalancer,
-  planned: { plan: PlannedService; ctx: SyncContext },
+  planned: { plan: PlannedService; ctx: SyncContext; ensuring: Ensuring },
 ): Promise<NodeBalancerSummary> {
-  const { plan, ctx } = planned;
+  const { plan, ctx, ensuring } = planned;
   const nbId = found.nb.id;
   // Created by this CCM from the same plan and not changed since (within the drift period): nothing to read.
   if (found.via !== "status-ip" && found.via !== "status-hostname") {
@@ -338,7 +412,7 @@ async function updateInPlace(
       api: "linode",
       action: updateAction(svc, nbId, update),
       send: async () => {
-        if (actions.length && !nodesOnly) note(deps, svc, "EnsuringLoadBalancer", "Ensuring load balancer");
+        if (!nodesOnly || fwChanges.length) ensuring.say();
         await applyActions(deps, nbId, actions).catch((err) => {
           throw nodesOnly ? markHostsUpdate(err, hostsOf(plan)) : err;
         });
@@ -355,19 +429,15 @@ async function updateInPlace(
       via: found.via.replace("-", " "),
     });
   }
-  const props = { nodeBalancerId: nbId, changes: formatChanges(changes) || "no setting changed" };
+  const props = { service: objectKey(svc), nodeBalancerId: nbId, changes: formatChanges(changes) };
   if (actions.length && nodesOnly && !fwDone.length) {
-    note(deps, svc, "UpdatedLoadBalancer", "Updated load balancer with new hosts: {changes}", props);
+    deps.log.info("{service}: backends of NodeBalancer {nodeBalancerId}: {changes}", props);
+    // A sync upstream would make says Ensured instead (upstream updates hosts only from its Node loop).
+    if (!ensuring.said) note(deps, svc, "UpdatedLoadBalancer", "Updated load balancer with new hosts");
   } else if (actions.length || fwDone.length) {
-    const done = [props.changes, ...fwDone].join("; ");
-    note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer: NodeBalancer {nodeBalancerId}: {done}", {
-      ...props,
-      done,
-    });
-  } else {deps.log.debug("{service}: NodeBalancer {nodeBalancerId} unchanged", {
-      service: objectKey(svc),
-      nodeBalancerId: nbId,
-    });}
+    const done = [props.changes || "no setting changed", ...fwDone].join("; ");
+    note(deps, svc, "NodeBalancerUpdated", "NodeBalancer {nodeBalancerId}: {done}", { ...props, done });
+  } else deps.log.debug("{service}: NodeBalancer {nodeBalancerId} unchanged", props);
   return deps.cache.peek(nbId) ?? found.nb;
 }
 
@@ -401,13 +471,6 @@ async function releaseSwitchedFrom(
         );
         return;
       }
-      note(
-        deps,
-        svc,
-        "DeletingLoadBalancer",
-        "Deleting NodeBalancer {old}, replaced by {nodeBalancerId}",
-        props,
-      );
       await releaseManaged(deps, old.id, tag);
       await deps.nodeBalancers.delete(old.id);
       deps.cache.forget(old.id);
@@ -422,7 +485,13 @@ async function releaseSwitchedFrom(
       "Kept NodeBalancer {old} (preserve) after moving to {nodeBalancerId}",
       props,
     );
-  } else note(deps, svc, "DeletedLoadBalancer", "Deleted NodeBalancer {old}", props);
+  } else {note(
+      deps,
+      svc,
+      "ReplacedLoadBalancer",
+      "Deleted NodeBalancer {old}, replaced by {nodeBalancerId}",
+      props,
+    );}
 }
 
 /** Creates or updates the Service's NodeBalancer and reports it in the status. Throws to be retried. */
@@ -431,6 +500,11 @@ export async function ensureLoadBalancer(
   service: V1Service,
   ctx: SyncContext,
 ): Promise<void> {
+  const ensuring = new Ensuring(deps, service);
+  if (ctx.announce) {
+    deps.notices.forget(objectKey(service));
+    ensuring.say();
+  }
   let plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service, ctx);
@@ -442,15 +516,18 @@ export async function ensureLoadBalancer(
   const found = await findNodeBalancer(deps, svc, rules, ctx);
   if (found) plan = await keepBackendFamily(deps, service, found.nb, plan);
   const nb = found
-    ? await updateFound(deps, svc, found, { plan, ctx })
-    : await createFor(deps, svc, plan, ctx);
+    ? await updateFound(deps, svc, found, { plan, ctx, ensuring })
+    : await createFor(deps, svc, plan, { ctx, ensuring });
   if (!nb) {
     // A held creation (dry run) has no address yet; the status write that follows it is part of the plan.
     await ctx.writes.apply(statusWrite(deps, svc, [{ hostname: "(the new NodeBalancer's address)" }]));
     return;
   }
   await releaseSwitchedFrom(deps, svc, nb, { plan, ctx });
+  if (ensuring.said) note(deps, svc, "EnsuredLoadBalancer", "Ensured load balancer");
   const ingress = ingressFor(nb, plan.spec);
   if (hasIngress(svc, ingress)) return;
-  await ctx.writes.apply(statusWrite(deps, svc, ingress));
+  await ctx.writes.apply(statusWrite(deps, svc, ingress)).catch((e) => {
+    throw markStage(e, "status");
+  });
 }

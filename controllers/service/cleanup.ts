@@ -3,7 +3,11 @@
  *
  * A Service going away, or no longer a LoadBalancer: its NodeBalancer (found by the same rules that tie one
  * to it, never another) is deleted with its managed firewall unless `preserve` says keep it; then the status
- * is cleared and the finalizer dropped, as upstream's `EnsureLoadBalancerDeleted` path.
+ * is cleared and the finalizer dropped, as upstream's `EnsureLoadBalancerDeleted` path, with its Events:
+ * `DeletingLoadBalancer` "Deleting load balancer" when there is one (a preserved one too, as upstream asks the
+ * Go CCM's `GetLoadBalancer`), and `DeletedLoadBalancer` "Deleted load balancer" once the finalizer is gone,
+ * even when there was none. A preserved NodeBalancer loses this CCM's ownership and identity tags, so no orphan
+ * check deletes it later: it is the user's again.
  *
  * NodeBalancers of this cluster that no Service is tied to: left behind by a deleted cluster, or a Service
  * deleted while no CCM ran (a long-standing Go CCM complaint). They are listed on `/plan`. With
@@ -36,7 +40,16 @@ import {
   ownerContextOf,
   ownershipTagOf,
 } from "./read.ts";
-import { finalizerWrite, note, statusWrite, type SyncContext, type SyncDeps, warnOnce } from "./apply.ts";
+import {
+  finalizerWrite,
+  isNodeBalancerGone,
+  markStage,
+  note,
+  statusWrite,
+  type SyncContext,
+  type SyncDeps,
+  warnOnce,
+} from "./apply.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Deleting a Service's NodeBalancer.
@@ -59,10 +72,10 @@ async function findForCleanup(
     if (e instanceof AnnotatedNodeBalancerMissingError) return undefined;
     // Not ours to delete: left as it is, and the Service may go (its finalizer is released).
     if (e instanceof NodeBalancerNotOwnedError) {
-      warnOnce(deps, svc, "LoadBalancerNotOwned", e.message);
+      warnOnce(deps, svc, { reason: "LoadBalancerNotOwned", text: e.message });
       return undefined;
     }
-    throw e;
+    throw markStage(e, "check-exists");
   }
 }
 
@@ -72,16 +85,44 @@ export interface ReservedIps {
 }
 
 async function deleteNodeBalancer(deps: SyncDeps, svc: V1Service, nbId: number): Promise<void> {
-  note(deps, svc, "DeletingLoadBalancer", "Deleting load balancer");
-  await releaseManaged(deps, nbId, ownershipTagOf(deps, svc));
   try {
+    await releaseManaged(deps, nbId, ownershipTagOf(deps, svc));
     await deps.nodeBalancers.delete(nbId);
   } catch (e) {
-    if (!isNotFound(e)) throw e;
+    // Deleted already (by hand, or by an earlier try whose answer was lost): nothing is left to release.
+    if (!isNodeBalancerGone(e)) throw e;
   }
   deps.cache.forget(nbId);
-  note(deps, svc, "DeletedLoadBalancer", "Deleted load balancer: NodeBalancer {nodeBalancerId}", {
+  deps.log.info("{service}: deleted NodeBalancer {nodeBalancerId}", {
+    service: objectKey(svc),
     nodeBalancerId: nbId,
+  });
+}
+
+/**
+ * Hands a preserved NodeBalancer back: this Service's ownership tag and this cluster's identity tag come off
+ * (the cluster name the Go CCM tags with stays), so the orphan check never takes it for this cluster's.
+ */
+async function releasePreserved(
+  deps: SyncDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  ctx: SyncContext,
+): Promise<void> {
+  const idTag = await deps.identity.tag();
+  const ours = new Set([ownershipTagOf(deps, svc), idTag]);
+  const tags = nb.tags.filter((t) => !ours.has(t));
+  if (tags.length !== nb.tags.length) {
+    const changes = [{ field: "tags", old: [...nb.tags], new: tags }];
+    await ctx.writes.apply({
+      api: "linode",
+      action: releaseAction(svc, nb.id, { preserve: true, changes }),
+      send: () => deps.nodeBalancers.update(nb.id, { tags }),
+      record: (updated) => deps.cache.record(updated),
+    });
+  }
+  note(deps, svc, "PreservedLoadBalancer", "Kept NodeBalancer {nodeBalancerId} (preserve annotation)", {
+    nodeBalancerId: nb.id,
   });
 }
 
@@ -94,9 +135,10 @@ export async function ensureLoadBalancerDeleted(
   let svc = service;
   const lifecycle = lifecycleOf(svc);
   const found = await findForCleanup(deps, svc, lifecycle.nodeBalancerId, ctx);
+  if (found) note(deps, svc, "DeletingLoadBalancer", "Deleting load balancer");
   if (found && lifecycle.preserve) {
-    note(deps, svc, "PreservedLoadBalancer", "Kept NodeBalancer {nodeBalancerId} (preserve annotation)", {
-      nodeBalancerId: found.nb.id,
+    await releasePreserved(deps, svc, found.nb, ctx).catch((e) => {
+      throw markStage(e, "delete");
     });
   } else if (found) {
     // As the Go CCM: the NodeBalancer's address goes back unless the reserved IP is to be kept.
@@ -116,16 +158,27 @@ export async function ensureLoadBalancerDeleted(
         if (releaseIp) await deps.reservedIps?.deleteReservedIpv4(found.nb.ipv4);
         await deleteNodeBalancer(deps, svc, found.nb.id);
       },
+    }).catch((e) => {
+      throw markStage(e, "delete");
     });
   }
   deps.tls.forget(objectKey(svc));
   deps.notices.forget(objectKey(svc));
   if (!svc.metadata?.deletionTimestamp && (svc.status?.loadBalancer?.ingress ?? []).length) {
-    const cleared = await ctx.writes.apply(statusWrite(deps, svc, []));
+    const cleared = await ctx.writes.apply(statusWrite(deps, svc, [])).catch((e) => {
+      throw markStage(e, "status");
+    });
     if (cleared.sent) svc = cleared.answer;
   }
   const finalizers = (svc.metadata?.finalizers ?? []).filter((f) => f !== LB_FINALIZER);
-  await ctx.writes.apply(finalizerWrite(deps, svc, finalizers));
+  if (finalizers.length === (svc.metadata?.finalizers ?? []).length) {
+    note(deps, svc, "DeletedLoadBalancer", "Deleted load balancer");
+    return;
+  }
+  const dropped = await ctx.writes.apply(finalizerWrite(deps, svc, finalizers)).catch((e) => {
+    throw markStage(e, "remove-finalizer");
+  });
+  if (dropped.sent) note(deps, svc, "DeletedLoadBalancer", "Deleted load balancer");
 }
 
 // ---------------------------------------------------------------------------------------------------------

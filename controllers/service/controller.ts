@@ -5,36 +5,43 @@
  * service controller. Every read of Linode state comes from the cache, so a resync of unchanged Services costs
  * no Linode call; a 429 slows every worker through the shared client.
  *
- * A failed sync is reported with the Warning Events of upstream's service controller (the Go CCM runs it,
- * and operators alert on its names): `DeleteLoadBalancerFailed` while the Service is going,
- * `SyncLoadBalancerFailed` otherwise, `UnAvailableLoadBalancer` beside it when no Node can back it, and
- * `UpdateLoadBalancerFailed` beside it when the sync only moved backends (upstream's failed host update).
+ * A failed sync is reported with the Warning Events of upstream's service controller, in its words (the Go CCM
+ * runs it, and operators and its end-to-end tests match them): `SyncLoadBalancerFailed` "Error syncing load
+ * balancer: failed to ensure load balancer: <error>" (or `failed to delete load balancer`, `failed to add load
+ * balancer cleanup finalizer`, ... as the failing step), the error as linodego prints it for an API answer
+ * (`[400] IPv4 address is not reserved`); `UnAvailableLoadBalancer` beside it when no Node can back it, and
+ * `UpdateLoadBalancerFailed` beside it when a Node change only moved backends (upstream's failed host update).
+ * The log line keeps this CCM's own, fuller description of the error.
  */
 import type { CoreV1Api, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Clock } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
 import { type EventSink, refFor, warnEvent } from "../../kube/events.ts";
+import { LinodeApiError } from "../../linode/errors.ts";
 import { objectKey } from "../../kube/keys.ts";
 import { mergePatchServiceStatus, patchServiceFinalizers } from "../../kube/patch.ts";
 import { isConflict } from "../../kube/requests.ts";
 import {
   type ControllerSpec,
+  describeError,
   RetryAfterError,
   type TermContext,
   type WriteContext,
 } from "../loop/runtime.ts";
 import { InvalidServiceError, ServicePlanError } from "./annotations/spec.ts";
 import { SECRET_REFRESH_MS, type SecretReader, TlsSecrets } from "./tls/secrets.ts";
-import { hasFinalizer, needsCleanup, syncFields, wantsLoadBalancer } from "./read.ts";
+import { hasFinalizer, needsCleanup, syncFields, upstreamSyncs, wantsLoadBalancer } from "./read.ts";
 import { PlanMemo } from "./decide.ts";
 import {
   ensureLoadBalancer,
   hostsUpdateOf,
   Notices,
   type ServiceWrites,
+  stageOf,
   type SyncContext,
   type SyncDeps,
+  type SyncStage,
 } from "./apply.ts";
 import { ensureLoadBalancerDeleted, type ReservedIps } from "./cleanup.ts";
 
@@ -116,8 +123,10 @@ export async function reconcileService(
   }
   // Never change what the informer holds.
   const svc = structuredClone(cached);
+  // A Service that stopped wanting a load balancer is cleaned up as upstream does, finalizer or not.
+  const stopped = ctx.announce === true && !wantsLoadBalancer(svc);
   try {
-    if (needsCleanup(svc)) await ensureLoadBalancerDeleted(deps, svc, ctx);
+    if (needsCleanup(svc) || stopped) await ensureLoadBalancerDeleted(deps, svc, ctx);
     else if (wantsLoadBalancer(svc) && !svc.metadata?.deletionTimestamp) {
       await ensureLoadBalancer(deps, svc, ctx);
     }
@@ -159,18 +168,29 @@ export interface ServiceMemory {
   readonly tls: TlsSecrets;
   readonly plans: PlanMemo;
   readonly notices: Notices;
+  /**
+   * The keys whose next sync is one upstream's service controller would make (see `SyncContext.announce`): every
+   * Service as the term starts, a Service that changed, one whose last sync failed.
+   */
+  readonly announce: Set<string>;
   /** The sync deps of this term: the Linode writers bound to the term's signal. */
   readonly sync: SyncDeps & { services: ServiceLister; reservedIps?: ReservedIps };
 }
 
 function watchChanges(deps: ServiceControllerDeps, ctx: TermContext<ServiceMemory>): (() => void)[] {
-  const { tls, plans } = ctx.memory;
+  const { tls, plans, announce } = ctx.memory;
   const offServices = deps.services.onChange((kind, svc, old) => {
     const key = objectKey(svc);
     if (kind === "delete") {
       tls.forget(key);
       plans.forget(key);
-    } else if (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc))) ctx.enqueue(key);
+      announce.delete(key);
+      return;
+    }
+    // A sync upstream would make says its Events (a Service that stopped wanting a load balancer included).
+    const upstream = upstreamSyncs(old, svc);
+    if (upstream) announce.add(key);
+    if (upstream || (isRelevant(svc) && (!old || syncFields(old) !== syncFields(svc)))) ctx.enqueue(key);
   });
   const offNodes = deps.nodes.onChange((kind, node, old) => {
     if (kind === "update" && old && nodeBackendFields(old) === nodeBackendFields(node)) return;
@@ -186,7 +206,8 @@ function termMemory(deps: ServiceControllerDeps, signal: AbortSignal): ServiceMe
   const plans = new PlanMemo();
   const notices = new Notices();
   const sync = { ...deps, ...deps.forTerm?.(signal), tls, notices, plans };
-  return { termStart: deps.clock.monotonic(), tls, plans, notices, sync };
+  const announce = new Set(relevantKeys(deps));
+  return { termStart: deps.clock.monotonic(), tls, plans, notices, announce, sync };
 }
 
 /**
@@ -212,10 +233,13 @@ export function serviceController(
       const syncCtx: SyncContext = {
         maxAgeMs: () => deps.clock.monotonic() - ctx.memory.termStart,
         writes: ctx,
+        announce: ctx.memory.announce.delete(key),
       };
       await reconcileService(ctx.memory.sync, key, syncCtx);
     },
-    onError: (key, error) => {
+    onError: (key, error, _outcome, ctx) => {
+      // Upstream syncs a failed Service again, with its Events: the retry is announced too.
+      ctx.memory.announce.add(key);
       if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
     },
     loops: [
@@ -270,12 +294,15 @@ export interface FailureDeps {
   log: Logger;
 }
 
-/** How many Node names an `UpdateLoadBalancerFailed` message lists (upstream limits them too). */
-const HOSTS_LISTED = 10;
+/** How many Node names an `UpdateLoadBalancerFailed` message lists (upstream's `maxNodeNamesToLog`). */
+const HOSTS_LISTED = 20;
 
+/** Upstream's `loggableNodeNames` as Go prints a `[]string`: sorted, at most 20, then `<N more>`. */
 function hostsText(hosts: readonly string[]): string {
-  const listed = hosts.slice(0, HOSTS_LISTED).join(", ");
-  return hosts.length > HOSTS_LISTED ? `[${listed}, … ${hosts.length} in all]` : `[${listed}]`;
+  const sorted = [...new Set(hosts)].sort();
+  const listed = sorted.slice(0, HOSTS_LISTED);
+  if (sorted.length > HOSTS_LISTED) listed.push(`<${sorted.length - HOSTS_LISTED} more>`);
+  return `[${listed.join(" ")}]`;
 }
 
 /** True when the planner found no Node to put behind the NodeBalancer. */
@@ -284,30 +311,49 @@ function hasNoNodes(error: unknown): boolean {
     error.errors.some((e) => e instanceof ServicePlanError && e.problem === "NoEligibleNodes");
 }
 
-/** Upstream's Warnings, by the names operators alert on: a failed deletion, a failed sync, no Nodes. */
+/** An error as the Go CCM's Events show it: a Linode API answer as linodego prints it, else its message. */
+export function goErrorText(error: unknown): string {
+  if (error instanceof LinodeApiError) return error.goText;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Upstream's wording of each step of `syncLoadBalancerIfNeeded` that can fail. */
+const STAGE_TEXT: Readonly<Record<SyncStage, string>> = {
+  "ensure": "failed to ensure load balancer",
+  "add-finalizer": "failed to add load balancer cleanup finalizer",
+  "status": "failed to update load balancer status",
+  "check-exists": "failed to check if load balancer exists before cleanup",
+  "delete": "failed to delete load balancer",
+  "remove-finalizer": "failed to remove load balancer cleanup finalizer",
+};
+
+/** Upstream's Warnings, in its words: a failed sync, no Nodes to serve, a failed backends update. */
 export function reportFailure(deps: FailureDeps, key: string, error: unknown): void {
   const svc = deps.services.get(key);
   if (!svc) return;
-  const message = error instanceof Error ? error.message : String(error);
+  const text = goErrorText(error);
   const ref = refFor(svc, "Service");
+  // The log line keeps this CCM's fuller description of the error.
+  const props = { service: key, detail: describeError(error) };
   if (hasNoNodes(error)) {
-    const text = "There are no available nodes for LoadBalancer";
-    warnEvent(deps, { ref, reason: "UnAvailableLoadBalancer", message: text, props: { service: key } });
+    const message = "There are no available nodes for LoadBalancer";
+    warnEvent(deps, { ref, reason: "UnAvailableLoadBalancer", message, props });
   }
   const hosts = hostsUpdateOf(error);
   if (hosts !== undefined) {
     warnEvent(deps, {
       ref,
       reason: "UpdateLoadBalancerFailed",
-      message: "Error updating load balancer with new hosts {hosts}, error: {error}",
-      props: { service: key, hosts: hostsText(hosts), error: message },
+      message:
+        "Error updating load balancer with new hosts {hosts} [node names limited, total number of nodes: {count}], error: {error}",
+      props: { ...props, hosts: hostsText(hosts), count: new Set(hosts).size, error: text },
     });
   }
-  const deleting = needsCleanup(svc);
+  const stage = stageOf(error) ?? (needsCleanup(svc) || !wantsLoadBalancer(svc) ? "delete" : "ensure");
   warnEvent(deps, {
     ref,
-    reason: deleting ? "DeleteLoadBalancerFailed" : "SyncLoadBalancerFailed",
-    message: deleting ? "Error deleting load balancer: {error}" : "Error syncing load balancer: {error}",
-    props: { service: key, error: message },
+    reason: "SyncLoadBalancerFailed",
+    message: "Error syncing load balancer: {step}: {error}",
+    props: { ...props, step: STAGE_TEXT[stage], error: text },
   });
 }

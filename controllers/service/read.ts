@@ -96,6 +96,52 @@ export function syncFields(svc: V1Service): string {
   ]);
 }
 
+/** The fields upstream's `portEqualForLB` compares, per port in order. */
+function lbPorts(svc: V1Service): string {
+  return JSON.stringify((svc.spec?.ports ?? []).map((p) => [
+    p.name ?? "",
+    p.protocol ?? "",
+    p.port,
+    p.nodePort ?? 0,
+    p.targetPort ?? null,
+    p.appProtocol ?? null,
+  ]));
+}
+
+/** What upstream's `needsUpdate` compares when both old and new want a load balancer. */
+function lbFields(svc: V1Service): string {
+  const spec = svc.spec ?? {};
+  return JSON.stringify([
+    spec.loadBalancerSourceRanges ?? null,
+    lbPorts(svc),
+    spec.sessionAffinity ?? "",
+    spec.sessionAffinityConfig ?? null,
+    spec.loadBalancerIP ?? "",
+    spec.externalIPs ?? [],
+    svc.metadata?.annotations ?? {},
+    svc.metadata?.uid ?? "",
+    spec.externalTrafficPolicy ?? "",
+    spec.healthCheckNodePort ?? 0,
+    (spec.ipFamilies ?? []).length,
+  ]);
+}
+
+/**
+ * True when upstream's service controller syncs the Service on this event (its informer handlers with
+ * `needsUpdate` and `needsCleanup`, k8s.io/cloud-provider v0.35.4): an added Service that wants a load
+ * balancer or needs cleanup; an update that changes what the load balancer is made of (type, ports, source
+ * ranges, annotations, ...), or of a Service that needs cleanup. This CCM's own finalizer and status writes
+ * are not such a change. Pure.
+ */
+export function upstreamSyncs(old: V1Service | undefined, svc: V1Service): boolean {
+  if (needsCleanup(svc)) return true;
+  if (!old) return wantsLoadBalancer(svc);
+  const wantedBefore = wantsLoadBalancer(old);
+  const wants = wantsLoadBalancer(svc);
+  if (!wantedBefore && !wants) return false;
+  return wantedBefore !== wants || lbFields(old) !== lbFields(svc);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Its owner.
 

@@ -108,10 +108,15 @@ export class ReservedIpStore {
    * address, or a 400 on `field`.
    */
   checkAssignable(value: unknown, region: string, field = "ipv4"): string {
-    const ip = typeof value === "string" && parseIpv4(value) !== undefined
-      ? this.#byAddress.get(value)
-      : undefined;
-    if (!ip) throw fieldError(field, "Must provide a single valid reserved ipv4 address");
+    // NodeBalancer create's answers without a field, as the Go CCM's end-to-end tests recorded them against the
+    // API (e2e/test/lb-created-with-invalid-ip, lb-created-with-unreserved-ip: `[400] Invalid IPv4 address`,
+    // `[400] IPv4 address is not reserved`); a Linode create answers "Must provide a single valid reserved ipv4
+    // address" (linodego's fixtures), which no caller here meets.
+    if (typeof value !== "string" || parseIpv4(value) === undefined) {
+      throw new ApiError(400, [{ reason: "Invalid IPv4 address" }]);
+    }
+    const ip = this.#byAddress.get(value);
+    if (!ip) throw new ApiError(400, [{ reason: "IPv4 address is not reserved" }]);
     if (ip.assigned_entity) throw fieldError(field, "Address must be currently unassigned.");
     if (ip.region !== region) {
       throw fieldError(field, "Reserved IP must be in the same region as the resource");
