@@ -188,13 +188,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
     // sending requests between these checks. Quiet for 4 checks in a row: no request pending (one pending for
     // 200 ms is hung by a fault, not work in flight), none sent since the last check. Sleeps on the fake clock
     // are not work: they wait for the test to move time.
-    // A check whose 5 ms wait came back late (a starved event loop on a loaded machine) is not quiet either, and
-    // neither is one within 50 ms of the last request: an answer the emulator has sent may still be on its way
-    // to the client through loopback, and what the CCM does with it (the next request) has not started yet.
+    // A check whose 5 ms wait came back late (a starved event loop on a loaded machine: a response still on its
+    // way through loopback, a callback not yet run) is not quiet either.
     let quiet = 0;
     let last = -1;
     let pendingSince = Date.now();
-    let activeAt = Date.now();
     for (const deadline = Date.now() + 5_000; quiet < 4 && Date.now() < deadline;) {
       await clock.advance(0);
       const waitStart = Date.now();
@@ -203,10 +201,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<CcmWorld> 
       const total = linode.calls.total() + kube.calls.total();
       const pending = pendingRequests(linode, kube);
       if (pending === 0) pendingSince = Date.now();
-      if (total !== last || pending > 0) activeAt = Date.now();
       const idle = pending === 0 || Date.now() - pendingSince > 200;
-      const settled = Date.now() - activeAt >= 50 || Date.now() - pendingSince > 200;
-      quiet = total === last && idle && settled && !starved ? quiet + 1 : 0;
+      quiet = total === last && idle && !starved ? quiet + 1 : 0;
       last = total;
     }
   };
