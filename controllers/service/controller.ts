@@ -237,9 +237,10 @@ export function serviceController(
       };
       await reconcileService(ctx.memory.sync, key, syncCtx);
     },
-    onError: (key, error, _outcome, ctx) => {
-      // Upstream syncs a failed Service again, with its Events: the retry is announced too.
-      ctx.memory.announce.add(key);
+    onError: (key, error, outcome, ctx) => {
+      // Upstream syncs a failed Service again, with its Events: a retry is announced too. A bad input waits for
+      // a change of the Service, which is announced anyway.
+      if (outcome === "rate-limited" || outcome === "retry-after") ctx.memory.announce.add(key);
       if (!(error instanceof ServiceChangedError)) reportFailure(deps, key, error);
     },
     loops: [
