@@ -61,6 +61,46 @@ Deno.test("the parity table has a row for every Service annotation of the annota
   assert.deepEqual(missing(ANNOTATIONS.map((a) => annotationKey(a.name))), []);
 });
 
+/** The product folders that record Events. */
+const EVENT_SOURCES = ["controllers", "kube", "lease", "linode", "server", "wiring"];
+
+/**
+ * Every Event reason the program can record, read from its source: the `reason:` of an Event outcome, the
+ * reason given to the service controller's `note(…)`, and a `*_REASON` constant. A test file is not the
+ * program.
+ */
+async function emittedReasons(): Promise<string[]> {
+  const found = new Set<string>();
+  const pattern =
+    /(?:\breason:\s*|\bnote\(\s*[\w.]+,\s*[\w.]+,\s*|_REASON\s*=\s*)"([A-Z][a-z]+(?:[A-Z][A-Za-z]*)+)"/g;
+  const walk = async (dir: URL): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const url = new URL(entry.isDirectory ? `${entry.name}/` : entry.name, dir);
+      if (entry.isDirectory && entry.name !== "testdata") await walk(url);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) {
+        for (const m of (await Deno.readTextFile(url)).matchAll(pattern)) found.add(m[1] ?? "");
+      }
+    }
+  };
+  for (const folder of EVENT_SOURCES) await walk(new URL(`../${folder}/`, import.meta.url));
+  return [...found].sort();
+}
+
+Deno.test("the parity table has a row for every Event reason the program records", async () => {
+  const reasons = await emittedReasons();
+  for (
+    const expected of [
+      "EnsuringLoadBalancer",
+      "SyncLoadBalancerFailed",
+      "FailedToCreateRoute",
+      "DeletingNode",
+    ]
+  ) {
+    assert.ok(reasons.includes(expected), `the source reader finds ${expected} (found ${reasons})`);
+  }
+  assert.deepEqual(missing(reasons), []);
+});
+
 Deno.test("the parity table names the Go CCM's metric and Event names operators alert on", () => {
   assert.deepEqual(missing([GO_CLIENT_METRIC, "NodeBalancerIPChangeIgnored", "SyncLoadBalancerFailed"]), []);
 });
