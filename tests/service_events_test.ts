@@ -110,7 +110,11 @@ Deno.test("service says DeletedLoadBalancer even when there was no NodeBalancer,
   w.kube.store.delete("services", "web", "default");
   await until(w, () => w.service("web") === undefined, "the Service gone");
   assert.deepEqual(w.events("DeletedLoadBalancer", "web").map((e) => e.message), ["Deleted load balancer"]);
-  assert.equal(w.events("SyncLoadBalancerFailed", "web").length, 0, "a NodeBalancer gone already is no failure");
+  assert.equal(
+    w.events("SyncLoadBalancerFailed", "web").length,
+    0,
+    "a NodeBalancer gone already is no failure",
+  );
   // A Service that stops being a LoadBalancer before it has one: upstream syncs it once more, and says so.
   w.addService("early");
   w.kube.store.patch("services", "early", { spec: { type: "ClusterIP" } }, {
