@@ -63,6 +63,15 @@ interface Bucket {
   at: number;
 }
 
+/** An Event waiting in the queue, its message already redacted and cut. */
+interface PendingEvent {
+  ref: ObjectRef;
+  type: EventType;
+  reason: string;
+  message: string;
+  component: string;
+}
+
 interface Written {
   name: string;
   namespace: string;
@@ -112,6 +121,22 @@ export class EventRecorder implements EventSink {
   }
 
   event(ref: ObjectRef, type: EventType, reason: string, message: string): void {
+    this.#record(this.#component, { ref, type, reason, message });
+  }
+
+  /**
+   * The same recorder (spam filter, aggregation, queue) writing as another `source.component`, as each
+   * upstream controller has its own (`cloud-node-lifecycle-controller`).
+   */
+  forComponent(component: string): EventSink {
+    return { event: (ref, type, reason, message) => this.#record(component, { ref, type, reason, message }) };
+  }
+
+  #record(
+    component: string,
+    e: { ref: ObjectRef; type: EventType; reason: string; message: string },
+  ): void {
+    const { ref, type, reason, message } = e;
     if (this.#options.dryRun) {
       this.#options.log.debug("dry run: event {reason} for {kind} {name} not written", {
         reason,
@@ -135,7 +160,8 @@ export class EventRecorder implements EventSink {
       return;
     }
     this.#pending++;
-    this.#tail = this.#tail.then(() => this.#write(ref, type, reason, text)).finally(() => this.#pending--);
+    const event = { ref, type, reason, message: text, component };
+    this.#tail = this.#tail.then(() => this.#write(event)).finally(() => this.#pending--);
   }
 
   /**
@@ -177,8 +203,18 @@ export class EventRecorder implements EventSink {
     return true;
   }
 
-  async #write(ref: ObjectRef, type: EventType, reason: string, message: string): Promise<void> {
-    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, type, reason, message]);
+  async #write(e: PendingEvent): Promise<void> {
+    const { ref, reason } = e;
+    const key = JSON.stringify([
+      ref.kind,
+      ref.namespace,
+      ref.name,
+      ref.uid,
+      e.type,
+      reason,
+      e.message,
+      e.component,
+    ]);
     try {
       const seen = this.#written.get(key);
       if (seen) {
@@ -191,7 +227,7 @@ export class EventRecorder implements EventSink {
           if (!isNotFound(e)) throw e;
         }
       }
-      this.#remember(key, await this.#create(ref, type, reason, message));
+      this.#remember(key, await this.#create(e));
     } catch (e) {
       const level = e instanceof LeaseLostError ? "debug" : "warning";
       this.#options.log[level]("cannot write event {reason} for {kind} {name}: {error}", {
@@ -211,7 +247,8 @@ export class EventRecorder implements EventSink {
     seen.count += 1;
   }
 
-  async #create(ref: ObjectRef, type: EventType, reason: string, message: string): Promise<Written> {
+  async #create(e: PendingEvent): Promise<Written> {
+    const { ref, type, reason, message, component } = e;
     const now = new Date(this.#clock.now());
     const namespace = ref.namespace || "default";
     // client-go names Events `<object>.<unix nanoseconds in hex>`; the sequence keeps names unique per ms.
@@ -226,8 +263,8 @@ export class EventRecorder implements EventSink {
       count: 1,
       firstTimestamp: now,
       lastTimestamp: now,
-      source: { component: this.#component, host: this.#options.host },
-      reportingComponent: this.#component,
+      source: { component, host: this.#options.host },
+      reportingComponent: component,
       reportingInstance: this.#options.host,
     };
     const created = await this.#core.createNamespacedEvent({ namespace, body });

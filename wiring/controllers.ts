@@ -10,7 +10,7 @@ import type { ControllerName } from "../config/config.ts";
 import { secretReader } from "../kube/clients.ts";
 import { type ControllerSpec, runController, type RuntimeDeps } from "../controllers/loop/runtime.ts";
 import { cloudNodeController, kubeNodeWriter } from "../controllers/node/cloud_node.ts";
-import { nodeLifecycleController } from "../controllers/node/lifecycle.ts";
+import { LIFECYCLE_EVENT_COMPONENT, nodeLifecycleController } from "../controllers/node/lifecycle.ts";
 import { kubeConditionWriter, linodeRangeWriter, routeController } from "../controllers/route/controller.ts";
 import {
   cachedIpv6Lookup,
@@ -111,8 +111,12 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
   },
   {
     name: "cloud-node-lifecycle",
-    build: (parts, log) =>
-      nodeLifecycleController(nodeDeps(parts, log), { monitorPeriodMs: parts.config.nodes.monitorPeriodMs }),
+    build: (parts, log) => {
+      // Its Events come from upstream's component name, as the Go CCM's do.
+      const events = parts.events.forComponent(LIFECYCLE_EVENT_COMPONENT);
+      const deps = { ...nodeDeps(parts, log), events };
+      return nodeLifecycleController(deps, { monitorPeriodMs: parts.config.nodes.monitorPeriodMs });
+    },
   },
   {
     name: "route",
