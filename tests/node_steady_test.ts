@@ -139,3 +139,28 @@ Deno.test("cloud-node: a settled Node whose Linode's public address changes by h
   assert.ok(tookMs <= world.config.nodes.statusUpdateFrequencyMs, `updated after ${tookMs} ms`);
   assert.equal(world.calls("GET /v4/linode/instances/{id}"), 0, "from the listing, no read per Node");
 });
+
+Deno.test("cloud-node does not rewrite addresses that differ only in order, one per type (upstream's nodeAddressesChangeDetected)", async () => {
+  await using world = await startWorld();
+  const l = world.linode.world.addInstance({
+    label: "o-1",
+    region: REGION,
+    type: "g6-standard-2",
+    ipv4: ["45.79.60.1", "192.168.130.9"],
+    ipv6: null,
+  });
+  // Initialised earlier with the same addresses in another order (e.g. by hand, or by another CCM).
+  const addresses = [
+    { type: "InternalIP", address: "192.168.130.9" },
+    { type: "ExternalIP", address: "45.79.60.1" },
+    { type: "Hostname", address: "o-1" },
+  ];
+  addNodes(world, kubeletNode("o-1", { providerID: `linode://${l.id}`, taints: [], addresses }));
+  await world.start();
+  // Through a status period: labels and annotations are written, the addresses are not.
+  await world.tick(world.config.nodes.statusUpdateFrequencyMs + 1_000, 30_000);
+  assert.deepEqual(world.node("o-1")?.status?.addresses, addresses);
+  assert.equal(world.node("o-1")?.metadata?.annotations?.["node.k8s.linode.com/private-ip"], "192.168.130.9");
+  const statusWrites = world.kube.calls.log.filter((c) => c.path === "/api/v1/nodes/o-1/status").length;
+  assert.equal(statusWrites, 0, "no status write");
+});
