@@ -208,3 +208,19 @@ Deno.test("warnEvent() writes the Event and the warning log line together", asyn
 Deno.test("renderMessage() fills known placeholders and keeps unknown ones", () => {
   assert.equal(renderMessage("{a} and {b}", { a: 1 }), "1 and {b}");
 });
+
+Deno.test("EventRecorder.forComponent() writes as another source component, aggregated apart", async () => {
+  await using f = await startFixture();
+  const ref = nodeRef(f);
+  const r = recorder(f);
+  const lifecycle = r.forComponent("cloud-node-lifecycle-controller");
+  lifecycle.event(ref, "Normal", "DeletingNode", "gone");
+  lifecycle.event(ref, "Normal", "DeletingNode", "gone");
+  r.event(ref, "Normal", "DeletingNode", "gone");
+  await r.flush();
+  const events = storedEvents(f).map((e) => [e.source.component, e.reportingComponent, e.count]);
+  assert.deepEqual(events.sort(), [
+    ["cloud-controller-manager", "cloud-controller-manager", 1],
+    ["cloud-node-lifecycle-controller", "cloud-node-lifecycle-controller", 2],
+  ]);
+});
