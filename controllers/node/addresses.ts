@@ -98,31 +98,21 @@ function formatIp(value: bigint): string {
  * dual-stack pair, comma-separated, nothing trimmed; an error names what it refuses, in upstream's words.
  */
 function parseNodeIpAnnotation(text: string): { ips: bigint[] } | { error: string } {
+  const refused = (why: string) => ({ error: `failed to parse node IP ${JSON.stringify(text)}: ${why}` });
   const ips: bigint[] = [];
   for (const part of text.split(",")) {
     const ip = parseIpSloppy(part);
-    if (ip === undefined) {
-      return {
-        error: `failed to parse node IP ${JSON.stringify(text)}: could not parse ${JSON.stringify(part)}`,
-      };
-    }
+    if (ip === undefined) return refused(`could not parse ${JSON.stringify(part)}`);
     ips.push(ip);
   }
   const isV6 = (ip: bigint) => ip >> 32n !== 0xffffn;
   const [first, second] = ips;
-  if (ips.length > 2 || (first !== undefined && second !== undefined && isV6(first) === isV6(second))) {
-    return {
-      error: `failed to parse node IP ${
-        JSON.stringify(text)
-      }: must contain either a single IP or a dual-stack pair of IPs`,
-    };
+  if (first === undefined || second === undefined) return { ips };
+  if (ips.length > 2 || isV6(first) === isV6(second)) {
+    return refused("must contain either a single IP or a dual-stack pair of IPs");
   }
-  if (second !== undefined && [first, second].some((ip) => ip === V4_MAPPED || ip === 0n)) {
-    return {
-      error: `failed to parse node IP ${
-        JSON.stringify(text)
-      }: dual-stack node IP cannot include '0.0.0.0' or '::'`,
-    };
+  if ([first, second].some((ip) => ip === V4_MAPPED || ip === 0n)) {
+    return refused("dual-stack node IP cannot include '0.0.0.0' or '::'");
   }
   return { ips };
 }

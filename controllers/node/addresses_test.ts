@@ -189,6 +189,12 @@ const NODE_IP_CASES: {
       'failed to parse node IP "10.0.0.5,192.168.130.5": must contain either a single IP or a dual-stack pair of IPs',
   },
   {
+    name: "three IPs",
+    provided: "10.0.0.5,2600:3c03::1,192.168.130.5",
+    want:
+      'failed to parse node IP "10.0.0.5,2600:3c03::1,192.168.130.5": must contain either a single IP or a dual-stack pair of IPs',
+  },
+  {
     name: "an unspecified address in a pair",
     provided: "0.0.0.0,2600:3c03::1",
     want:

@@ -186,10 +186,10 @@ function reportNodeIpError(deps: NodeControllerDeps, node: V1Node, error: string
 }
 
 /** Reason of the Warning Event for a kubelet `--node-ip` the Linode does not have. */
-export const INVALID_NODE_IP_REASON = "InvalidNodeIP";
+const INVALID_NODE_IP_REASON = "InvalidNodeIP";
 
 /** An uninitialised Node whose kubelet `--node-ip` is not valid; retried with backoff, as upstream. */
-export class NodeIpError extends Error {
+class NodeIpError extends Error {
   override name = "NodeIpError";
   constructor(node: string, error: string) {
     super(`Cannot initialise node ${node}: provided node ip is not valid: ${error}`);
