@@ -30,7 +30,11 @@ export interface SeedNode {
   readonly name: string;
   readonly linodeId: number;
   readonly vpcIp: string;
+  /** The Linode's private IPv4 (192.168.128.0/17). */
+  readonly privateIp: string;
   readonly podCidr: string;
+  /** Kubelet's `--node-ip` (one of the Linode's addresses), when it was started with one. */
+  readonly nodeIp?: string;
 }
 
 /** A Service the Go CCM handled, and its NodeBalancer. */
@@ -58,6 +62,8 @@ export interface ServiceSeed {
   prefix: string;
   subnetId: number;
   backends: readonly SeedNode[];
+  /** VPC backends (the VPC address, `backend_vpcs`); false: private ones (`--disable-nodebalancer-vpc-backends`). */
+  vpcBackends: boolean;
   pinned: boolean;
   /** Index among the seeded Services (spaces the labels' clock digits). */
   seq: number;
@@ -67,11 +73,33 @@ function isPrivate(ip: string): boolean {
   return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(ip);
 }
 
-/** The Node as kubelet registered it and the Go CCM initialised it (addresses in the Go CCM's order). */
+/**
+ * `status.addresses` as the Go CCM leaves them, written out from its code rather than this CCM's: its
+ * `InstanceMetadata` (cloud/linode/services/instances.go) lists Hostname (the label), the VPC IPv4, `ipv4` in the
+ * API's order (public first; private as InternalIP) and the public IPv6 without `/128`; upstream's cloud-node
+ * controller (k8s.io/cloud-provider v0.35.4 `updateNodeAddress`) then puts kubelet's `--node-ip` first, the only
+ * address of its type (`GetNodeAddressesFromNodeIP`).
+ */
+export function goCcmAddresses(
+  instance: SimLinode,
+  node: Pick<SeedNode, "vpcIp" | "nodeIp">,
+): { type: string; address: string }[] {
+  const ipv6 = instance.ipv6?.replace(/\/128$/, "");
+  const listed = [
+    { type: "Hostname", address: instance.label },
+    { type: "InternalIP", address: node.vpcIp },
+    ...instance.ipv4.map((address) => ({ type: isPrivate(address) ? "InternalIP" : "ExternalIP", address })),
+    ...(ipv6 ? [{ type: "ExternalIP", address: ipv6 }] : []),
+  ];
+  if (!node.nodeIp) return listed;
+  const first = listed.filter((a) => a.address === node.nodeIp);
+  const types = new Set(first.map((a) => a.type));
+  return [...first, ...listed.filter((a) => !types.has(a.type))];
+}
+
+/** The Node as kubelet registered it and the Go CCM initialised it (addresses as `goCcmAddresses`). */
 export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
   const priv = instance.ipv4.filter(isPrivate);
-  const pub = instance.ipv4.filter((ip) => !isPrivate(ip));
-  const ipv6 = instance.ipv6?.split("/")[0];
   const base = kubeletNode(node.name, {
     providerID: `linode://${instance.id}`,
     taints: [],
@@ -83,13 +111,8 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
       "beta.kubernetes.io/instance-type": instance.type ?? "",
       "node.k8s.linode.com/host-uuid": instance.host_uuid,
     },
-    addresses: [
-      { type: "Hostname", address: instance.label },
-      { type: "InternalIP", address: node.vpcIp },
-      ...priv.map((address) => ({ type: "InternalIP", address })),
-      ...pub.map((address) => ({ type: "ExternalIP", address })),
-      ...(ipv6 ? [{ type: "ExternalIP", address: ipv6 }] : []),
-    ],
+    nodeIp: node.nodeIp,
+    addresses: goCcmAddresses(instance, node),
   });
   // Upstream's route controller (in the Go CCM) marks a routed Node's network available.
   const at = base.status?.conditions?.[0]?.lastHeartbeatTime;
@@ -102,7 +125,7 @@ export function goCcmNode(instance: SimLinode, node: SeedNode): V1Node {
     lastTransitionTime: at,
   } as unknown as V1NodeCondition;
   const status = { ...base.status, conditions: [...(base.status?.conditions ?? []), routed] };
-  const annotations: Record<string, string> = {};
+  const annotations: Record<string, string> = { ...base.metadata?.annotations };
   if (priv[0]) annotations["node.k8s.linode.com/private-ip"] = priv[0];
   // The Go CCM writes the Linode's `ipv6` as the API gives it, `/128` included (node_controller.go).
   if (instance.ipv6) annotations["node.k8s.linode.com/public-ipv6"] = instance.ipv6;
@@ -136,6 +159,21 @@ function clockDigits(seq: number): string {
   return String(1767225600123456789n + BigInt(seq) * 86_400_000_017n).slice(-12);
 }
 
+/**
+ * The Go CCM's backends (`getNodePrivateIP`): with VPC backends the Node's first InternalIP, else its
+ * `node.k8s.linode.com/private-ip` annotation (the Linode's private IPv4).
+ */
+export function goCcmBackends(
+  seed: Pick<ServiceSeed, "backends" | "vpcBackends" | "subnetId">,
+): { nodeName: string; ip: string; subnetId?: number; status: "UP" }[] {
+  return seed.backends.map((n) => {
+    const firstInternal = n.nodeIp && n.nodeIp === n.privateIp ? n.privateIp : n.vpcIp;
+    return seed.vpcBackends
+      ? { nodeName: n.name, ip: firstInternal, subnetId: seed.subnetId, status: "UP" }
+      : { nodeName: n.name, ip: n.privateIp, status: "UP" };
+  });
+}
+
 /** Creates the Service, its Go CCM NodeBalancer, the finalizer and the ingress status. */
 export function seedGoCcmService(linode: LinodeSim, kube: KubeSim, seed: ServiceSeed): SeededService {
   const hostnameOnly = seed.name === "api";
@@ -167,13 +205,8 @@ export function seedGoCcmService(linode: LinodeSim, kube: KubeSim, seed: Service
     region: seed.region,
     tags: [seed.clusterName, ...seed.nbTags],
     ports,
-    backends: seed.backends.map((n) => ({
-      nodeName: n.name,
-      ip: n.vpcIp,
-      subnetId: seed.subnetId,
-      status: "UP",
-    })),
-    backendSubnetId: seed.subnetId,
+    backends: goCcmBackends(seed),
+    backendSubnetId: seed.vpcBackends ? seed.subnetId : undefined,
     throttle: lenient ? LENIENT_THROTTLE : 0,
   }));
   const ingress = hostnameOnly ? [{ hostname: nb.hostname }] : [{ ip: nb.ipv4, hostname: nb.hostname }];

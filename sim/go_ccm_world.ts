@@ -16,12 +16,13 @@ import * as kubelet from "./kubelet.ts";
 import type { InterfaceGeneration } from "./linode/instance_shape.ts";
 import { goCcmCreateBody } from "./linode/seed_nodebalancers.ts";
 import { type LinodeSim, startLinodeSim } from "./linode/server.ts";
-import { goCcmNode, type SeededService, seedGoCcmService } from "./go_ccm_seed.ts";
+import { goCcmBackends, goCcmNode, type SeededService, seedGoCcmService } from "./go_ccm_seed.ts";
 
 export { CCM_LEASE, type GoCcmLeaseHolder } from "./go_ccm_lease.ts";
 export {
   GO_CCM_DEFAULT_PINS,
   GO_CCM_LENIENT_VALUES,
+  goCcmAddresses,
   LB_CLEANUP_FINALIZER,
   type SeededService,
 } from "./go_ccm_seed.ts";
@@ -55,6 +56,12 @@ export interface GoCcmWorldOptions {
   nodesWithoutPodCidr?: number;
   /** Makes the last initialised Node NotReady (Ready Unknown); the Go CCM keeps it in every NodeBalancer. */
   notReadyNode?: boolean;
+  /**
+   * Kubelet's `--node-ip` on every Node (`addNode`'s too): its VPC address, or its private one. With the
+   * private one the NodeBalancers have private backends (`--disable-nodebalancer-vpc-backends`): the Go CCM
+   * backs a VPC NodeBalancer with a Node's first InternalIP, which the private `--node-ip` makes a non-VPC one.
+   */
+  nodeIp?: "vpc" | "private";
   region?: string;
   /** `--cluster-name` of both CCMs (default `kubernetes`, the upstream default). */
   clusterName?: string;
@@ -78,7 +85,10 @@ export interface GoCcmNode {
   readonly name: string;
   readonly linodeId: number;
   readonly vpcIp: string;
+  readonly privateIp: string;
   readonly podCidr: string;
+  /** Kubelet's `--node-ip`, when the world has one. */
+  readonly nodeIp?: string;
 }
 
 /** Names of what `drift` added (absent when not asked for). */
@@ -146,15 +156,17 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
     const host = 2 + block;
     const vpcIp = `10.0.${host >> 8}.${host & 255}`;
     const cidr = podCidr(block++);
-    const linodeId = linode.world.addInstance({
+    const added = linode.world.addInstance({
       label: name,
       region,
       type: "g6-standard-2",
       privateIp: true,
       interfaceGeneration: options.interfaceGeneration,
       vpc: { vpcId: vpc.id, subnetId, ipv4: vpcIp, ipRanges: routed ? [cidr] : [] },
-    }).id;
-    const node = { name, linodeId, vpcIp, podCidr: cidr };
+    });
+    const privateIp = added.ipv4.find((ip) => ip.startsWith("192.168.")) ?? "";
+    const nodeIp = options.nodeIp === "vpc" ? vpcIp : options.nodeIp === "private" ? privateIp : undefined;
+    const node = { name, linodeId: added.id, vpcIp, privateIp, podCidr: cidr, nodeIp };
     nodes.push(node);
     return node;
   };
@@ -175,14 +187,18 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
   if (drift.nodeWithoutBackends) names.nodeWithoutBackends = initialised(`go-node-${count + 1}`, true).name;
   if (drift.uninitialisedNode) {
     const node = addLinode(`go-node-${nodes.length + 1}`, false);
-    kubelet.registerNode(kube, kubelet.kubeletNode(node.name, { podCidr: node.podCidr }));
+    kubelet.registerNode(
+      kube,
+      kubelet.kubeletNode(node.name, { podCidr: node.podCidr, nodeIp: node.nodeIp }),
+    );
     names.uninitialisedNode = node.name;
   }
   const first = nodes[0];
   if (drift.missingRoute && first) {
     names.missingRoute = { node: first.name, linodeId: first.linodeId, podCidr: first.podCidr };
   }
-  const seedOptions = { region, clusterName, nbTags, prefix, subnetId, backends };
+  const vpcBackends = options.nodeIp !== "private";
+  const seedOptions = { region, clusterName, nbTags, prefix, subnetId, backends, vpcBackends };
   const services: SeededService[] = [];
   const wanted = [
     ...(["web", "api"] as const).slice(0, options.services ?? 2),
@@ -199,8 +215,8 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
       region,
       tags: [clusterName, ...nbTags],
       ports: [{ port: 80, nodePort: 31999 }],
-      backends: backends.map((n) => ({ nodeName: n.name, ip: n.vpcIp, subnetId, status: "UP" as const })),
-      backendSubnetId: subnetId,
+      backends: goCcmBackends(seedOptions),
+      backendSubnetId: vpcBackends ? subnetId : undefined,
     }));
     names.orphanedNodeBalancerId = orphan.id;
   }
@@ -230,14 +246,14 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
       LINODE_REGION: region,
       KUBECONFIG: kubeconfigPath,
     },
-    flags: goCcmFlags({ clusterName, nbTags, prefix }),
+    flags: goCcmFlags({ clusterName, nbTags, prefix, vpcBackends }),
     nodes,
     services,
     drift: names,
     lease,
     addNode: (name) => {
       const node = addLinode(name, false);
-      kubelet.registerNode(kube, kubelet.kubeletNode(name, { podCidr: node.podCidr }));
+      kubelet.registerNode(kube, kubelet.kubeletNode(name, { podCidr: node.podCidr, nodeIp: node.nodeIp }));
       return node.linodeId;
     },
     close,
@@ -246,9 +262,12 @@ export async function startGoCcmWorld(options: GoCcmWorldOptions = {}): Promise<
 }
 
 /** The flags of a Go CCM Deployment running routes and VPC-backed NodeBalancers in this world. */
-function goCcmFlags(o: { clusterName: string; nbTags: readonly string[]; prefix: string }): string[] {
+function goCcmFlags(
+  o: { clusterName: string; nbTags: readonly string[]; prefix: string; vpcBackends: boolean },
+): string[] {
   return [
     "--cloud-provider=linode",
+    ...(o.vpcBackends ? [] : ["--disable-nodebalancer-vpc-backends=true"]),
     `--cluster-name=${o.clusterName}`,
     `--vpc-names=${VPC_LABEL}`,
     "--enable-route-controller=true",

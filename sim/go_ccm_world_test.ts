@@ -96,3 +96,45 @@ Deno.test("startGoCcmWorld() lease: the Go CCM renews on the clock until stopped
   assert.equal(String(lease()?.spec?.renewTime), stopped, "left as it was, not released");
   assert.equal(lease()?.spec?.holderIdentity, world.lease.identity);
 });
+
+Deno.test("startGoCcmWorld() writes Node addresses in the Go CCM's order: VPC, then the API's ipv4 order (public first)", async () => {
+  await using world = await startGoCcmWorld({ tls: false, services: 1, nodes: 1 });
+  const [seeded] = world.nodes;
+  const linode = world.linode.world.instance(seeded?.linodeId ?? 0);
+  const node = world.kube.store.get("nodes", seeded?.name ?? "") as V1Node | undefined;
+  assert.deepEqual(
+    linode?.ipv4,
+    [linode?.ipv4[0], seeded?.privateIp],
+    "the API lists the public address first",
+  );
+  assert.deepEqual(node?.status?.addresses, [
+    { type: "Hostname", address: "go-node-1" },
+    { type: "InternalIP", address: seeded?.vpcIp },
+    { type: "ExternalIP", address: linode?.ipv4[0] },
+    { type: "InternalIP", address: seeded?.privateIp },
+    { type: "ExternalIP", address: linode?.ipv6?.replace("/128", "") },
+  ]);
+  assert.equal(node?.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"], undefined);
+});
+
+Deno.test("startGoCcmWorld() nodeIp: kubelet's --node-ip first and the only InternalIP; private backends for a private one", async () => {
+  for (const nodeIp of ["vpc", "private"] as const) {
+    await using world = await startGoCcmWorld({ tls: false, services: 1, nodes: 1, nodeIp });
+    const [seeded] = world.nodes;
+    const linode = world.linode.world.instance(seeded?.linodeId ?? 0);
+    const node = world.kube.store.get("nodes", seeded?.name ?? "") as V1Node | undefined;
+    const ip = nodeIp === "vpc" ? seeded?.vpcIp : seeded?.privateIp;
+    assert.equal(node?.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"], ip);
+    assert.equal(node?.metadata?.annotations?.["node.k8s.linode.com/private-ip"], seeded?.privateIp);
+    assert.deepEqual(node?.status?.addresses, [
+      { type: "InternalIP", address: ip },
+      { type: "Hostname", address: "go-node-1" },
+      { type: "ExternalIP", address: linode?.ipv4[0] },
+      { type: "ExternalIP", address: linode?.ipv6?.replace("/128", "") },
+    ]);
+    const [nb] = world.linode.world.nodeBalancers();
+    assert.deepEqual(nb?.configs[0]?.nodes.map((n) => n.address.split(":")[0]), [ip]);
+    assert.equal(nb?.vpcs.length, nodeIp === "vpc" ? 1 : 0);
+    assert.equal(world.flags.includes("--disable-nodebalancer-vpc-backends=true"), nodeIp === "private");
+  }
+});

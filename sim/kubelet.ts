@@ -21,7 +21,11 @@ export interface KubeletNodeOptions {
   /** `false` gives a NotReady condition (default Ready). */
   ready?: boolean;
   addresses?: { type: string; address: string }[];
-  /** `--node-ip`: kubelet records it in the `alpha.kubernetes.io/provided-node-ip` annotation. */
+  /**
+   * `--node-ip` (one IP or a dual-stack pair, comma-separated): kubelet records it in the
+   * `alpha.kubernetes.io/provided-node-ip` annotation and, having no addresses yet, registers the Node with
+   * each as an InternalIP, then its hostname (with an external cloud provider, since Kubernetes 1.29).
+   */
   nodeIp?: string;
   podCidr?: string;
   /** Overrides of `status.nodeInfo` (default: a Debian 12 machine with containerd, like LKE's). */
@@ -97,7 +101,10 @@ export function kubeletNode(name: string, o: KubeletNodeOptions = {}): V1Node {
       podCIDRs: o.podCidr ? [o.podCidr] : undefined,
     },
     status: {
-      addresses: o.addresses ?? [{ type: "Hostname", address: name }],
+      addresses: o.addresses ?? [
+        ...(o.nodeIp ?? "").split(",").filter(Boolean).map((address) => ({ type: "InternalIP", address })),
+        { type: "Hostname", address: name },
+      ],
       capacity: resources,
       allocatable: { ...resources, "ephemeral-storage": "74649584846", memory: "3913312Ki" },
       // On the wire metav1.Time is an RFC 3339 string in whole seconds; client-node's model calls it a Date.

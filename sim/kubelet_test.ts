@@ -46,3 +46,14 @@ Deno.test("setNodeReady() beats the heartbeat and moves lastTransitionTime only 
   assert.equal(lost?.reason, "NodeStatusUnknown");
   assert.equal(lost?.lastTransitionTime, "2026-01-01T00:01:00Z");
 });
+
+Deno.test("kubeletNode() with --node-ip annotates it and lists it as InternalIP before the hostname", () => {
+  const node = kubeletNode("n1", { nodeIp: "10.0.0.5,2600:3c03::1" });
+  assert.equal(node.metadata?.annotations?.["alpha.kubernetes.io/provided-node-ip"], "10.0.0.5,2600:3c03::1");
+  assert.deepEqual(node.status?.addresses, [
+    { type: "InternalIP", address: "10.0.0.5" },
+    { type: "InternalIP", address: "2600:3c03::1" },
+    { type: "Hostname", address: "n1" },
+  ]);
+  assert.deepEqual(kubeletNode("n1").status?.addresses, [{ type: "Hostname", address: "n1" }]);
+});

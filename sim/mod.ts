@@ -17,6 +17,7 @@ export {
   type DriftNames,
   GO_CCM_DEFAULT_PINS,
   GO_CCM_LENIENT_VALUES,
+  goCcmAddresses,
   type GoCcmDrift,
   type GoCcmLeaseHolder,
   type GoCcmNode,

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
 import { LENIENT_REASON } from "../controllers/service/apply.ts";
-import { CCM_LEASE, GO_CCM_LENIENT_VALUES, LB_CLEANUP_FINALIZER } from "../sim/mod.ts";
+import type { V1Node } from "@kubernetes/client-node";
+import { CCM_LEASE, GO_CCM_LENIENT_VALUES, goCcmAddresses, LB_CLEANUP_FINALIZER } from "../sim/mod.ts";
 import { backendIds, startSwitch, type Switch } from "./go_ccm_fixture.ts";
 import { MAX_RETRY_WAIT_FACTOR } from "./process.ts";
 
@@ -173,3 +174,43 @@ Deno.test("runCcm() after the switch serves lenient values, NotReady Nodes and N
     { what: "the new Node on every NodeBalancer, the lenient Service's too", stepMs: 1_000 },
   );
 });
+
+/** Every Node as it stands: what a switch must leave exactly as the Go CCM wrote it. */
+function nodesOf(sw: Switch): Record<string, V1Node | undefined> {
+  return Object.fromEntries(sw.go.nodes.map((n) => [n.name, sw.ccm.node(n.name)]));
+}
+
+for (const nodeIp of ["vpc", "private"] as const) {
+  Deno.test(`runCcm() after the switch from the Go CCM with kubelet --node-ip on the ${nodeIp} address writes no Node and no backend`, async () => {
+    await using sw = await startSwitch({ nodeIp });
+    const { go, ccm } = sw;
+    const before = nodesOf(sw);
+    const first = before[go.nodes[0]?.name ?? ""];
+    assert.equal(first?.status?.addresses?.[0]?.address, go.nodes[0]?.nodeIp, "seeded: --node-ip first");
+    go.linode.calls.reset();
+    await ccm.start();
+    await ccm.waitFor(() => sw.adopted(), { what: "every Go CCM NodeBalancer adopted" });
+    // Past one --node-status-update-frequency (5 min): the periodic address check writes nothing either.
+    await ccm.tick(6 * 60_000, 60_000);
+
+    for (const node of go.nodes) assert.equal(ccm.nodeWrites(node.name), 0, `${node.name}: no write`);
+    assert.deepEqual(nodesOf(sw), before, "every Node as the Go CCM left it");
+    assert.deepEqual(backendIds(sw.nodeBalancers()), backendIds(sw.before), "no backend moved");
+    assert.deepEqual(sw.linodeWrites(), go.services.map(() => "PUT /v4/nodebalancers/{id}"), "only the tags");
+
+    // A Node joining now is initialised as the Go CCM would: its --node-ip first, the only one of its type.
+    const linodeId = go.addNode("go-node-9");
+    const added = go.nodes.find((n) => n.linodeId === linodeId);
+    const instance = go.linode.world.instance(linodeId);
+    assert.ok(added && instance);
+    const backendIp = nodeIp === "vpc" ? added.vpcIp : added.privateIp;
+    await ccm.advanceUntil(
+      () =>
+        sw.nodeBalancers().every((nb) =>
+          nb.configs.every((c) => c.nodes.some((b) => b.address.startsWith(`${backendIp}:`)))
+        ),
+      { what: "the new Node on every NodeBalancer at its --node-ip", stepMs: 1_000 },
+    );
+    assert.deepEqual(ccm.node("go-node-9")?.status?.addresses, goCcmAddresses(instance, added));
+  });
+}

@@ -21,10 +21,11 @@ Deno.test("cloud-node initialises a node found by label, in the Go CCM's address
   const privateIp = "192.168.130.7";
   assert.equal(n?.spec?.providerID, `linode://${l.id}`);
   assert.deepEqual(n?.spec?.taints, [other]);
+  // The API's ipv4 order (public first), as the Go CCM lists them.
   assert.deepEqual(n?.status?.addresses, [
     { type: "Hostname", address: "worker-1" },
-    { type: "InternalIP", address: privateIp },
     { type: "ExternalIP", address: "45.79.10.1" },
+    { type: "InternalIP", address: privateIp },
     ...(l.ipv6 ? [{ type: "ExternalIP", address: l.ipv6.replace(/\/128$/, "") }] : []),
   ]);
   assert.deepEqual(n?.metadata?.labels, {

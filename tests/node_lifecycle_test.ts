@@ -32,7 +32,7 @@ function advanceUntil(world: CcmWorld, condition: () => boolean, what: string): 
   return world.advanceUntil(condition, { what, stepMs: 1_000 });
 }
 
-Deno.test("cloud-node-lifecycle taints a shut-down Linode's node and untaints it when it runs again", async () => {
+Deno.test("cloud-node-lifecycle taints a shut-down Linode's node and untaints it only once the Node is Ready", async () => {
   await using world = await startWorld();
   const [id] = cluster(world, 2);
   await world.start();
@@ -41,9 +41,54 @@ Deno.test("cloud-node-lifecycle taints a shut-down Linode's node and untaints it
   // Seen at the first pass after the instance cache's TTL.
   await advanceUntil(world, () => hasShutdownTaint(world.node("w-0")), "shutdown taint");
   assert.equal(hasShutdownTaint(world.node("w-1")), false);
+  // Running again, kubelet not back yet: upstream's MonitorNodes leaves the taint on a NotReady Node.
   world.linode.world.setStatus(id ?? 0, "running");
-  await advanceUntil(world, () => !hasShutdownTaint(world.node("w-0")), "shutdown taint removed");
+  await world.ccm.instances.view({ maxAgeMs: 0 });
+  await runPasses(world, 4);
+  assert.equal(hasShutdownTaint(world.node("w-0")), true, "kept while NotReady");
+  setReady(world, "w-0", true);
+  await advanceUntil(world, () => !hasShutdownTaint(world.node("w-0")), "shutdown taint removed once Ready");
   assert.ok(world.node("w-0"), "never deleted");
+});
+
+Deno.test("cloud-node-lifecycle leaves a stopped Linode's node untainted (the Go CCM's InstanceShutdown: offline, shutting_down)", async () => {
+  await using world = await startWorld();
+  const [stopped, shutting] = cluster(world, 3);
+  await world.start();
+  world.linode.world.setStatus(stopped ?? 0, "stopped");
+  world.linode.world.setStatus(shutting ?? 0, "shutting_down");
+  setReady(world, "w-0", false);
+  setReady(world, "w-1", false);
+  await advanceUntil(world, () => hasShutdownTaint(world.node("w-1")), "shutting_down tainted");
+  await world.ccm.instances.view({ maxAgeMs: 0 });
+  await runPasses(world, 4);
+  assert.equal(hasShutdownTaint(world.node("w-0")), false, "stopped is not shut down");
+  assert.ok(world.node("w-0"), "nor deleted");
+});
+
+Deno.test("cloud-node-lifecycle reports a failed deletion as upstream: DeletingNode, then DeletingNodeFailed (Warning)", async () => {
+  await using world = await startWorld();
+  const [gone] = cluster(world, 3);
+  await world.start();
+  world.kube.faults.add({
+    method: "DELETE",
+    route: "/api/v1/nodes/{name}",
+    status: 500,
+    message: "etcd down",
+  });
+  world.linode.world.deleteInstance(gone ?? 0);
+  setReady(world, "w-0", false);
+  await advanceUntil(world, () => world.events("DeletingNodeFailed", "w-0").length > 0, "DeletingNodeFailed");
+  assert.ok(world.node("w-0"), "not deleted");
+  const [deleting] = world.events("DeletingNode", "w-0");
+  const [failed] = world.events("DeletingNodeFailed", "w-0");
+  assert.equal(deleting?.type, "Normal");
+  assert.equal(deleting?.message, "Deleting node w-0 because it does not exist in the cloud provider");
+  assert.equal(failed?.type, "Warning");
+  assert.match(failed?.message ?? "", /^Failed deleting node w-0: .*etcd down/);
+  for (const e of [deleting, failed]) assert.equal(e?.source?.component, "cloud-node-lifecycle-controller");
+  world.kube.faults.clear();
+  await advanceUntil(world, () => world.node("w-0") === undefined, "deleted once the apiserver takes it");
 });
 
 Deno.test("cloud-node-lifecycle runs only when --controllers enables it", async () => {

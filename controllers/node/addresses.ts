@@ -1,13 +1,15 @@
 /**
- * Pure planning of what the CCM owns on a Node: addresses, labels, annotations and its taints.
- * Matches the Go CCM's names and address order. No I/O, no clock.
+ * Pure planning of what the CCM owns on a Node: addresses, labels, annotations and its taints. Addresses are
+ * what the Go CCM lists and upstream's cloud-node controller (k8s.io/cloud-provider v0.35.4, which the Go CCM
+ * runs in) writes of them: kubelet's `--node-ip` preferred, and written only when upstream's check finds a
+ * change. No I/O, no clock.
  */
 import type { V1Node, V1NodeAddress, V1Taint } from "@kubernetes/client-node";
 import type { InstanceIndex, VpcAddresses } from "../../cache/instance_index.ts";
 import type { LinodeInstance } from "../../cache/types.ts";
 import { parseProviderId, toProviderId } from "../provider_id.ts";
 import { stripPrefix } from "../../cache/instance_index.ts";
-import { type Cidr4, isPrivateIpv4, parseIpv4 } from "../../common/net.ts";
+import { type Cidr4, formatIpv4, formatIpv6, isPrivateIpv4, parseIpv4, parseIpv6 } from "../../common/net.ts";
 
 /** Taint kubelet sets with `--cloud-provider=external` until the CCM has initialised the Node. */
 export const UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
@@ -38,31 +40,122 @@ export interface AddressOptions {
 }
 
 /**
- * The Node's addresses, in the Go CCM's order: Hostname (the Linode label); VPC IPv4 as InternalIP; private
- * IPv4 as InternalIP; public IPv4 as ExternalIP; VPC IPv6 (SLAAC) as InternalIP, or ExternalIP when its
- * interface is public (after the IPv4 ones, so an IPv4 stays the first ExternalIP); public IPv6 as ExternalIP;
- * then the kubelet's `--node-ip` values as InternalIP when not already listed.
+ * The Linode's addresses as the Go CCM's `InstanceMetadata` lists them (cloud/linode/services/instances.go,
+ * `getInstanceAddresses`): Hostname (the Linode label); VPC IPv4 as InternalIP; `ipv4` in the API's order (public
+ * first), a private address as InternalIP and any other as ExternalIP; VPC IPv6 (SLAAC) as InternalIP, or
+ * ExternalIP when its interface is public; the public IPv6 as ExternalIP. Then, as the Go CCM keeps them, the
+ * Node's own InternalIPs not listed yet (kubelet sets its `--node-ip` as one when it registers the Node).
  */
 export function planAddresses(
   instance: LinodeInstance,
   vpc: VpcAddresses,
-  options: AddressOptions & { providedNodeIps?: readonly string[] } = {},
+  options: AddressOptions & { nodeAddresses?: readonly V1NodeAddress[] } = {},
 ): NodeAddress[] {
   const internal = (address: string): NodeAddress => ({ type: "InternalIP", address });
   const external = (address: string): NodeAddress => ({ type: "ExternalIP", address });
-  const ipv4 = instance.ipv4.filter((ip) => parseIpv4(ip) !== undefined);
   const isPrivate = (ip: string) => isPrivateIpv4(ip, options.externalSubnet);
   const all: NodeAddress[] = [
     { type: "Hostname", address: instance.label },
     ...vpc.ipv4.map(internal),
-    ...ipv4.filter(isPrivate).map(internal),
-    ...ipv4.filter((ip) => !isPrivate(ip)).map(external),
+    ...instance.ipv4.filter((ip) => parseIpv4(ip) !== undefined).map((ip) =>
+      isPrivate(ip) ? internal(ip) : external(ip)
+    ),
     ...vpc.ipv6.map((a) => a.isPublic ? external(a.address) : internal(a.address)),
     ...(instance.ipv6 ? [external(stripPrefix(instance.ipv6))] : []),
-    ...(options.providedNodeIps ?? []).map(internal),
   ];
+  // The Go CCM does not check its own list for repeats (none occur: each source holds other addresses); the
+  // apiserver refuses a Node status that lists one twice, so a repeat is dropped here.
   const seen = new Set<string>();
-  return all.filter((a) => !seen.has(a.address) && seen.add(a.address));
+  const listed = all.filter((a) => !seen.has(a.address) && seen.add(a.address));
+  const kept = (options.nodeAddresses ?? []).filter((a) =>
+    a.type === "InternalIP" && !seen.has(a.address) && seen.add(a.address)
+  );
+  return [...listed, ...kept.map((a) => internal(a.address))];
+}
+
+/**
+ * An IP as `k8s.io/utils/net`'s `ParseIPSloppy` reads it (IPv4 octets may have leading zeros), as a 128-bit
+ * value with IPv4 mapped into `::ffff:0:0/96`, as Go's 16-byte `net.IP`; undefined when not an IP.
+ */
+function parseIpSloppy(text: string): bigint | undefined {
+  const octets = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)?.slice(1).map(Number);
+  if (octets) {
+    if (octets.some((o) => o > 255)) return undefined;
+    return octets.reduce((acc, o) => (acc << 8n) | BigInt(o), 0xffffn);
+  }
+  return parseIpv6(text);
+}
+
+const V4_MAPPED = 0xffffn << 32n;
+
+/** Go's `net.IP.String()`: dotted for IPv4 (mapped too), RFC 5952 for IPv6. */
+function formatIp(value: bigint): string {
+  return value >> 32n === 0xffffn ? formatIpv4(Number(value - V4_MAPPED)) : formatIpv6(value);
+}
+
+/**
+ * Upstream's `ParseNodeIPAnnotation` (k8s.io/component-helpers node/util/ips.go, v0.35.4): one IP or a
+ * dual-stack pair, comma-separated, nothing trimmed; an error names what it refuses, in upstream's words.
+ */
+function parseNodeIpAnnotation(text: string): { ips: bigint[] } | { error: string } {
+  const refused = (why: string) => ({ error: `failed to parse node IP ${JSON.stringify(text)}: ${why}` });
+  const ips: bigint[] = [];
+  for (const part of text.split(",")) {
+    const ip = parseIpSloppy(part);
+    if (ip === undefined) return refused(`could not parse ${JSON.stringify(part)}`);
+    ips.push(ip);
+  }
+  const isV6 = (ip: bigint) => ip >> 32n !== 0xffffn;
+  const [first, second] = ips;
+  if (first === undefined || second === undefined) return { ips };
+  if (ips.length > 2 || isV6(first) === isV6(second)) {
+    return refused("must contain either a single IP or a dual-stack pair of IPs");
+  }
+  if ([first, second].some((ip) => ip === V4_MAPPED || ip === 0n)) {
+    return refused("dual-stack node IP cannot include '0.0.0.0' or '::'");
+  }
+  return { ips };
+}
+
+/**
+ * Upstream's `GetNodeAddressesFromNodeIP` (k8s.io/cloud-provider node/helpers/address.go, v0.35.4), which its
+ * cloud-node controller applies to the cloud's addresses when kubelet's `--node-ip` annotation is present: the
+ * addresses equal to each node IP come first, and they are the only ones of their type; the rest follow in
+ * order. A node IP the list does not hold is an error (upstream's text): the addresses are then left alone.
+ */
+export function preferNodeIps(
+  provided: string,
+  addresses: readonly NodeAddress[],
+): { addresses: NodeAddress[] } | { error: string } {
+  const parsed = parseNodeIpAnnotation(provided);
+  if ("error" in parsed) return parsed;
+  const first: NodeAddress[] = [];
+  const types = new Set<NodeAddressType>();
+  for (const ip of parsed.ips) {
+    const matching = addresses.filter((a) => parseIpSloppy(a.address) === ip);
+    if (matching.length === 0) {
+      return { error: `failed to get node address from cloud provider that matches ip: ${formatIp(ip)}` };
+    }
+    for (const a of matching) types.add(a.type);
+    first.push(...matching.map((a) => ({ ...a })));
+  }
+  return { addresses: [...first, ...addresses.filter((a) => !types.has(a.type)).map((a) => ({ ...a }))] };
+}
+
+/**
+ * The addresses upstream's cloud-node controller writes on `node` (`updateNodeAddress`): the Go CCM's list
+ * (`planAddresses`), then kubelet's `--node-ip` preferred (`preferNodeIps`) when the annotation is there.
+ */
+export function nodeAddresses(
+  node: V1Node,
+  instance: LinodeInstance,
+  vpc: VpcAddresses,
+  options: AddressOptions = {},
+): { addresses: NodeAddress[] } | { error: string } {
+  const listed = planAddresses(instance, vpc, { ...options, nodeAddresses: node.status?.addresses });
+  const annotations = node.metadata?.annotations ?? {};
+  if (!Object.hasOwn(annotations, PROVIDED_NODE_IP_ANNOTATION)) return { addresses: listed };
+  return preferNodeIps(annotations[PROVIDED_NODE_IP_ANNOTATION] ?? "", listed);
 }
 
 /** The labels the CCM owns: instance type, region (GA and beta names) and host UUID. */
@@ -104,6 +197,32 @@ export function changedEntries(
 export function sameAddresses(a: readonly V1NodeAddress[] | undefined, b: readonly NodeAddress[]): boolean {
   return (a ?? []).length === b.length &&
     b.every((x, i) => a?.[i]?.type === x.type && a[i]?.address === x.address);
+}
+
+/**
+ * Upstream's `nodeAddressesChangeDetected` (k8s.io/cloud-provider controllers/node/node_controller.go, v0.35.4),
+ * as it is: a change when the lengths differ, or when an address of `want` is not the last address of its type
+ * in `have`. An order change alone is no change while each type appears once; with two addresses of one type
+ * (IPv4 and IPv6 ExternalIPs) it always finds one, and upstream then patches the status.
+ */
+export function addressesChangeDetected(
+  have: readonly V1NodeAddress[] | undefined,
+  want: readonly NodeAddress[],
+): boolean {
+  if ((have ?? []).length !== want.length) return true;
+  const lastOfType = new Map((have ?? []).map((a) => [a.type, a.address]));
+  return want.some((a) => lastOfType.get(a.type) !== a.address);
+}
+
+/**
+ * True when upstream would change the Node's addresses: its check finds a change and the lists differ (an
+ * equal list makes its patch empty, which changes nothing).
+ */
+export function needsAddressWrite(
+  have: readonly V1NodeAddress[] | undefined,
+  want: readonly NodeAddress[],
+): boolean {
+  return addressesChangeDetected(have, want) && !sameAddresses(have, want);
 }
 
 /** True when the Node carries a taint with this key. */
@@ -180,6 +299,11 @@ export function findInstance(
 export interface NodeUpdatePlan {
   addresses?: NodeAddress[];
   patch?: NodePatch;
+  /**
+   * Kubelet's `--node-ip` is not valid or not among the Linode's addresses (upstream's error text): the
+   * addresses are left as they are, and an uninitialised Node is not initialised.
+   */
+  nodeIpError?: string;
 }
 
 /** Plans addresses, labels, annotations, providerID and removal of the uninitialized taint. Pure. */
@@ -190,11 +314,11 @@ export function planNodeUpdate(
   options: AddressOptions = {},
 ): NodeUpdatePlan {
   const plan: NodeUpdatePlan = {};
-  const addresses = planAddresses(instance, vpc, {
-    externalSubnet: options.externalSubnet,
-    providedNodeIps: providedNodeIps(node),
-  });
-  if (!sameAddresses(node.status?.addresses, addresses)) plan.addresses = addresses;
+  const addresses = nodeAddresses(node, instance, vpc, options);
+  if ("error" in addresses) plan.nodeIpError = addresses.error;
+  else if (needsAddressWrite(node.status?.addresses, addresses.addresses)) {
+    plan.addresses = addresses.addresses;
+  }
   const labels = changedEntries(node.metadata?.labels, planLabels(instance));
   const annotations = changedEntries(node.metadata?.annotations, planAnnotations(instance, options));
   const providerID = node.spec?.providerID ? undefined : toProviderId(instance.id);

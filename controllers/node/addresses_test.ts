@@ -4,13 +4,16 @@ import { InstanceIndex, NO_VPC_ADDRESSES, type VpcIpv6Address } from "../../cach
 import type { LinodeInstance } from "../../cache/types.ts";
 import { parseCidr4 } from "../../common/net.ts";
 import {
+  addressesChangeDetected,
   findInstance,
+  needsAddressWrite,
   type NodeAddress,
   nodeReportedIps,
   planAddresses,
   planAnnotations,
   planLabels,
   planNodeUpdate,
+  preferNodeIps,
   withoutTaint,
   withTaint,
 } from "./addresses.ts";
@@ -39,37 +42,45 @@ const ADDRESS_CASES: {
   vpc?: string[];
   vpcIpv6?: VpcIpv6Address[];
   subnet?: string;
-  provided?: string[];
+  nodeAddresses?: NodeAddress[];
   want: NodeAddress[];
 }[] = [
   { name: "public only", linode: linode(), want: [h("n1"), ext("45.79.1.2")] },
   {
-    name: "public and private, private listed first",
+    // The Go CCM's own test ("should return data when linode is found (by name)") expects this order.
+    name: "public and private in the API's order (public first), as the Go CCM",
     linode: linode({ ipv4: ["45.79.1.2", "192.168.130.5"] }),
+    want: [h("n1"), ext("45.79.1.2"), int("192.168.130.5")],
+  },
+  {
+    name: "an API listing the private address first keeps that order",
+    linode: linode({ ipv4: ["192.168.130.5", "45.79.1.2"] }),
     want: [h("n1"), int("192.168.130.5"), ext("45.79.1.2")],
   },
   {
     name: "IPv6 without its prefix length, after IPv4",
     linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2600:3c03::f03c:91ff:fe24:3a2f/128" }),
-    want: [h("n1"), int("192.168.1.1"), ext("45.79.1.2"), ext("2600:3c03::f03c:91ff:fe24:3a2f")],
+    want: [h("n1"), ext("45.79.1.2"), int("192.168.1.1"), ext("2600:3c03::f03c:91ff:fe24:3a2f")],
   },
   {
-    name: "VPC IPv4 first among InternalIPs",
-    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"] }),
-    vpc: ["10.0.0.4"],
-    want: [h("n1"), int("10.0.0.4"), int("192.168.1.1"), ext("45.79.1.2")],
+    // The Go CCM's "addresses must be in order" test: VPC, public, private, IPv6.
+    name: "VPC IPv4 first, then the API's ipv4 order",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"], ipv6: "2001::8a2e:370:7348/128" }),
+    vpc: ["10.0.0.2"],
+    want: [h("n1"), int("10.0.0.2"), ext("45.79.1.2"), int("192.168.1.1"), ext("2001::8a2e:370:7348")],
   },
   {
     name: "private addresses inside LINODE_EXTERNAL_SUBNET are external",
     linode: linode({ ipv4: ["172.16.0.9", "192.168.1.1"] }),
     subnet: "172.16.0.0/24",
-    want: [h("n1"), int("192.168.1.1"), ext("172.16.0.9")],
+    want: [h("n1"), ext("172.16.0.9"), int("192.168.1.1")],
   },
   {
-    name: "kubelet --node-ip kept as InternalIP when not a Linode address",
-    linode: linode(),
-    provided: ["10.9.9.9", "45.79.1.2"],
-    want: [h("n1"), ext("45.79.1.2"), int("10.9.9.9")],
+    // The Go CCM's "one private address, one existing internal IP set on the node" case.
+    name: "the Node's own InternalIPs not listed yet are kept at the end; its other addresses are not",
+    linode: linode({ ipv4: ["45.79.1.2", "192.168.1.1"] }),
+    nodeAddresses: [int("10.9.9.9"), h("kubelet-name"), ext("8.8.8.8"), int("192.168.1.1"), int("10.9.9.9")],
+    want: [h("n1"), ext("45.79.1.2"), int("192.168.1.1"), int("10.9.9.9")],
   },
   {
     name: "duplicates collapse to the first entry",
@@ -88,8 +99,8 @@ const ADDRESS_CASES: {
     want: [
       h("n1"),
       int("10.0.0.4"),
-      int("192.168.1.1"),
       ext("45.79.1.2"),
+      int("192.168.1.1"),
       int("2600:3c11:e5b9:1::2"),
       ext("2600:3c11:aa::9"),
       ext("2600:3c03::f03c:91ff:fe24:3a2f"),
@@ -98,7 +109,7 @@ const ADDRESS_CASES: {
   {
     name: "100.64/10 and 172.32/16 are not RFC 1918",
     linode: linode({ ipv4: ["100.64.0.1", "172.32.0.1", "172.31.255.255"] }),
-    want: [h("n1"), int("172.31.255.255"), ext("100.64.0.1"), ext("172.32.0.1")],
+    want: [h("n1"), ext("100.64.0.1"), ext("172.32.0.1"), int("172.31.255.255")],
   },
 ];
 
@@ -108,10 +119,146 @@ for (const c of ADDRESS_CASES) {
     assert.deepEqual(
       planAddresses(c.linode, { ipv4: c.vpc ?? [], ipv6: c.vpcIpv6 ?? [] }, {
         externalSubnet,
-        providedNodeIps: c.provided,
+        nodeAddresses: c.nodeAddresses,
       }),
       c.want,
     );
+  });
+}
+
+/** VPC 10.0.0.5, public 45.79.1.2, private 192.168.130.5, public IPv6: the Go CCM's list for the issue's run. */
+const GO_LIST = [h("n1"), int("10.0.0.5"), ext("45.79.1.2"), int("192.168.130.5"), ext("2600:3c03::1")];
+
+/** Upstream's `GetNodeAddressesFromNodeIP` cases (node/helpers/address_test.go) and the Linode ones. */
+const NODE_IP_CASES: {
+  name: string;
+  provided: string;
+  list?: NodeAddress[];
+  want: NodeAddress[] | string;
+}[] = [
+  {
+    name: "--node-ip on the VPC address: the only InternalIP, first",
+    provided: "10.0.0.5",
+    want: [int("10.0.0.5"), h("n1"), ext("45.79.1.2"), ext("2600:3c03::1")],
+  },
+  {
+    name: "--node-ip on the private address: the VPC InternalIP is dropped",
+    provided: "192.168.130.5",
+    want: [int("192.168.130.5"), h("n1"), ext("45.79.1.2"), ext("2600:3c03::1")],
+  },
+  {
+    name: "--node-ip on the public address: the only ExternalIP (the IPv6 one dropped)",
+    provided: "45.79.1.2",
+    want: [ext("45.79.1.2"), h("n1"), int("10.0.0.5"), int("192.168.130.5")],
+  },
+  {
+    name: "a dual-stack pair: each first, in the annotation's order",
+    provided: "2600:3c03::1,192.168.130.5",
+    want: [ext("2600:3c03::1"), int("192.168.130.5"), h("n1")],
+  },
+  {
+    name: "IPv4 with leading zeros and IPv6 in another spelling match (ParseIPSloppy, net.IP.Equal)",
+    provided: "192.168.130.005,2600:3c03:0::0001",
+    want: [int("192.168.130.5"), ext("2600:3c03::1"), h("n1")],
+  },
+  {
+    name: "an IP the Linode does not have",
+    provided: "10.9.9.9",
+    want: "failed to get node address from cloud provider that matches ip: 10.9.9.9",
+  },
+  {
+    name: "an IPv4-mapped IPv6 the Linode does not have is printed as IPv4, as Go's net.IP",
+    provided: "::ffff:10.9.9.9",
+    want: "failed to get node address from cloud provider that matches ip: 10.9.9.9",
+  },
+  {
+    name: "not an IP",
+    provided: "node-a",
+    want: 'failed to parse node IP "node-a": could not parse "node-a"',
+  },
+  { name: "empty", provided: "", want: 'failed to parse node IP "": could not parse ""' },
+  {
+    name: "spaces are not trimmed (ParseNodeIPAnnotation is strict)",
+    provided: "10.0.0.5, 2600:3c03::1",
+    want: 'failed to parse node IP "10.0.0.5, 2600:3c03::1": could not parse " 2600:3c03::1"',
+  },
+  {
+    name: "two IPv4",
+    provided: "10.0.0.5,192.168.130.5",
+    want:
+      'failed to parse node IP "10.0.0.5,192.168.130.5": must contain either a single IP or a dual-stack pair of IPs',
+  },
+  {
+    name: "three IPs",
+    provided: "10.0.0.5,2600:3c03::1,192.168.130.5",
+    want:
+      'failed to parse node IP "10.0.0.5,2600:3c03::1,192.168.130.5": must contain either a single IP or a dual-stack pair of IPs',
+  },
+  {
+    name: "an unspecified address in a pair",
+    provided: "0.0.0.0,2600:3c03::1",
+    want:
+      "failed to parse node IP \"0.0.0.0,2600:3c03::1\": dual-stack node IP cannot include '0.0.0.0' or '::'",
+  },
+];
+
+for (const c of NODE_IP_CASES) {
+  Deno.test(`preferNodeIps() ${c.name}`, () => {
+    const got = preferNodeIps(c.provided, c.list ?? GO_LIST);
+    assert.deepEqual(got, typeof c.want === "string" ? { error: c.want } : { addresses: c.want });
+  });
+}
+
+/** Upstream's `nodeAddressesChangeDetected` cases (controllers/node/node_controller_test.go) and the quirk. */
+const CHANGE_CASES: {
+  name: string;
+  have: NodeAddress[];
+  want: NodeAddress[];
+  changed: boolean;
+  write: boolean;
+}[] = [
+  { name: "same list", have: GO_LIST, want: GO_LIST, changed: true, write: false },
+  {
+    name: "order only, one address per type: no change, nothing written",
+    have: [ext("45.79.1.2"), h("n1"), int("192.168.130.5")],
+    want: [h("n1"), int("192.168.130.5"), ext("45.79.1.2")],
+    changed: false,
+    write: false,
+  },
+  {
+    name: "order only, two ExternalIPs: upstream finds a change and writes the new order",
+    have: [h("n1"), int("192.168.130.5"), ext("45.79.1.2"), ext("2600:3c03::1")],
+    want: [h("n1"), ext("45.79.1.2"), int("192.168.130.5"), ext("2600:3c03::1")],
+    changed: true,
+    write: true,
+  },
+  {
+    name: "one address more",
+    have: [h("n1"), ext("45.79.1.2")],
+    want: [h("n1"), ext("45.79.1.2"), int("192.168.130.5")],
+    changed: true,
+    write: true,
+  },
+  {
+    name: "another address of a type",
+    have: [h("n1"), ext("45.79.1.2")],
+    want: [h("n1"), ext("45.79.1.3")],
+    changed: true,
+    write: true,
+  },
+  {
+    name: "a single address per type, equal",
+    have: [h("n1")],
+    want: [h("n1")],
+    changed: false,
+    write: false,
+  },
+];
+
+for (const c of CHANGE_CASES) {
+  Deno.test(`addressesChangeDetected() and needsAddressWrite(): ${c.name}`, () => {
+    assert.equal(addressesChangeDetected(c.have, c.want), c.changed);
+    assert.equal(needsAddressWrite(c.have, c.want), c.write);
   });
 }
 
@@ -270,7 +417,7 @@ Deno.test("planNodeUpdate() initialises every owned field and keeps other taints
     linode({ ipv4: ["45.79.1.2", "192.168.1.1"], host_uuid: "u1" }),
     NO_VPC_ADDRESSES,
   );
-  assert.deepEqual(plan.addresses, [h("n1"), int("192.168.1.1"), ext("45.79.1.2")]);
+  assert.deepEqual(plan.addresses, [h("n1"), ext("45.79.1.2"), int("192.168.1.1")]);
   assert.deepEqual(plan.patch, {
     metadata: {
       resourceVersion: "7",
@@ -328,4 +475,67 @@ Deno.test("planNodeUpdate() patches only what changed on an initialised Node", (
       },
     },
   });
+});
+
+/** The issue's run: VPC 10.0.0.5, private 192.168.130.5, public IPv4 and IPv6, kubelet `--node-ip=10.0.0.5`. */
+function issueRun(provided: string, addresses: NodeAddress[]): V1Node {
+  return {
+    metadata: {
+      name: "n1",
+      resourceVersion: "3",
+      annotations: { "alpha.kubernetes.io/provided-node-ip": provided },
+    },
+    spec: { taints: [UNINIT] },
+    status: { addresses },
+  };
+}
+const ISSUE_LINODE = linode({ ipv4: ["45.79.1.2", "192.168.130.5"], ipv6: "2600:3c03::1/128" });
+const ISSUE_VPC = { ipv4: ["10.0.0.5"], ipv6: [] };
+
+Deno.test("planNodeUpdate() with --node-ip on the VPC address writes upstream's list: that InternalIP alone, first", () => {
+  // Kubelet registered the Node with its --node-ip and hostname (external cloud provider).
+  const plan = planNodeUpdate(issueRun("10.0.0.5", [int("10.0.0.5"), h("n1")]), ISSUE_LINODE, ISSUE_VPC);
+  assert.deepEqual(plan.addresses, [int("10.0.0.5"), h("n1"), ext("45.79.1.2"), ext("2600:3c03::1")]);
+  assert.equal(plan.nodeIpError, undefined);
+});
+
+Deno.test("planNodeUpdate() keeps a --node-ip the Linode does not report, as kubelet listed it (the Go CCM keeps it)", () => {
+  const plan = planNodeUpdate(issueRun("10.9.9.9", [int("10.9.9.9"), h("n1")]), ISSUE_LINODE, ISSUE_VPC);
+  assert.deepEqual(plan.addresses, [int("10.9.9.9"), h("n1"), ext("45.79.1.2"), ext("2600:3c03::1")]);
+});
+
+Deno.test("planNodeUpdate() with a --node-ip neither the Linode nor the Node has: no address write, upstream's error", () => {
+  const node = issueRun("10.9.9.9", [h("n1")]);
+  const plan = planNodeUpdate(node, ISSUE_LINODE, ISSUE_VPC);
+  assert.equal(plan.addresses, undefined);
+  assert.equal(plan.nodeIpError, "failed to get node address from cloud provider that matches ip: 10.9.9.9");
+  // An initialised Node's labels and annotations are still kept in line.
+  node.spec = { providerID: "linode://1", taints: [] };
+  assert.ok(planNodeUpdate(node, ISSUE_LINODE, ISSUE_VPC).patch?.metadata?.labels);
+});
+
+Deno.test("planNodeUpdate() writes nothing for a Node the Go CCM addressed, in its order", () => {
+  const written = [int("10.0.0.5"), h("n1"), ext("45.79.1.2"), ext("2600:3c03::1")];
+  const node = issueRun("10.0.0.5", written);
+  node.spec = { providerID: "linode://1", taints: [] };
+  assert.equal(planNodeUpdate(node, ISSUE_LINODE, ISSUE_VPC).addresses, undefined);
+  const plain: V1Node = {
+    metadata: { name: "n1" },
+    spec: { providerID: "linode://1" },
+    status: { addresses: GO_LIST },
+  };
+  const go = linode({ ipv4: ["45.79.1.2", "192.168.130.5"], ipv6: "2600:3c03::1/128" });
+  assert.equal(planNodeUpdate(plain, go, ISSUE_VPC).addresses, undefined);
+});
+
+Deno.test("planNodeUpdate() does not rewrite addresses whose order alone differs, one per type", () => {
+  const node: V1Node = {
+    metadata: { name: "n1" },
+    spec: { providerID: "linode://1" },
+    status: { addresses: [int("192.168.1.1"), ext("45.79.1.2"), h("n1")] },
+  };
+  assert.equal(
+    planNodeUpdate(node, linode({ ipv4: ["45.79.1.2", "192.168.1.1"] }), NO_VPC_ADDRESSES).addresses,
+    undefined,
+  );
 });

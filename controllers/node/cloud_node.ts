@@ -139,6 +139,7 @@ export async function reconcileNode(
   const linodeId = found.instance.id;
   const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   const update = planNodeUpdate(node, target.instance, target.vpc, options);
+  if (update.nodeIpError !== undefined) reportNodeIpError(deps, node, update.nodeIpError);
   const action = nodeUpdateAction(node, update);
   if (!action) return { settled: !initialising };
   const applied = await writes.apply({
@@ -165,6 +166,34 @@ export async function reconcileNode(
     deps.log.info("updated node {node} from linode {linodeId}", { node: name, linodeId });
   }
   return { settled: !done.changed && !initialising };
+}
+
+/**
+ * Kubelet's `--node-ip` that upstream's cloud-node controller refuses (`getNodeModifiersFromCloudProvider`): an
+ * uninitialised Node is not initialised, and retried with backoff as upstream requeues it (throws); an
+ * initialised Node keeps its addresses, while its labels and annotations stay in sync. Upstream only logs
+ * this; the Warning Event is this CCM's, with upstream's text.
+ */
+function reportNodeIpError(deps: NodeControllerDeps, node: V1Node, error: string): void {
+  const name = node.metadata?.name ?? "";
+  warnEvent(deps, {
+    ref: refFor(node, "Node"),
+    reason: INVALID_NODE_IP_REASON,
+    message: 'provided node ip for node "{node}" is not valid: {error}',
+    props: { node: name, error },
+  });
+  if (hasTaint(node, UNINITIALIZED_TAINT_KEY)) throw new NodeIpError(name, error);
+}
+
+/** Reason of the Warning Event for a kubelet `--node-ip` the Linode does not have. */
+const INVALID_NODE_IP_REASON = "InvalidNodeIP";
+
+/** An uninitialised Node whose kubelet `--node-ip` is not valid; retried with backoff, as upstream. */
+class NodeIpError extends Error {
+  override name = "NodeIpError";
+  constructor(node: string, error: string) {
+    super(`Cannot initialise node ${node}: provided node ip is not valid: ${error}`);
+  }
 }
 
 function entryChanges(
@@ -260,6 +289,10 @@ export async function applyPlan(
   for (let attempt = 0;; attempt++) {
     try {
       let plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
+      // A Node re-read after a 409 may carry another `--node-ip`: never untainted without its addresses.
+      if (plan.nodeIpError !== undefined && hasTaint(applied.latest, UNINITIALIZED_TAINT_KEY)) {
+        throw new NodeIpError(name, plan.nodeIpError);
+      }
       if (plan.addresses) {
         advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
         applied.changed = true;

@@ -9,6 +9,7 @@ import type { LinodeInstance, Snapshot } from "../../cache/types.ts";
 import { type Clock, isAbort } from "../../common/clock.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Registry } from "../../common/metrics.ts";
+import { LeaseLostError } from "../../common/write_guard.ts";
 import { type EventSink, normalEvent, refFor, warnEvent } from "../../kube/events.ts";
 import { isNotFound } from "../../linode/errors.ts";
 import {
@@ -91,7 +92,11 @@ export interface LifecycleState {
   nodes: Fingerprints;
 }
 
-const SHUTDOWN_STATUSES = new Set(["offline", "stopped", "shutting_down"]);
+/**
+ * The Linode statuses the Go CCM's `InstanceShutdown` reports as shut down (cloud/linode/services/instances.go):
+ * `offline` and `shutting_down`, not `stopped`.
+ */
+const SHUTDOWN_STATUSES: ReadonlySet<string> = new Set(["offline", "shutting_down"]);
 
 /** What one lifecycle pass should do. */
 export interface LifecyclePlan {
@@ -113,8 +118,10 @@ export function needsInstanceState(nodes: readonly V1Node[]): boolean {
 }
 
 /**
- * Decides taints and deletion candidates. `index` is undefined when Linode state is unknown: then only
- * Ready Nodes lose a leftover shutdown taint. Nodes without a valid `linode://` providerID are never touched.
+ * Decides taints and deletion candidates as upstream's `MonitorNodes` (k8s.io/cloud-provider
+ * controllers/nodelifecycle, v0.35.4): a Ready Node loses the shutdown taint, and only a Ready one; a NotReady
+ * Node whose Linode is shut down gets it. `index` is undefined when Linode state is unknown: then only Ready
+ * Nodes lose a leftover shutdown taint. Nodes without a valid `linode://` providerID are never touched.
  */
 export function planLifecycle(
   nodes: readonly V1Node[],
@@ -134,7 +141,6 @@ export function planLifecycle(
     const linode = index.byId(linodeId);
     if (!linode) plan.gone.push({ node, linodeId });
     else if (SHUTDOWN_STATUSES.has(linode.status) && !tainted) plan.taint.push(node);
-    else if (linode.status === "running" && tainted) plan.untaint.push(node);
   }
   const share = options.maxDeletionShare ?? 0.5;
   const count = plan.gone.length;
@@ -273,21 +279,48 @@ async function deleteIfGone(
     const applied = await writes.apply({
       api: "kubernetes",
       action: deleteNodeAction(node, linodeId),
-      send: () => deps.writer.deleteNode(name, { uid, resourceVersion }),
+      send: () => sendNodeDeletion(deps, node, { uid, resourceVersion }),
     });
     if (!applied.sent) return;
   } catch (error) {
     if (isAbort(error)) throw error;
-    deps.log.warning("Cannot delete node {node}: {error}", { node: name, error: describeError(error) });
+    deps.log.debug("node {node} not deleted: {error}", { node: name, error: describeError(error) });
     return;
   }
   deps.metrics.counter("ccm_node_deletions_total", "Nodes deleted because their Linode is gone").inc();
+  deps.log.info("deleted node {node}: linode {linodeId} does not exist", { node: name, linodeId });
+}
+
+/**
+ * Deletes the Node with upstream's Events (`MonitorNodes`): `DeletingNode` before the request, and
+ * `DeletingNodeFailed` (Warning) with the error when it fails, in upstream's words.
+ */
+async function sendNodeDeletion(
+  deps: LifecycleDeps,
+  node: V1Node,
+  preconditions: { uid: string; resourceVersion: string },
+): Promise<void> {
+  const name = node.metadata?.name ?? "";
+  const ref = refFor(node, "Node");
   normalEvent(deps, {
-    ref: refFor(node, "Node"),
+    ref,
     reason: "DeletingNode",
-    message: "Deleted node {node}: linode {linodeId} does not exist",
-    props: { node: name, linodeId },
+    message: "Deleting node {node} because it does not exist in the cloud provider",
+    props: { node: name },
   });
+  try {
+    await deps.writer.deleteNode(name, preconditions);
+  } catch (error) {
+    // A fenced write (leadership lost) failed nothing on the apiserver: no Event, as none can be written.
+    if (isAbort(error) || error instanceof LeaseLostError) throw error;
+    warnEvent(deps, {
+      ref,
+      reason: "DeletingNodeFailed",
+      message: "Failed deleting node {node}: {error}",
+      props: { node: name, error: error instanceof Error ? error.message : String(error) },
+    });
+    throw error;
+  }
 }
 
 function reportBlocked(

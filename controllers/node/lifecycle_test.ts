@@ -32,14 +32,15 @@ const CASES: {
   want: { taint?: string[]; untaint?: string[]; gone?: string[]; blocked?: boolean };
 }[] = [
   {
-    name: "taints a NotReady node whose Linode is offline, stopped or shutting down",
+    // The Go CCM's InstanceShutdown: offline and shutting_down only.
+    name: "taints a NotReady node whose Linode is offline or shutting down, not stopped",
     nodes: [
       node("a", { id: 1, ready: false }),
       node("b", { id: 2, ready: false }),
       node("c", { id: 3, ready: false }),
     ],
     linodes: [linode(1, "offline"), linode(2, "stopped"), linode(3, "shutting_down")],
-    want: { taint: ["a", "b", "c"] },
+    want: { taint: ["a", "c"] },
   },
   {
     name: "leaves an already tainted shut-down node alone",
@@ -48,9 +49,16 @@ const CASES: {
     want: {},
   },
   {
-    name: "untaints a NotReady node whose Linode runs again",
+    // Upstream's MonitorNodes removes the taint only from a Ready Node.
+    name: "keeps the taint of a NotReady node whose Linode runs again",
     nodes: [node("a", { id: 1, ready: false, shutdownTaint: true })],
     linodes: [linode(1, "running")],
+    want: {},
+  },
+  {
+    name: "untaints a Ready node whose Linode is still offline",
+    nodes: [node("a", { id: 1, shutdownTaint: true }), node("b", { id: 2 })],
+    linodes: [linode(1, "offline"), linode(2)],
     want: { untaint: ["a"] },
   },
   {
