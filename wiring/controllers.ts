@@ -6,7 +6,7 @@
  */
 import { componentLogger, type Logger } from "../common/log.ts";
 import { parseCidr4 } from "../common/net.ts";
-import type { ControllerName } from "../config/config.ts";
+import type { Config, ControllerName } from "../config/config.ts";
 import { secretReader } from "../kube/clients.ts";
 import { type ControllerSpec, runController, type RuntimeDeps } from "../controllers/loop/runtime.ts";
 import { cloudNodeController, kubeNodeWriter } from "../controllers/node/cloud_node.ts";
@@ -23,9 +23,13 @@ import { SubnetResolver } from "../controllers/service/decide.ts";
 import { kubeServiceWriter, serviceController } from "../controllers/service/controller.ts";
 import type { CcmParts } from "./parts.ts";
 
-/** One row of the table: a controller's name and how to declare it from the wired parts and its logger. */
+/**
+ * One row of the table: a controller's name, when it runs (default: when `--controllers` enables it), and how
+ * to declare it from the wired parts and its logger.
+ */
 export interface ControllerEntry {
-  readonly name: ControllerName;
+  readonly name: ControllerName | "node-metadata";
+  readonly runs?: (config: Config) => boolean;
   // deno-lint-ignore no-explicit-any -- each row's memory type is its own; the runtime is generic over it
   readonly build: (parts: CcmParts, log: Logger, term: AbortSignal) => ControllerSpec<any>;
 }
@@ -105,22 +109,37 @@ function serviceDeps(parts: CcmParts, log: Logger) {
   };
 }
 
+/** `LINODE_EXTERNAL_SUBNET` parsed; validation refuses a bad value at start, one that slips past fails the term. */
+function externalSubnetOf(config: Config) {
+  const subnet = config.linode.externalSubnet;
+  const externalSubnet = subnet ? parseCidr4(subnet) : undefined;
+  if (subnet && !externalSubnet) throw new RangeError(`Invalid IPv4 CIDR ${subnet}`);
+  return externalSubnet;
+}
+
 /** Every implemented controller, in start order. */
 export const CONTROLLERS: readonly ControllerEntry[] = [
   {
     name: "cloud-node",
-    build: (parts, log) => {
-      const { linode, nodes } = parts.config;
-      const subnet = linode.externalSubnet;
-      const externalSubnet = subnet ? parseCidr4(subnet) : undefined;
-      // Validation refuses such a value at start; one that slips past it fails the term, loudly.
-      if (subnet && !externalSubnet) throw new RangeError(`Invalid IPv4 CIDR ${subnet}`);
-      return cloudNodeController(nodeDeps(parts, log, "cloud-node"), {
-        externalSubnet,
-        statusUpdateFrequencyMs: nodes.statusUpdateFrequencyMs,
-        workers: nodes.concurrentSyncs,
-      });
-    },
+    build: (parts, log) =>
+      cloudNodeController(nodeDeps(parts, log, "cloud-node"), {
+        externalSubnet: externalSubnetOf(parts.config),
+        statusUpdateFrequencyMs: parts.config.nodes.statusUpdateFrequencyMs,
+        workers: parts.config.nodes.concurrentSyncs,
+      }),
+  },
+  {
+    // The Go CCM's own node controller, which its cloud's `Initialize` starts whatever `--controllers` says:
+    // with upstream's cloud-node off, the host-uuid label, private-ip/public-ipv6 annotations and providerID.
+    name: "node-metadata",
+    runs: (config) => config.nodes.metadataUpdates && !config.controllers.has("cloud-node"),
+    build: (parts, log) =>
+      cloudNodeController(nodeDeps(parts, log, "cloud-node"), {
+        externalSubnet: externalSubnetOf(parts.config),
+        statusUpdateFrequencyMs: parts.config.nodes.statusUpdateFrequencyMs,
+        workers: parts.config.nodes.concurrentSyncs,
+        metadataOnly: true,
+      }),
   },
   {
     name: "cloud-node-lifecycle",
@@ -167,11 +186,14 @@ export const CONTROLLERS: readonly ControllerEntry[] = [
 ];
 
 /** The `--controllers` names this release can run; others are accepted and reported as not yet available. */
-export const IMPLEMENTED: ReadonlySet<ControllerName> = new Set(CONTROLLERS.map((c) => c.name));
+export const IMPLEMENTED: ReadonlySet<string> = new Set(CONTROLLERS.map((c) => c.name));
 
 /** Runs the controllers `--controllers` enables until `term` aborts (one leadership term). */
 export async function runControllers(parts: CcmParts, term: AbortSignal): Promise<void> {
-  const enabled = CONTROLLERS.filter((c) => parts.config.controllers.has(c.name));
+  const config = parts.config;
+  const enabled = CONTROLLERS.filter((c) =>
+    c.runs ? c.runs(config) : c.name !== "node-metadata" && config.controllers.has(c.name)
+  );
   await Promise.all(enabled.map((c) => {
     const log = componentLogger(c.name);
     const deps: RuntimeDeps = {

@@ -306,6 +306,31 @@ export interface NodeUpdatePlan {
   nodeIpError?: string;
 }
 
+/**
+ * Plans only what the Go CCM's own node controller writes (cloud/linode/node_controller.go `handleNode`), which
+ * it runs whatever `--controllers` says: the host UUID label, the private-ip and public-ipv6 annotations when
+ * the Linode has them, and `spec.providerID` when the Node has none. Never addresses, the other labels or the
+ * uninitialized taint: those are upstream's cloud-node controller's. Pure.
+ */
+export function planNodeMetadata(
+  node: V1Node,
+  instance: LinodeInstance,
+  _vpc: VpcAddresses,
+  options: AddressOptions = {},
+): NodeUpdatePlan {
+  const uuid: Record<string, string> = instance.host_uuid ? { [HOST_UUID_LABEL]: instance.host_uuid } : {};
+  const labels = changedEntries(node.metadata?.labels, uuid);
+  const annotations = changedEntries(node.metadata?.annotations, planAnnotations(instance, options));
+  const providerID = node.spec?.providerID ? undefined : toProviderId(instance.id);
+  if (!labels && !annotations && !providerID) return {};
+  const patch: NodePatch = {};
+  if (labels || annotations) {
+    patch.metadata = { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+  }
+  if (providerID) patch.spec = { providerID };
+  return { patch };
+}
+
 /** Plans addresses, labels, annotations, providerID and removal of the uninitialized taint. Pure. */
 export function planNodeUpdate(
   node: V1Node,

@@ -2,7 +2,9 @@
  * `cloud-node`: initialises Nodes tainted `node.cloudprovider.kubernetes.io/uninitialized` (providerID,
  * addresses, labels, annotations, then the taint goes), and keeps addresses, labels and annotations of
  * initialised Nodes in sync with the Linode cache. Reads Linodes only through the cache; writes Nodes through
- * the Kubernetes executor (an update and how it shows on `/plan`, `nodeUpdateAction`).
+ * the Kubernetes executor (an update and how it shows on `/plan`, `nodeUpdateAction`). With `metadataOnly`, the
+ * same controller as `node-metadata` keeps only the Go CCM's node metadata, for when `--controllers` leaves
+ * `cloud-node` out.
  */
 import type { CoreV1Api, V1Node } from "@kubernetes/client-node";
 import type { VpcAddresses } from "../../cache/instance_index.ts";
@@ -31,6 +33,7 @@ import {
   type NodeAddress,
   type NodePatch,
   type NodeUpdatePlan,
+  planNodeMetadata,
   planNodeUpdate,
   taintList,
   UNINITIALIZED_TAINT_KEY,
@@ -71,6 +74,17 @@ export interface NodeControllerOptions {
   /** Per-Node retry backoff (default 1 s doubling to 5 min). */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * Only the Go CCM's node metadata (`planNodeMetadata`), for when `--controllers` leaves out `cloud-node`: the
+   * Go CCM's own node controller keeps it whatever `--controllers` says. Named `node-metadata`; no Events, no
+   * addresses, never initialises a Node.
+   */
+  metadataOnly?: boolean;
+}
+
+/** The planner of a controller's writes: everything upstream's cloud-node writes, or the metadata only. */
+function plannerOf(options: NodeControllerOptions): typeof planNodeUpdate {
+  return options.metadataOnly ? planNodeMetadata : planNodeUpdate;
 }
 
 /** Default `--node-status-update-frequency`. */
@@ -110,6 +124,7 @@ export async function reconcileNode(
 ): Promise<PassResult & { held?: NodeUpdatePlan }> {
   const { memory, options = {}, writes } = context;
   const node = memory.written.latest(name, deps.nodes.get(name));
+  if (options.metadataOnly) return await reconcileMetadata(deps, name, { ...context, node });
   const kind = classifyProviderId(node?.spec?.providerID);
   const initialising = node !== undefined && hasTaint(node, UNINITIALIZED_TAINT_KEY);
   if (!initialising) memory.pacer.forget(name);
@@ -166,6 +181,50 @@ export async function reconcileNode(
     deps.log.info("updated node {node} from linode {linodeId}", { node: name, linodeId });
   }
   return { settled: !done.changed && !initialising };
+}
+
+/**
+ * `reconcileNode` for the metadata only (`metadataOnly`), as the Go CCM's node controller keeps it: a Node
+ * without a providerID is looked up as a new one (name, then IPs) and gets one; a Node whose Linode is not found
+ * is left alone (the Go CCM logs it; with upstream's cloud-node off, nobody else would say it). Never throws for
+ * bad input: a foreign or unreadable providerID is not this controller's to judge.
+ */
+async function reconcileMetadata(
+  deps: NodeControllerDeps,
+  name: string,
+  context: { memory: NodeMemory; options?: NodeControllerOptions; writes: WriteContext; node?: V1Node },
+): Promise<PassResult & { held?: NodeUpdatePlan }> {
+  const { memory, options = {}, writes, node } = context;
+  if (!node || classifyProviderId(node.spec?.providerID) === "foreign") return {};
+  if (classifyProviderId(node.spec?.providerID) === "invalid") return { settled: true };
+  const unknown = !node.spec?.providerID;
+  if (!unknown) memory.pacer.forget(name);
+  const { found, index } = await linodeOf(deps, memory, node, unknown);
+  if (!found) {
+    deps.log.debug("no linode for node {node}: its metadata is left as it is", { node: name });
+    return {};
+  }
+  const target = { instance: found.instance, vpc: index.vpcAddresses(found.instance.id) };
+  const update = planNodeMetadata(node, target.instance, target.vpc, options);
+  const action = nodeUpdateAction(node, update);
+  if (!action) return { settled: true };
+  const applied = await writes.apply({
+    api: "kubernetes",
+    action,
+    send: () => applyPlan(deps, node, target, options),
+    record: (done) => {
+      if (done.latest !== node) memory.written.record(name, done.latest, done.older);
+    },
+  });
+  if (!applied.sent) return { held: update };
+  memory.pacer.forget(name);
+  if (applied.answer.changed) {
+    deps.log.info("updated the metadata of node {node} from linode {linodeId}", {
+      node: name,
+      linodeId: found.instance.id,
+    });
+  }
+  return { settled: !applied.answer.changed };
 }
 
 /**
@@ -243,7 +302,7 @@ function nodeChanges(node: V1Node, plan: NodeUpdatePlan): PlanChange[] {
 export function nodeUpdateAction(node: V1Node, plan: NodeUpdatePlan): ActionSpec | undefined {
   const changes = nodeChanges(node, plan);
   if (changes.length === 0) return undefined;
-  const action = hasTaint(node, UNINITIALIZED_TAINT_KEY) ? "initialise-node" : "update-node";
+  const action = plan.patch?.spec?.taints ? "initialise-node" : "update-node";
   return { action, object: node.metadata?.name ?? "", changes };
 }
 
@@ -278,9 +337,10 @@ export async function applyPlan(
   deps: { writer: NodeWriter; log: Logger },
   node: V1Node,
   target: { instance: LinodeInstance; vpc: VpcAddresses },
-  options: AddressOptions,
+  options: AddressOptions & { metadataOnly?: boolean },
 ): Promise<NodeWrites> {
   const name = node.metadata?.name ?? "";
+  const planFor = plannerOf(options);
   const applied: NodeWrites = { latest: node, older: [], changed: false, untainted: false };
   const advance = (next: V1Node) => {
     applied.older.push(applied.latest.metadata?.resourceVersion ?? "");
@@ -288,7 +348,7 @@ export async function applyPlan(
   };
   for (let attempt = 0;; attempt++) {
     try {
-      let plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
+      let plan = planFor(applied.latest, target.instance, target.vpc, options);
       // A Node re-read after a 409 may carry another `--node-ip`: never untainted without its addresses.
       if (plan.nodeIpError !== undefined && hasTaint(applied.latest, UNINITIALIZED_TAINT_KEY)) {
         throw new NodeIpError(name, plan.nodeIpError);
@@ -296,7 +356,7 @@ export async function applyPlan(
       if (plan.addresses) {
         advance(await deps.writer.patchNodeStatus(name, { status: { addresses: plan.addresses } }));
         applied.changed = true;
-        plan = planNodeUpdate(applied.latest, target.instance, target.vpc, options);
+        plan = planFor(applied.latest, target.instance, target.vpc, options);
       }
       if (plan.patch) {
         advance(await deps.writer.patchNode(name, plan.patch));
@@ -383,7 +443,7 @@ export function cloudNodeController(
   options: NodeControllerOptions = {},
 ): ControllerSpec<NodeMemory> {
   return {
-    name: "cloud-node",
+    name: options.metadataOnly ? "node-metadata" : "cloud-node",
     workers: options.workers ?? 10,
     retry: options.retryBaseMs === undefined && options.retryMaxMs === undefined
       ? undefined
