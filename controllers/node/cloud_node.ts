@@ -122,7 +122,7 @@ export async function reconcileNode(
   name: string,
   context: { memory: NodeMemory; options?: NodeControllerOptions; writes: WriteContext },
 ): Promise<PassResult & { held?: NodeUpdatePlan }> {
-  const { memory, options = {}, writes } = context;
+  const { memory, options = {} } = context;
   const node = memory.written.latest(name, deps.nodes.get(name));
   if (options.metadataOnly) return await reconcileMetadata(deps, name, { ...context, node });
   const kind = classifyProviderId(node?.spec?.providerID);
@@ -155,19 +155,9 @@ export async function reconcileNode(
   const target = { instance: found.instance, vpc: index.vpcAddresses(linodeId) };
   const update = planNodeUpdate(node, target.instance, target.vpc, options);
   if (update.nodeIpError !== undefined) reportNodeIpError(deps, node, update.nodeIpError);
-  const action = nodeUpdateAction(node, update);
-  if (!action) return { settled: !initialising };
-  const applied = await writes.apply({
-    api: "kubernetes",
-    action,
-    send: () => applyPlan(deps, node, target, options),
-    record: (done) => {
-      if (done.latest !== node) memory.written.record(name, done.latest, done.older);
-    },
-  });
-  // Held in dry run: nothing written, nothing recorded as written, so the next reconcile decides it again.
-  if (!applied.sent) return { held: update };
-  const done = applied.answer;
+  const done = await sendUpdate(deps, context, { node, target, update });
+  if (done === "nothing") return { settled: !initialising };
+  if (done === "held") return { held: update };
   if (done.untainted) {
     memory.pacer.forget(name);
     deps.log.info("initialised node {node} as linode {linodeId} (found by {via})", {
@@ -184,6 +174,31 @@ export async function reconcileNode(
 }
 
 /**
+ * Sends a Node's planned update through the Kubernetes executor and remembers the Node as written. "nothing"
+ * when the plan changes nothing; "held" in dry run: nothing written, nothing recorded as written, so the next
+ * reconcile decides it again.
+ */
+async function sendUpdate(
+  deps: NodeControllerDeps,
+  context: { memory: NodeMemory; options?: NodeControllerOptions; writes: WriteContext },
+  planned: { node: V1Node; target: { instance: LinodeInstance; vpc: VpcAddresses }; update: NodeUpdatePlan },
+): Promise<NodeWrites | "nothing" | "held"> {
+  const { node, target, update } = planned;
+  const name = node.metadata?.name ?? "";
+  const action = nodeUpdateAction(node, update);
+  if (!action) return "nothing";
+  const applied = await context.writes.apply({
+    api: "kubernetes",
+    action,
+    send: () => applyPlan(deps, node, target, context.options ?? {}),
+    record: (done) => {
+      if (done.latest !== node) context.memory.written.record(name, done.latest, done.older);
+    },
+  });
+  return applied.sent ? applied.answer : "held";
+}
+
+/**
  * `reconcileNode` for the metadata only (`metadataOnly`), as the Go CCM's node controller keeps it: a Node
  * without a providerID is looked up as a new one (name, then IPs) and gets one; a Node whose Linode is not found
  * is left alone (the Go CCM logs it; with upstream's cloud-node off, nobody else would say it). Never throws for
@@ -194,7 +209,7 @@ async function reconcileMetadata(
   name: string,
   context: { memory: NodeMemory; options?: NodeControllerOptions; writes: WriteContext; node?: V1Node },
 ): Promise<PassResult & { held?: NodeUpdatePlan }> {
-  const { memory, options = {}, writes, node } = context;
+  const { memory, options = {}, node } = context;
   if (!node || classifyProviderId(node.spec?.providerID) === "foreign") return {};
   if (classifyProviderId(node.spec?.providerID) === "invalid") return { settled: true };
   const unknown = !node.spec?.providerID;
@@ -206,25 +221,17 @@ async function reconcileMetadata(
   }
   const target = { instance: found.instance, vpc: index.vpcAddresses(found.instance.id) };
   const update = planNodeMetadata(node, target.instance, target.vpc, options);
-  const action = nodeUpdateAction(node, update);
-  if (!action) return { settled: true };
-  const applied = await writes.apply({
-    api: "kubernetes",
-    action,
-    send: () => applyPlan(deps, node, target, options),
-    record: (done) => {
-      if (done.latest !== node) memory.written.record(name, done.latest, done.older);
-    },
-  });
-  if (!applied.sent) return { held: update };
+  const done = await sendUpdate(deps, context, { node, target, update });
+  if (done === "nothing") return { settled: true };
+  if (done === "held") return { held: update };
   memory.pacer.forget(name);
-  if (applied.answer.changed) {
+  if (done.changed) {
     deps.log.info("updated the metadata of node {node} from linode {linodeId}", {
       node: name,
       linodeId: found.instance.id,
     });
   }
-  return { settled: !applied.answer.changed };
+  return { settled: !done.changed };
 }
 
 /**
