@@ -145,6 +145,16 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     const { code, signal } = proc.exitInfo;
     throw new Error(`${options.name} exited (code ${code}${signal ? `, ${signal}` : ""}):\n${tail}`);
   };
+  /**
+   * `/proc/<pid>/status` of the live process. An exited process not yet reaped (a zombie) has no VmRSS line:
+   * then its exit is awaited, so the error says why it ended rather than "Cannot read VmRSS".
+   */
+  const procOf = async (): Promise<string> => {
+    const { status } = await readProc(exited() ?? proc.pid);
+    if (/^VmRSS:/m.test(status)) return status;
+    await proc.exited(5_000).catch(() => undefined);
+    return exited() ?? status;
+  };
   return {
     proc,
     spawnedAt,
@@ -160,7 +170,7 @@ export async function startCcmProcess(world: CcmWorld, options: CcmProcessOption
     },
     metrics: async () => parseMetrics((await get("/metrics")).body),
     metricsText: async () => (await get("/metrics")).body,
-    rssBytes: async () => rssOf((await readProc(exited() ?? proc.pid)).status),
+    rssBytes: async () => rssOf(await procOf()),
     cpuSeconds: async () => cpuTicksOf((await readProc(exited() ?? proc.pid)).stat) / ticks,
     async [Symbol.asyncDispose]() {
       await proc[Symbol.asyncDispose]();
