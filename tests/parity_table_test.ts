@@ -1,7 +1,9 @@
 /**
  * docs/migration.md's parity table against the tables the program is built from, and the program against the
  * Go CCM's command: every flag of it (config/upstream_flags.ts, generated from the Go sources) is accepted as
- * pflag reads it, and the environment is read only through the variables the table lists.
+ * pflag reads it, and the environment is read only through the variables the table lists. Every row of the
+ * page's tables names what backs it: a test of this repository, or the Go source it was read from
+ * (`tests/parity_refs.ts`), and those exist.
  */
 import assert from "node:assert/strict";
 import * as yaml from "js-yaml";
@@ -12,6 +14,15 @@ import { type Config, type Env, parseConfig, parseLintConfig } from "../config/c
 import { annotationKey, ANNOTATIONS } from "../controllers/service/annotations/table.ts";
 import { GO_CLIENT_METRIC } from "../linode/caller.ts";
 import { declaredMetrics } from "./monitoring_fixture.ts";
+import {
+  citedGoSources,
+  citedPathOf,
+  citedRepoFiles,
+  citedTests,
+  haveMirror,
+  readGoSource,
+  tableRows,
+} from "./parity_refs.ts";
 
 const DOC = Deno.readTextFileSync(new URL("../docs/migration.md", import.meta.url));
 const CONFIGURATION = Deno.readTextFileSync(new URL("../docs/configuration.md", import.meta.url));
@@ -66,13 +77,13 @@ const EVENT_SOURCES = ["controllers", "kube", "lease", "linode", "server", "wiri
 
 /**
  * Every Event reason the program can record, read from its source: the `reason:` of an Event outcome, the
- * reason given to the service controller's `note(…)`, and a `*_REASON` constant. A test file is not the
- * program.
+ * reason given to the service controller's `note(…)`, a `*_REASON` constant, and a local `key` or `reason`
+ * constant passed on as one. A test file is not the program.
  */
 async function emittedReasons(): Promise<string[]> {
   const found = new Set<string>();
   const pattern =
-    /(?:\breason:\s*|\bnote\(\s*[\w.]+,\s*[\w.]+,\s*|_REASON\s*=\s*)"([A-Z][a-z]+(?:[A-Z][A-Za-z]*)+)"/g;
+    /(?:\breason:\s*|\bnote\(\s*[\w.]+,\s*[\w.]+,\s*|_REASON\s*=\s*|\bconst (?:key|reason)\s*=\s*)"([A-Z]+[a-z]+(?:[A-Z]+[a-z]*)+)"/g;
   const walk = async (dir: URL): Promise<void> => {
     for await (const entry of Deno.readDir(dir)) {
       const url = new URL(entry.isDirectory ? `${entry.name}/` : entry.name, dir);
@@ -94,6 +105,7 @@ Deno.test("the parity table has a row for every Event reason the program records
       "SyncLoadBalancerFailed",
       "FailedToCreateRoute",
       "DeletingNode",
+      "CIDRAssignmentFailed",
     ]
   ) {
     assert.ok(reasons.includes(expected), `the source reader finds ${expected} (found ${reasons})`);
@@ -156,6 +168,91 @@ Deno.test("the parity table's RBAC rows cover the Go chart's ClusterRole and dep
   for (const row of rows) {
     assert.match(row, /`(tests|kube|controllers|lease|deploy|bench)\/[\w/.-]+\.(ts|yaml)`/);
   }
+});
+
+const MIRRORS = "/work/.mirror";
+const haveMirrors = (() => {
+  try {
+    return Deno.statSync(`${MIRRORS}/kubernetes+cloud-provider/repo`).isDirectory;
+  } catch {
+    return false;
+  }
+})();
+
+const TABLE_ROWS = tableRows(DOC);
+const ROOT = new URL("../", import.meta.url);
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(new URL(path, ROOT)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function where(row: { heading: string; line: number; text: string }): string {
+  return `docs/migration.md:${row.line} (${row.heading}): ${row.text.slice(0, 90)}`;
+}
+
+Deno.test("every row of docs/migration.md's tables names a test of this repo or the Go source it was read from", () => {
+  assert.ok(TABLE_ROWS.length > 200, `the page's tables have their rows (${TABLE_ROWS.length})`);
+  const unbacked = TABLE_ROWS.filter((r) => citedTests(r.text).length + citedGoSources(r.text).length === 0);
+  assert.deepEqual(unbacked.map(where), []);
+});
+
+Deno.test("every test and file of this repo docs/migration.md's tables name exists", () => {
+  const absent = TABLE_ROWS.flatMap((r) =>
+    [...citedTests(r.text), ...citedRepoFiles(r.text)].filter((p) => !exists(p)).map((p) =>
+      `${p} in ${where(r)}`
+    )
+  );
+  assert.deepEqual(absent, []);
+});
+
+Deno.test("the rule the tables' backing is read by: tests and Go sources count, other spans do not", () => {
+  const row = "| `x` | same | `config/flags.ts`, `docs/freshness.md`, `LINODE_URL` |";
+  assert.deepEqual([citedTests(row), citedGoSources(row)], [[], []]);
+  assert.deepEqual(citedTests("| `x` | ours | (`tests/route_test.ts`) |"), ["tests/route_test.ts"]);
+  const go = citedGoSources(
+    "(`cloud/linode/cloud.go` `Routes`, `newCloud`; `k8s.io/client-go/rest/config.go`)",
+  );
+  assert.deepEqual(go.map((g) => [g.source.mirror, g.source.path, g.names]), [
+    ["linode+linode-cloud-controller-manager", "cloud/linode/cloud.go", ["Routes", "newCloud"]],
+    ["kubernetes+client-go", "rest/config.go", []],
+  ]);
+});
+
+Deno.test("each flag row of the Go CCM's command names the Go file that registers the flag", () => {
+  const flagRows = TABLE_ROWS.filter((r) => r.heading === "Flags");
+  const wrong = UPSTREAM_FLAGS.flatMap((f) => {
+    const rows = flagRows.filter((r) => r.text.startsWith(`| \`--${f.name}\``));
+    const cited = citedPathOf(f.from);
+    return rows.length === 1 && rows[0]?.text.includes(`\`${cited}\``) ? [] : [`--${f.name}: ${cited}`];
+  });
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test({
+  name: "every Go file and function docs/migration.md's tables cite is in the Go CCM's or upstream's source",
+  ignore: !haveMirrors,
+  fn: async () => {
+    const refs = TABLE_ROWS.flatMap((r) => citedGoSources(r.text).map((g) => ({ ...g, row: r })));
+    const texts = new Map<string, Promise<string | undefined>>();
+    const missingRefs: string[] = [];
+    for (const ref of refs.filter((g) => haveMirror(MIRRORS, g.source))) {
+      const key = `${ref.source.mirror}:${ref.source.path}`;
+      if (!texts.has(key)) texts.set(key, readGoSource(MIRRORS, ref.source));
+      const text = await texts.get(key);
+      if (text === undefined) missingRefs.push(`${ref.cited} in ${where(ref.row)}`);
+      for (const name of ref.names) {
+        if (text !== undefined && !new RegExp(`\\b${name}\\b`).test(text)) {
+          missingRefs.push(`${name} in ${ref.cited}, ${where(ref.row)}`);
+        }
+      }
+    }
+    assert.ok(texts.size > 30, `the Go files cited were read (${texts.size})`);
+    assert.deepEqual(missingRefs, []);
+  },
 });
 
 const ENV: Env = {
@@ -355,15 +452,6 @@ Deno.test("the program reads the environment in config/config.ts only, and there
     );
   }
 });
-
-const MIRRORS = "/work/.mirror";
-const haveMirrors = (() => {
-  try {
-    return Deno.statSync(`${MIRRORS}/kubernetes+cloud-provider/repo`).isDirectory;
-  } catch {
-    return false;
-  }
-})();
 
 Deno.test({
   name: "config/upstream_flags.ts is what tests/upstream_flags_gen.ts writes from the Go sources",
