@@ -121,7 +121,7 @@ export async function benchIpam(o: IpamBenchOptions): Promise<Table> {
     rows,
     notes: [
       "whole CCM in-process, default settings plus " + IPAM_FLAGS.join(" ") + "; Nodes created one at a time",
-      "first two rows: node IPAM alone (--controllers=), Nodes created initialised (providerID set); end: podCIDRs written",
+      "first two rows: node IPAM (--controllers=: no upstream controller; node-metadata runs, as the Go CCM's node controller does), Nodes created initialised (providerID set); end: podCIDRs written",
       "last row: every controller, routes on (" + ROUTE_FLAGS.join(" ") + "), IPv4 only; the Linode is new " +
       "(not in the instance cache), its Node registers uninitialised; end: the range on its VPC interface",
       `last row: at most ${MAX_JOINS} joins, ${JOIN_GAP_MS} ms apart (cloud-node forces one listing per 2 s at ` +

@@ -66,7 +66,14 @@ Deno.test("runCcm() --dry-run with node IPAM and routes: the plan holds the allo
   const pending = () => w.ccm.shadow.report().pending;
   await until(w, () => pending().some((a) => a.action === "add-ranges"), "the planned route");
   const planned = pending().map((a) => [a.controller, a.action, a.changes.map((c) => c.new)]);
-  assert.deepEqual(planned, [
+  // node-metadata runs whatever --controllers says, as the Go CCM's node controller: its update is held too.
+  const metadata = planned.filter(([controller]) => controller === "node-metadata");
+  const hostUuid = w.linode.world.instances.require(id).linode.host_uuid;
+  assert.ok(
+    metadata.length === 1 && JSON.stringify(metadata[0]).includes(hostUuid),
+    JSON.stringify(metadata),
+  );
+  assert.deepEqual(planned.filter(([controller]) => controller !== "node-metadata"), [
     ["nodeipam", "allocate-pod-cidrs", [["10.192.0.0/24"]]],
     ["route", "add-ranges", [["10.192.0.0/24"]]],
     ["route", "set-condition", ["False/RouteCreated"]],

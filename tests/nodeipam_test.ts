@@ -48,7 +48,10 @@ Deno.test("nodeipam: Nodes without pod CIDRs get unique ranges of the cluster CI
   assert.equal(w.node("a")?.spec?.podCIDR, "10.192.1.0/24");
   await w.tick(60_000, 5_000);
   assert.deepEqual([w.nodeWrites("has"), w.nodeWrites("a"), w.nodeWrites("b")], [0, 1, 1]);
-  assert.equal(w.calls("GET /v4/linode/instances"), 0, "IPv4 allocation costs no Linode call");
+  // IPv4 allocation costs no Linode call. The one listing is node-metadata's search for the Linodes of Nodes
+  // without a providerID (none here): the Go CCM's node controller runs whatever --controllers says.
+  assert.equal(w.calls("GET /v4/linode/instances"), 1, "node-metadata's one listing");
+  assert.equal(w.linode.calls.total(), 1, "no other Linode call");
   assert.equal(w.metrics.gauge("ccm_nodeipam_free_cidrs", "").get(), 1, "one /24 of four left");
 });
 
@@ -147,7 +150,9 @@ Deno.test("nodeipam: the IPv6 pod CIDR is the stable /112 of the Node's VPC inte
   );
   assert.equal(w.calls("GET /v4/linode/instances/{id}/interfaces"), 1, "one read of the Linode interfaces");
   await w.tick(60_000, 5_000);
-  assert.deepEqual([w.nodeWrites("legacy"), w.nodeWrites("modern")], [1, 1]);
+  // One pod CIDR write each, and node-metadata's one (host-uuid, public-ipv6), which runs whatever
+  // --controllers says.
+  assert.deepEqual([w.nodeWrites("legacy"), w.nodeWrites("modern")], [2, 2]);
 });
 
 Deno.test("nodeipam: a Node whose VPC interface has no IPv6 range waits with a Warning Event; the IPv4 range stays its own", async () => {
@@ -190,9 +195,10 @@ Deno.test("nodeipam: a cluster CIDR that ends where the VPC subnet ends keeps it
 
 Deno.test("nodeipam: with IPv6, a Node without a providerID waits quietly; the update that sets it brings both ranges", async () => {
   await using w = await dualStackWorld();
-  const id = w.linodeWith("joiner");
+  // Labelled apart from its Node, so neither node-metadata nor anyone else finds it: the providerID patch
+  // below is what cloud-node would do.
+  const id = w.linodeWith("joiner-linode");
   await w.start();
-  // Node IPAM runs alone here: the providerID patch below is cloud-node's step.
   addNodes(w, kubeletNode("joiner", { taints: [] }));
   await w.tick(10_000, 1_000);
   assert.deepEqual(cidrsOf(w, "joiner"), [], "no providerID, no IPv6 range: nothing written yet");

@@ -47,9 +47,13 @@ Deno.test("route: 100 Nodes cost one write each, then one VPC listing per drift 
   assert.equal(w.calls(PUT_CONFIG_INTERFACE), 0, "zero repeated writes");
   // Each refresh also lists the VPC's IPv6 (SLAAC) addresses, as the Go CCM does: none here, one page.
   assert.equal(w.calls("GET /v4/vpcs/{id}/ipv6s"), listings, "one IPv6 listing per refresh");
+  // `--controllers=route` leaves cloud-node out, so node-metadata keeps the host-uuid label and the IP
+  // annotations, as the Go CCM's own node controller does whatever --controllers says: one instance listing
+  // per status period, shared by every Node.
+  assert.equal(w.calls("GET /v4/linode/instances"), periods, "node-metadata: one listing per status period");
   assert.equal(
     w.linode.calls.total(),
-    listings * pages + listings,
-    "no other call: no instance listing, nothing per Node",
+    listings * pages + listings + periods,
+    "no other call: nothing per Node",
   );
 });
