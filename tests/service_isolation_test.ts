@@ -158,6 +158,36 @@ function nodePort(w: ServiceWorld): number {
   return w.service("web")?.spec?.ports?.[0]?.nodePort ?? 0;
 }
 
+Deno.test("service adopts a Go CCM NodeBalancer its status and nodebalancer-id both name, though a backend's Node is gone", async () => {
+  await using w = await startServiceWorld();
+  w.addNode("node-1", "192.168.140.11");
+  const svc = w.addService("web");
+  const port = { port: 80, nodePort: svc.spec?.ports?.[0]?.nodePort ?? 0 };
+  const backends = [["node-1", "192.168.140.11"], ["node-gone", "192.168.140.12"]].map(([nodeName, ip]) => ({
+    nodeName: nodeName ?? "",
+    ip: ip ?? "",
+    status: "UP" as const,
+  }));
+  const go = w.linode.world.addNodeBalancer(
+    goCcmCreateBody({ label: "ccm-a1b2c3d4e5f6", tags: ["kubernetes"], ports: [port], backends }),
+  );
+  annotate(w, "web", { [NB_ID]: String(go.id) });
+  w.kube.store.patch("services", "web", { status: { loadBalancer: { ingress: [{ ip: go.ipv4 }] } } }, {
+    type: "merge",
+    namespace: "default",
+    subresource: "status",
+  });
+  await w.start();
+  await until(w, () => w.events("AdoptedLoadBalancer", "web").length > 0, "adopted");
+  const nb = nodeBalancer(w, go.id);
+  assert.ok(nb?.tags.includes(ownershipTag("kubernetes", svc.metadata?.uid ?? "")));
+  assert.deepEqual(nb?.configs.flatMap((c) => c.nodes.map((n) => n.address)), [
+    `192.168.140.11:${port.nodePort}`,
+  ]);
+  assert.deepEqual(w.events("SyncLoadBalancerFailed", "web"), []);
+  assert.equal(w.linode.calls.count("POST /v4/nodebalancers"), 0);
+});
+
 Deno.test("runCcm() --nodebalancer-id-adopts-any adopts an untagged NodeBalancer serving others, as the Go CCM", async () => {
   await using w = await startServiceWorld({ flags: [ADOPTS_ANY] });
   w.addNode("node-1", "192.168.140.11");

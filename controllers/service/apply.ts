@@ -404,7 +404,9 @@ async function updateInPlace(
   }
   const tag = ownershipTagOf(deps, svc);
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
-  const adopting = found.via === "status-ip" || found.via === "status-hostname";
+  // Taken over from the Go CCM (by the status) or from the user (`nodebalancer-id` naming one not yet tagged).
+  const adopting = found.via === "status-ip" || found.via === "status-hostname" ||
+    !found.nb.tags.includes(tag);
   const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
   reportImmutable(deps, svc, nbId, immutable);
   const fwChanges = firewallChanges(await deps.cache.details.firewalls(nbId), plan.desired.firewall, tag);
@@ -434,7 +436,7 @@ async function updateInPlace(
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
     note(deps, svc, "AdoptedLoadBalancer", message, {
       nodeBalancerId: nbId,
-      via: found.via.replace("-", " "),
+      via: found.via === "annotation" ? "nodebalancer-id annotation" : found.via.replace("-", " "),
     });
   }
   const props = { service: objectKey(svc), nodeBalancerId: nbId, changes: formatChanges(changes) };

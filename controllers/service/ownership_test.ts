@@ -3,6 +3,7 @@ import {
   ClusterIdentity,
   ClusterIdentityUnknownError,
   clusterTag,
+  contestedTags,
   isAdoptable,
   isOwnedBy,
   isOwnedByCluster,
@@ -14,6 +15,7 @@ import {
   ownershipTag,
   parseOwnershipTag,
   uidPrefixOf,
+  whyInUse,
   whyNotAdoptable,
 } from "./ownership.ts";
 
@@ -143,6 +145,18 @@ const OWNERSHIP: { name: string; tags: string[]; live?: string[]; want: Ownershi
     live: [OTHER_UID],
     want: "other-service",
   },
+  { name: "two identities, one ours (a forged tag)", tags: [ID_OURS, ID_THEIRS], want: "contested" },
+  {
+    name: "this Service's tag and another live Service's",
+    tags: [ownershipTag("kubernetes", UID), ownershipTag("kubernetes", OTHER_UID), ID_OURS],
+    live: [OTHER_UID],
+    want: "contested",
+  },
+  {
+    name: "two gone Services' tags with our identity",
+    tags: [ownershipTag("kubernetes", GONE), ownershipTag("kubernetes", OTHER_UID), ID_OURS],
+    want: "contested",
+  },
 ];
 
 for (const c of OWNERSHIP) {
@@ -153,6 +167,51 @@ for (const c of OWNERSHIP) {
     if (!isAdoptable(got)) {
       assert.match(whyNotAdoptable(7, got), /^NodeBalancer 7 .*neither adopted, changed nor deleted/);
     }
+  });
+}
+
+Deno.test("contestedTags() names two identity tags, else two ownership tags, and nothing for one of each", () => {
+  const mine = ownershipTag("kubernetes", UID);
+  const other = ownershipTag("kubernetes", OTHER_UID);
+  assert.deepEqual(contestedTags([ID_OURS, "kubernetes", ID_THEIRS, mine]), [ID_OURS, ID_THEIRS]);
+  assert.deepEqual(contestedTags([mine, ID_OURS, other]), [mine, other]);
+  assert.deepEqual(contestedTags(["ccm-owner:garbage", mine]), ["ccm-owner:garbage", mine]);
+  assert.equal(contestedTags([mine, ID_OURS, "kubernetes"]), undefined);
+  assert.equal(contestedTags([mine, mine, ID_OURS, ID_OURS]), undefined, "a tag twice is one claim");
+  assert.match(
+    whyNotAdoptable(7, { kind: "contested", tags: [ID_OURS, ID_THEIRS] }),
+    new RegExp(`claims two owners \\(tags ${ID_OURS}, ${ID_THEIRS}\\): it belongs to nobody`),
+  );
+});
+
+const IN_USE: { name: string; backends: string[]; services: string[]; want: RegExp | undefined }[] = [
+  { name: "nothing shows it serves others", backends: [], services: [], want: undefined },
+  {
+    name: "backends not at this cluster's Nodes",
+    backends: ["192.168.200.7:31080", "[2600:3c03::1]:80"],
+    services: [],
+    want:
+      /serves someone else: backends at addresses no Node of this cluster has \(192\.168\.200\.7:31080, \[2600:3c03::1\]:80\)\. /,
+  },
+  {
+    name: "more backends than a Warning names",
+    backends: Array.from({ length: 7 }, (_, i) => `192.168.200.${i}:80`),
+    services: [],
+    want: /192\.168\.200\.4:80 and 2 more\)/,
+  },
+  {
+    name: "another Service points at it",
+    backends: [],
+    services: ["default/first (its nodebalancer-id)"],
+    want: /used by Service default\/first \(its nodebalancer-id\)\. .*--nodebalancer-id-adopts-any/,
+  },
+];
+
+for (const c of IN_USE) {
+  Deno.test(`whyInUse() ${c.name}`, () => {
+    const got = whyInUse(7, { foreignBackends: c.backends, otherServices: c.services });
+    if (c.want === undefined) assert.equal(got, undefined);
+    else assert.match(got ?? "", c.want);
   });
 }
 
