@@ -7,8 +7,12 @@
  * shares (unlike `--cluster-name`, which defaults to `kubernetes` in every cluster). It is written on every
  * NodeBalancer this CCM makes or adopts as the tag `ccm-cluster:<32 hex digits>`, and only a NodeBalancer
  * carrying it may be deleted as an orphan. Until it is read, nothing is created and no orphan is deleted.
- * Everything here is pure but `ClusterIdentity`, which reads the Namespace once.
+ * What shows that a NodeBalancer without those tags serves someone else (`whyInUse`: backends no Node of this
+ * cluster has) is judged here too. Everything here is pure but `ClusterIdentity`, which reads the Namespace once.
  */
+import type { V1Node } from "@kubernetes/client-node";
+import type { NodeBalancerConfigState } from "../../cache/types.ts";
+import { PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../node/addresses.ts";
 import { CLUSTER_TAG_PREFIX, OWNERSHIP_TAG_PREFIX, TAG_MAX_CHARS } from "./annotations/table.ts";
 
 /** Hex digits of the Service UID kept in the ownership tag (64 bits). */
@@ -220,6 +224,37 @@ export function whyInUse(nbId: number, evidence: InUseEvidence): string | undefi
   return `NodeBalancer ${nbId} named by nodebalancer-id has no ownership tag and serves someone else: ` +
     `${reasons.join("; ")}. It is neither adopted, changed nor deleted ` +
     `(--nodebalancer-id-adopts-any adopts it anyway, as the Go CCM does)`;
+}
+
+/** The host of a backend address (`ip:port`, `[ip]:port`), lower case. */
+function backendHost(address: string): string {
+  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(address);
+  if (bracketed) return (bracketed[1] ?? "").toLowerCase();
+  const colon = address.lastIndexOf(":");
+  return (colon > 0 && !address.slice(0, colon).includes(":") ? address.slice(0, colon) : address)
+    .toLowerCase();
+}
+
+/** Every address of this cluster's Nodes: status addresses and the Linode addresses the node controller annotates. */
+export function nodeAddressesOf(nodes: readonly V1Node[]): Set<string> {
+  const out = new Set<string>();
+  for (const node of nodes) {
+    for (const a of node.status?.addresses ?? []) out.add(a.address.toLowerCase());
+    const annotations = node.metadata?.annotations ?? {};
+    for (const key of [PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION]) {
+      const ip = annotations[key]?.split("/")[0];
+      if (ip) out.add(ip.toLowerCase());
+    }
+  }
+  return out;
+}
+
+/** The backends (`ip:port`) of `configs` at an address outside `addresses`. Pure. */
+export function foreignBackendsOf(
+  configs: readonly NodeBalancerConfigState[],
+  addresses: ReadonlySet<string>,
+): string[] {
+  return configs.flatMap((c) => c.nodes.map((n) => n.address)).filter((a) => !addresses.has(backendHost(a)));
 }
 
 /** The 16 hex digits of a Service UID kept in ownership tags. */

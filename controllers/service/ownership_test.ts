@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
+import type { NodeBalancerConfigState } from "../../cache/types.ts";
+import { node } from "./testdata/fixtures.ts";
 import {
   ClusterIdentity,
   ClusterIdentityUnknownError,
   clusterTag,
   contestedTags,
+  foreignBackendsOf,
   isAdoptable,
   isOwnedBy,
   isOwnedByCluster,
+  nodeAddressesOf,
   nodeBalancerLabel,
   nodeBalancerTags,
   type Ownership,
@@ -247,4 +251,32 @@ Deno.test("ClusterIdentity.tag() reads once, and retries a failed read without r
   assert.equal(await identity.tag(), "ccm-cluster:0f1e2d3c4b5a46978877665544332211");
   await identity.tag();
   assert.equal(reads, 2);
+});
+
+Deno.test("nodeAddressesOf() holds every status address and the annotated private IPv4 and public IPv6", () => {
+  const n1 = node("n1", {
+    internalIps: ["10.0.0.2"],
+    annotations: {
+      "node.k8s.linode.com/private-ip": "192.168.140.11",
+      "node.k8s.linode.com/public-ipv6": "2600:3C03::F03C:91FF:FE24:1/128",
+    },
+  });
+  assert.deepEqual(
+    [...nodeAddressesOf([n1, node("n2", { internalIps: ["10.0.0.3"] })])].sort(),
+    ["10.0.0.2", "10.0.0.3", "192.168.140.11", "2600:3c03::f03c:91ff:fe24:1"],
+  );
+});
+
+function config(addresses: string[]): NodeBalancerConfigState {
+  return { nodes: addresses.map((address) => ({ address })) } as unknown as NodeBalancerConfigState;
+}
+
+Deno.test("foreignBackendsOf() lists the backends at an address no Node has, IPv6 in brackets and any case", () => {
+  const ours = new Set(["10.0.0.2", "2600:3c03::f03c:91ff:fe24:1"]);
+  const configs = [
+    config(["10.0.0.2:30080", "10.0.0.9:30080"]),
+    config(["[2600:3C03::F03C:91FF:FE24:1]:80", "[2600:3c03::9]:80"]),
+    config([]),
+  ];
+  assert.deepEqual(foreignBackendsOf(configs, ours), ["10.0.0.9:30080", "[2600:3c03::9]:80"]);
 });

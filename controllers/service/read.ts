@@ -22,17 +22,18 @@
  */
 import type { V1LoadBalancerIngress, V1Node, V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
-import type { NodeBalancerConfigState, NodeBalancerSummary } from "../../cache/types.ts";
+import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { isNotFound } from "../../linode/errors.ts";
 import { InvalidInputError } from "../loop/runtime.ts";
-import { PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../node/addresses.ts";
 import { AnnotationReader, readNodeBalancerId } from "./annotations/table.ts";
 import { InvalidServiceError, type ServiceDefaults } from "./annotations/spec.ts";
 import type { CurrentNodeBalancer } from "./nodebalancer/diff.ts";
 import type { NodeBalancerWrites } from "./nodebalancer/writes.ts";
 import {
   type ClusterIdentity,
+  foreignBackendsOf,
   isAdoptable,
+  nodeAddressesOf,
   type OwnershipContext,
   ownershipOf,
   ownershipTag,
@@ -376,37 +377,6 @@ function provenClaimant(
       "(named by its status, or created by this CCM process): none is adopted, changed or deleted " +
       "(delete the wrong one, or remove its ownership tag by hand)",
   );
-}
-
-/** The host of a backend address (`ip:port`, `[ip]:port`), lower case. */
-function backendHost(address: string): string {
-  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(address);
-  if (bracketed) return (bracketed[1] ?? "").toLowerCase();
-  const colon = address.lastIndexOf(":");
-  return (colon > 0 && !address.slice(0, colon).includes(":") ? address.slice(0, colon) : address)
-    .toLowerCase();
-}
-
-/** Every address of this cluster's Nodes: status addresses and the Linode addresses the node controller annotates. */
-export function nodeAddressesOf(nodes: readonly V1Node[]): Set<string> {
-  const out = new Set<string>();
-  for (const node of nodes) {
-    for (const a of node.status?.addresses ?? []) out.add(a.address.toLowerCase());
-    const annotations = node.metadata?.annotations ?? {};
-    for (const key of [PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION]) {
-      const ip = annotations[key]?.split("/")[0];
-      if (ip) out.add(ip.toLowerCase());
-    }
-  }
-  return out;
-}
-
-/** The backends (`ip:port`) of `configs` at an address outside `addresses`. Pure. */
-export function foreignBackendsOf(
-  configs: readonly NodeBalancerConfigState[],
-  addresses: ReadonlySet<string>,
-): string[] {
-  return configs.flatMap((c) => c.nodes.map((n) => n.address)).filter((a) => !addresses.has(backendHost(a)));
 }
 
 /** Services other than `svc` served by this CCM whose annotation or status points at `nb`: `ns/name (how)`. */
