@@ -38,6 +38,8 @@ export class NodeBalancerCache {
   readonly #cell: TtlCell<readonly NodeBalancerSummary[]>;
   /** Configs with nodes, and attached firewalls, per NodeBalancer. */
   readonly details: NodeBalancerDetailCache;
+  /** Ids this process created and has not seen deleted. */
+  readonly #createdHere = new Set<number>();
 
   constructor(source: NodeBalancerSource, options: NodeBalancerCacheOptions) {
     this.details = new NodeBalancerDetailCache(source, options.metrics, {
@@ -92,10 +94,26 @@ export class NodeBalancerCache {
     this.#cell.write((list) => [...list.filter((nb) => nb.id !== nodeBalancer.id), nodeBalancer]);
   }
 
+  /**
+   * Write-through after this process created a NodeBalancer, also remembered for the life of the process
+   * (`createdHere`, kept across leadership terms): proof of which NodeBalancer a Service's is, when a copied
+   * ownership tag makes two claim it.
+   */
+  recordCreated(nodeBalancer: NodeBalancerSummary): void {
+    this.record(nodeBalancer);
+    this.#createdHere.add(nodeBalancer.id);
+  }
+
+  /** True when this process created the NodeBalancer (`recordCreated`) and has not seen it deleted. */
+  createdHere(id: number): boolean {
+    return this.#createdHere.has(id);
+  }
+
   /** Write-through after this CCM deleted a NodeBalancer (or a GET answered 404); its details go too. */
   forget(id: number): void {
     this.#cell.write((list) => list.filter((nb) => nb.id !== id));
     this.details.forget(id);
+    this.#createdHere.delete(id);
   }
 
   /**

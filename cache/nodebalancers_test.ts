@@ -54,6 +54,21 @@ Deno.test("NodeBalancerCache.record() and forget() write through without a call"
   assert.equal(sim.calls.count(LIST), 1);
 });
 
+Deno.test("NodeBalancerCache.recordCreated() remembers what this process created across terms, until forgotten", async () => {
+  const { sim, client, cache } = await world();
+  await using _ = sim;
+  const created = await client.nodeBalancers.create({ label: "ccm-new", region: "us-east", configs: [] });
+  cache.recordCreated(created);
+  const listed = (await cache.byLabel("ccm-a"))?.id ?? 0;
+  assert.equal((await cache.byLabel("ccm-new"))?.id, created.id, "written through");
+  assert.equal(cache.createdHere(created.id), true);
+  assert.equal(cache.createdHere(listed), false, "listed, not created here");
+  cache.expire();
+  assert.equal(cache.createdHere(created.id), true, "a new term does not forget it");
+  cache.forget(created.id);
+  assert.equal(cache.createdHere(created.id), false, "deleted");
+});
+
 Deno.test("NodeBalancerCache keeps the last good list, marked stale, when a refresh fails", async () => {
   const { sim, clock, cache } = await world();
   await using _ = sim;

@@ -83,6 +83,7 @@ Deno.test("parseConfig() applies the upstream and Go CCM defaults", () => {
       enableIpv6ForLoadBalancers: false,
       enableIpv6ForNodeBalancerBackends: false,
       cleanupOrphanedNodeBalancers: false,
+      nodeBalancerIdAdoptsAny: false,
     },
     serve: {
       auth: {
@@ -161,6 +162,7 @@ const FORMS: [string[], (c: Config) => unknown, unknown][] = [
   [["--concurrent-service-syncs=4"], (c) => c.services.concurrentSyncs, 4],
   [["--dry-run"], (c) => [c.dryRun, c.leaderElection.enabled], [true, true]],
   [["--cleanup-orphaned-nodebalancers"], (c) => c.services.cleanupOrphanedNodeBalancers, true],
+  [["--nodebalancer-id-adopts-any"], (c) => c.services.nodeBalancerIdAdoptsAny, true],
   [["--concurrent-node-syncs", "3"], (c) => c.nodes.concurrentSyncs, 3],
   [["--v=4"], (c) => [c.log.verbosity, c.log.level], [4, "debug"]],
   [["--v", "6"], (c) => [c.log.verbosity, c.log.level], [6, "trace"]],

@@ -102,6 +102,10 @@ const LINODE = {
     false,
     "ours: delete NodeBalancers carrying this cluster's ownership tag that no Service is tied to",
   ),
+  "nodebalancer-id-adopts-any": bool(
+    false,
+    "ours: nodebalancer-id adopts any NodeBalancer without ownership tags, as the Go CCM (even one serving others)",
+  ),
   "enable-token-health-checker": bool(false, "check the Linode API token at start and every 5 minutes"),
   "linodego-debug": bool(false, "log every Linode API request: method, route, status, duration"),
 };

@@ -274,6 +274,7 @@ function services(flags: Flags, p: string[], warnings: string[]): ServiceConfig 
     enableIpv6ForLoadBalancers: flags.get("enable-ipv6-for-loadbalancers"),
     enableIpv6ForNodeBalancerBackends: flags.get("enable-ipv6-for-nodebalancer-backends"),
     cleanupOrphanedNodeBalancers: flags.get("cleanup-orphaned-nodebalancers"),
+    nodeBalancerIdAdoptsAny: flags.get("nodebalancer-id-adopts-any"),
   };
 }
 

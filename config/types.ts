@@ -88,6 +88,11 @@ export interface ServiceConfig {
   readonly enableIpv6ForNodeBalancerBackends: boolean;
   /** `--cleanup-orphaned-nodebalancers` (ours): delete NodeBalancers of this cluster no Service is tied to. */
   readonly cleanupOrphanedNodeBalancers: boolean;
+  /**
+   * `--nodebalancer-id-adopts-any` (ours): `nodebalancer-id` adopts any NodeBalancer without ownership tags, as
+   * the Go CCM, even one whose backends or Services show it serves someone else.
+   */
+  readonly nodeBalancerIdAdoptsAny: boolean;
 }
 
 /**

@@ -46,7 +46,7 @@ async function adopted(world: ServiceWorld, name: string, uid: string): Promise<
   await until(world, () => world.events("AdoptedLoadBalancer", name).length > 0, "AdoptedLoadBalancer");
 }
 
-for (const variant of ["status IP", "status hostname only"] as const) {
+for (const variant of ["status IP", "status hostname only", "status IP and nodebalancer-id"] as const) {
   Deno.test(`service adopts a Go-CCM NodeBalancer by its ${variant}: same id, address and node ids`, async () => {
     await using world = await startServiceWorld();
     const ips = ["192.168.140.11", "192.168.140.12"];
@@ -56,6 +56,12 @@ for (const variant of ["status IP", "status hostname only"] as const) {
     const annotations = hostnameOnly ? { [annotationKey("hostname-only-ingress")]: "true" } : {};
     const svc = world.addService("web", { ports: [{ port: 80 }, { port: 443 }], annotations });
     const nb = goCcmNodeBalancer(world, svc, ips);
+    if (variant === "status IP and nodebalancer-id") {
+      // The Go CCM's other workflow: the annotation names the NodeBalancer its status holds.
+      world.kube.store.patch("services", "web", {
+        metadata: { annotations: { [annotationKey("nodebalancer-id")]: String(nb.id) } },
+      }, { type: "merge", namespace: "default" });
+    }
     const ingress = hostnameOnly ? [{ hostname: nb.hostname }] : [{ ip: nb.ipv4, hostname: nb.hostname }];
     goCcmStatus(world, "web", ingress);
     const before = world.nodeBalancers();

@@ -3,9 +3,12 @@
  * every controller and a `FakeClock`, plus what a cluster with LoadBalancer Services is made of (Linodes
  * with their Nodes, Services, TLS Secrets) and views of the NodeBalancers the emulator holds.
  */
+import { join } from "node:path";
 import type { V1Secret, V1Service } from "@kubernetes/client-node";
 import type { UpdateFirewallRules } from "@linode/api-v4";
+import type { FakeClock } from "../common/clock.ts";
 import type { NodeBalancerSnapshot } from "../sim/mod.ts";
+import { startKubeSim } from "../sim/kube/server.ts";
 import { apiFetch } from "../sim/linode/testdata/test_client.ts";
 import {
   addNodes,
@@ -107,6 +110,37 @@ export async function startServiceWorld(options: WorldOptions = {}): Promise<Ser
     },
   };
   return Object.assign(world, extra);
+}
+
+/**
+ * A second cluster in `a`'s Linode account: its own Kubernetes emulator and CCM (`flags`), on the same fake
+ * clock (pass `a`'s), for tests of clusters sharing one account.
+ */
+export async function startSecondCluster(
+  a: ServiceWorld,
+  clock: FakeClock,
+  flags: readonly string[],
+): Promise<ServiceWorld> {
+  const kube = await startKubeSim();
+  const dir = await Deno.makeTempDir({ prefix: "ccm_cluster_b_" });
+  const kubeconfig = join(dir, "kubeconfig");
+  await kube.writeKubeconfig(kubeconfig);
+  const env = {
+    LINODE_URL: a.linode.url,
+    LINODE_API_TOKEN: a.linode.token,
+    LINODE_REGION: REGION,
+    KUBECONFIG: kubeconfig,
+  };
+  const sims = {
+    linode: a.linode,
+    kube,
+    env,
+    async close() {
+      await kube.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+  return await startServiceWorld({ sims, clock, flags });
 }
 
 /** Moves fake time until `condition` holds (the CCM's retries, backoffs and periods run on it). */

@@ -51,6 +51,7 @@ import {
   currentOf,
   findByStatus,
   findNodeBalancer,
+  findRulesOf,
   type FoundNodeBalancer,
   hasFinalizer,
   hasIngress,
@@ -68,7 +69,10 @@ import { keepBackendFamily, type PlannedService, type PlannerDeps, planService }
 export interface SyncDeps extends PlannerDeps {
   nodeBalancers: ApplyDeps["nodeBalancers"];
   firewalls: FirewallDeps["firewalls"];
-  cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "forget" | "details">;
+  cache: Pick<
+    NodeBalancerCache,
+    "list" | "peek" | "record" | "recordCreated" | "createdHere" | "forget" | "details"
+  >;
   nodes: { list(): readonly V1Node[] };
   /** Every Service, to tell a NodeBalancer of a live Service from one left behind. */
   services: { list(): readonly V1Service[] };
@@ -288,8 +292,12 @@ async function ensureFinalizer(deps: SyncDeps, svc: V1Service, ctx: SyncContext)
 function reportWarnings(deps: SyncDeps, svc: V1Service, plan: PlannedService): void {
   const warnings = plan.warnings.map((w) => `${w.key}: ${w.message}`).join("; ");
   warnOnce(deps, svc, { reason: "AnnotationWarning", text: warnings });
-  const lenient = plan.lenient.map((l) => l.message).join("; ");
-  const lenientText = lenient && `Invalid annotation read as the Go CCM reads it: ${lenient}`;
+  const asGo = plan.lenient.filter((l) => !l.reserved).map((l) => l.message).join("; ");
+  const reserved = plan.lenient.filter((l) => l.reserved).map((l) => l.message).join("; ");
+  const lenientText = [
+    asGo && `Invalid annotation read as the Go CCM reads it: ${asGo}`,
+    reserved && `Reserved tags dropped from an annotation: ${reserved}`,
+  ].filter((t) => t !== "").join("; ");
   warnOnce(deps, svc, { reason: LENIENT_REASON, text: lenientText });
   const skipped = plan.skippedNodes.map((s) => `${s.nodeName} (${s.reason})`).join(", ");
   warnOnce(deps, svc, {
@@ -396,7 +404,9 @@ async function updateInPlace(
   }
   const tag = ownershipTagOf(deps, svc);
   const { actions, changes, immutable } = diffNodeBalancer(await currentOf(deps, found.nb), plan.desired);
-  const adopting = found.via === "status-ip" || found.via === "status-hostname";
+  // Taken over from the Go CCM (by the status) or from the user (`nodebalancer-id` naming one not yet tagged).
+  const adopting = found.via === "status-ip" || found.via === "status-hostname" ||
+    !found.nb.tags.includes(tag);
   const nodesOnly = !adopting && actions.every((a) => NODE_ACTIONS.has(a.kind));
   reportImmutable(deps, svc, nbId, immutable);
   const fwChanges = firewallChanges(await deps.cache.details.firewalls(nbId), plan.desired.firewall, tag);
@@ -426,7 +436,7 @@ async function updateInPlace(
     const message = "Adopted NodeBalancer {nodeBalancerId} found by its {via}: same id, address and node ids";
     note(deps, svc, "AdoptedLoadBalancer", message, {
       nodeBalancerId: nbId,
-      via: found.via.replace("-", " "),
+      via: found.via === "annotation" ? "nodebalancer-id annotation" : found.via.replace("-", " "),
     });
   }
   const props = { service: objectKey(svc), nodeBalancerId: nbId, changes: formatChanges(changes) };
@@ -508,11 +518,7 @@ export async function ensureLoadBalancer(
   let plan = await planService(deps, service, deps.nodes.list());
   reportWarnings(deps, service, plan);
   const svc = await ensureFinalizer(deps, service, ctx);
-  const rules = {
-    nodeBalancerId: plan.spec.nodeBalancerId ?? undefined,
-    ownershipTag: ownershipTagOf(deps, svc),
-    owner: await ownerContextOf(deps, svc),
-  };
+  const rules = await findRulesOf(deps, svc, plan.spec.nodeBalancerId);
   const found = await findNodeBalancer(deps, svc, rules, ctx);
   if (found) plan = await keepBackendFamily(deps, service, found.nb, plan);
   const nb = found

@@ -29,15 +29,21 @@ import type { WriteContext } from "../loop/runtime.ts";
 import { AnnotationReader } from "./annotations/table.ts";
 import { type FirewallDeps, releaseManaged } from "./firewall/reconcile.ts";
 import { nodeBalancerTarget, type NodeBalancerWrites, releaseAction } from "./nodebalancer/writes.ts";
-import { type ClusterIdentity, IDENTITY_NAMESPACE, isOwnedByCluster, ownershipTag } from "./ownership.ts";
+import {
+  type ClusterIdentity,
+  contestedTags,
+  IDENTITY_NAMESPACE,
+  isOwnedByCluster,
+  ownershipTag,
+} from "./ownership.ts";
 import {
   AnnotatedNodeBalancerMissingError,
   findByStatus,
   findNodeBalancer,
+  findRulesOf,
   LB_FINALIZER,
   lifecycleOf,
   NodeBalancerNotOwnedError,
-  ownerContextOf,
   ownershipTagOf,
 } from "./read.ts";
 import {
@@ -60,11 +66,7 @@ async function findForCleanup(
   nodeBalancerId: number | null,
   ctx: SyncContext,
 ) {
-  const rules = {
-    nodeBalancerId: nodeBalancerId ?? undefined,
-    ownershipTag: ownershipTagOf(deps, svc),
-    owner: await ownerContextOf(deps, svc),
-  };
+  const rules = await findRulesOf(deps, svc, nodeBalancerId);
   try {
     return await findNodeBalancer(deps, svc, rules, ctx);
   } catch (e) {
@@ -187,12 +189,16 @@ export async function ensureLoadBalancerDeleted(
 /** What happens to an orphan. */
 export type OrphanFate =
   | "deleting"
+  | "kept: it claims two owners"
   | "kept: no ownership tag of this cluster"
   | "kept: no identity tag of this cluster"
   | "kept: cluster identity unknown"
   | "kept: --cleanup-orphaned-nodebalancers is off"
   | "kept: waiting for a second check"
   | "kept: deletion limit of this check reached";
+
+/** The Warning on the `kube-system` Namespace naming orphans kept because they claim two owners. */
+export const CONTESTED_REASON = "ContestedNodeBalancer";
 
 /** The most orphans one check deletes; the rest wait for the next check (an hour later). */
 export const MAX_DELETIONS_PER_CHECK = 3;
@@ -299,6 +305,7 @@ export class OrphanCheck {
     const trusted = !snapshot.stale && !snapshot.suspicious && deps.services.trusted() && !found.doubt;
     const before = new Set(this.#last.map((o) => o.id));
     this.#last = this.#limit(deps, found.orphans.map((nb) => this.#describe(nb, before.has(nb.id), idTag)));
+    this.#warnContested(deps);
     const gauge = deps.metrics.gauge(
       "ccm_orphaned_nodebalancers",
       "NodeBalancers of this cluster no Service is tied to",
@@ -339,10 +346,34 @@ export class OrphanCheck {
     return out;
   }
 
+  /**
+   * A Warning (on the `kube-system` Namespace) naming each orphan kept because it claims two owners: a tag was
+   * forged or copied, and deleting it could delete another cluster's or another Service's live NodeBalancer.
+   * Said with cleanup on only, where it is what stops a deletion.
+   */
+  #warnContested(deps: OrphanDeps): void {
+    const kept = this.#last.filter((o) => o.fate === "kept: it claims two owners");
+    if (!this.#o.cleanup || kept.length === 0) return;
+    const list = kept.map((o) => `${o.id} (${contestedTags(o.tags)?.join(", ")})`).join("; ");
+    const message =
+      "Orphaned NodeBalancers claiming two owners are never deleted: {list}; remove the wrong tag by hand";
+    if (deps.events) {
+      warnEvent({ log: deps.log, events: deps.events }, {
+        ref: { kind: "Namespace", apiVersion: "v1", name: IDENTITY_NAMESPACE },
+        reason: CONTESTED_REASON,
+        message,
+        props: { list },
+      });
+    } else deps.log.warning(message, { list });
+  }
+
   #describe(nb: NodeBalancerSummary, seenBefore: boolean, idTag: string | undefined): OrphanedNodeBalancer {
-    const owned = isOwnedByCluster(nb.tags, this.#o.clusterName) && idTag !== undefined &&
+    const contested = contestedTags(nb.tags) !== undefined;
+    const owned = !contested && isOwnedByCluster(nb.tags, this.#o.clusterName) && idTag !== undefined &&
       nb.tags.includes(idTag);
-    const fate: OrphanFate = !isOwnedByCluster(nb.tags, this.#o.clusterName)
+    const fate: OrphanFate = contested
+      ? "kept: it claims two owners"
+      : !isOwnedByCluster(nb.tags, this.#o.clusterName)
       ? "kept: no ownership tag of this cluster"
       : idTag === undefined
       ? "kept: cluster identity unknown"

@@ -7,12 +7,14 @@
  * shares (unlike `--cluster-name`, which defaults to `kubernetes` in every cluster). It is written on every
  * NodeBalancer this CCM makes or adopts as the tag `ccm-cluster:<32 hex digits>`, and only a NodeBalancer
  * carrying it may be deleted as an orphan. Until it is read, nothing is created and no orphan is deleted.
- * Everything here is pure but `ClusterIdentity`, which reads the Namespace once.
+ * What shows that a NodeBalancer without those tags serves someone else (`whyInUse`: backends no Node of this
+ * cluster has) is judged here too. Everything here is pure but `ClusterIdentity`, which reads the Namespace once.
  */
-import { TAG_MAX_CHARS } from "./annotations/table.ts";
+import type { V1Node } from "@kubernetes/client-node";
+import type { NodeBalancerConfigState } from "../../cache/types.ts";
+import { PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION } from "../node/addresses.ts";
+import { CLUSTER_TAG_PREFIX, OWNERSHIP_TAG_PREFIX, TAG_MAX_CHARS } from "./annotations/table.ts";
 
-/** What every ownership tag starts with. */
-export const OWNERSHIP_TAG_PREFIX = "ccm-owner:";
 /** Hex digits of the Service UID kept in the ownership tag (64 bits). */
 const UID_DIGITS = 16;
 /** Room left for the cluster name: 50 - prefix - "/" - UID digits. */
@@ -103,7 +105,20 @@ export function nodeBalancerTags(
 }
 
 /**
+ * The tags by which a NodeBalancer claims two owners: two different identity tags, or two ownership tags;
+ * undefined when it claims at most one. Such a NodeBalancer belongs to nobody (`contested`): a tag was forged
+ * or copied, and which claim is true cannot be told from the tags.
+ */
+export function contestedTags(tags: readonly string[]): string[] | undefined {
+  const ids = [...new Set(clusterTagsOf(tags))];
+  if (ids.length > 1) return ids;
+  const owners = [...new Set(tags.filter((t) => t.startsWith(OWNERSHIP_TAG_PREFIX)))];
+  return owners.length > 1 ? owners : undefined;
+}
+
+/**
  * Whose a NodeBalancer is, as far as its tags prove it:
+ * - `contested`: it claims two owners (`contestedTags`): nobody's;
  * - `this-service`: it carries this Service's ownership tag (and no other cluster's identity);
  * - `untagged`: no ownership or identity tag at all, as the Go CCM leaves them: adopted, so the switch works;
  * - `released`: this cluster's identity tag and no live Service's ownership tag (kept with `preserve`);
@@ -114,7 +129,8 @@ export function nodeBalancerTags(
  */
 export type Ownership =
   | { readonly kind: "this-service" | "untagged" | "released" }
-  | { readonly kind: "foreign-cluster" | "other-service" | "ambiguous"; readonly tag: string };
+  | { readonly kind: "foreign-cluster" | "other-service" | "ambiguous"; readonly tag: string }
+  | { readonly kind: "contested"; readonly tags: readonly string[] };
 
 /** What judging a NodeBalancer's tags needs to know about this cluster and Service. */
 export interface OwnershipContext {
@@ -129,6 +145,8 @@ export interface OwnershipContext {
 
 /** Judges a NodeBalancer's tags; see `Ownership`. Pure. */
 export function ownershipOf(tags: readonly string[], ctx: OwnershipContext): Ownership {
+  const contested = contestedTags(tags);
+  if (contested) return { kind: "contested", tags: contested };
   const idTags = clusterTagsOf(tags);
   const foreignId = idTags.find((t) => t !== ctx.clusterIdTag);
   if (foreignId) return { kind: "foreign-cluster", tag: foreignId };
@@ -161,12 +179,82 @@ export function whyNotAdoptable(nbId: number, ownership: Ownership): string {
       return `NodeBalancer ${nbId} belongs to another cluster (tag ${ownership.tag}): it is neither adopted, changed nor deleted`;
     case "other-service":
       return `NodeBalancer ${nbId} belongs to another Service of this cluster (tag ${ownership.tag}): it is neither adopted, changed nor deleted`;
+    case "contested":
+      return `NodeBalancer ${nbId} claims two owners (tags ${
+        ownership.tags.join(", ")
+      }): it belongs to nobody, ` +
+        `so it is neither adopted, changed nor deleted (remove the wrong tag by hand)`;
     case "ambiguous":
       return `NodeBalancer ${nbId} carries ownership tag ${ownership.tag} of a cluster with this name but no cluster identity: ` +
         `it may be another cluster's, so it is neither adopted, changed nor deleted (remove that tag by hand to let this Service adopt it)`;
     default:
       return "";
   }
+}
+
+/** What shows that an untagged NodeBalancer named by `nodebalancer-id` serves someone else. */
+export interface InUseEvidence {
+  /** Its backends (`ip:port`) at an address no Node of this cluster has. */
+  readonly foreignBackends: readonly string[];
+  /** Other Services of this cluster pointing at it: `ns/name (how)`. */
+  readonly otherServices: readonly string[];
+}
+
+/** Backends named in a Warning at most; the rest are counted. */
+const BACKENDS_NAMED = 5;
+
+/**
+ * Why an untagged NodeBalancer is not adopted through `nodebalancer-id` (a Service author could otherwise take
+ * over any NodeBalancer in the account), or undefined when nothing shows it serves someone else. Pure.
+ */
+export function whyInUse(nbId: number, evidence: InUseEvidence): string | undefined {
+  const { foreignBackends, otherServices } = evidence;
+  const reasons: string[] = [];
+  if (foreignBackends.length > 0) {
+    const named = foreignBackends.slice(0, BACKENDS_NAMED);
+    const more = foreignBackends.length - named.length;
+    reasons.push(
+      `backends at addresses no Node of this cluster has (${named.join(", ")}${
+        more > 0 ? ` and ${more} more` : ""
+      })`,
+    );
+  }
+  if (otherServices.length > 0) reasons.push(`used by Service ${otherServices.join(", ")}`);
+  if (reasons.length === 0) return undefined;
+  return `NodeBalancer ${nbId} named by nodebalancer-id has no ownership tag and serves someone else: ` +
+    `${reasons.join("; ")}. It is neither adopted, changed nor deleted ` +
+    `(--nodebalancer-id-adopts-any adopts it anyway, as the Go CCM does)`;
+}
+
+/** The host of a backend address (`ip:port`, `[ip]:port`), lower case. */
+function backendHost(address: string): string {
+  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(address);
+  if (bracketed) return (bracketed[1] ?? "").toLowerCase();
+  const colon = address.lastIndexOf(":");
+  return (colon > 0 && !address.slice(0, colon).includes(":") ? address.slice(0, colon) : address)
+    .toLowerCase();
+}
+
+/** Every address of this cluster's Nodes: status addresses and the Linode addresses the node controller annotates. */
+export function nodeAddressesOf(nodes: readonly V1Node[]): Set<string> {
+  const out = new Set<string>();
+  for (const node of nodes) {
+    for (const a of node.status?.addresses ?? []) out.add(a.address.toLowerCase());
+    const annotations = node.metadata?.annotations ?? {};
+    for (const key of [PRIVATE_IP_ANNOTATION, PUBLIC_IPV6_ANNOTATION]) {
+      const ip = annotations[key]?.split("/")[0];
+      if (ip) out.add(ip.toLowerCase());
+    }
+  }
+  return out;
+}
+
+/** The backends (`ip:port`) of `configs` at an address outside `addresses`. Pure. */
+export function foreignBackendsOf(
+  configs: readonly NodeBalancerConfigState[],
+  addresses: ReadonlySet<string>,
+): string[] {
+  return configs.flatMap((c) => c.nodes.map((n) => n.address)).filter((a) => !addresses.has(backendHost(a)));
 }
 
 /** The 16 hex digits of a Service UID kept in ownership tags. */
@@ -176,9 +264,6 @@ export function uidPrefixOf(uid: string): string {
 
 // ---------------------------------------------------------------------------------------------------------
 // The cluster identity.
-
-/** What every cluster identity tag starts with. */
-export const CLUSTER_TAG_PREFIX = "ccm-cluster:";
 
 /** The Namespace whose UID names the cluster: created with the cluster, never deleted. */
 export const IDENTITY_NAMESPACE = "kube-system";

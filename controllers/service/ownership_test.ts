@@ -1,11 +1,16 @@
 import assert from "node:assert/strict";
+import type { NodeBalancerConfigState } from "../../cache/types.ts";
+import { node } from "./testdata/fixtures.ts";
 import {
   ClusterIdentity,
   ClusterIdentityUnknownError,
   clusterTag,
+  contestedTags,
+  foreignBackendsOf,
   isAdoptable,
   isOwnedBy,
   isOwnedByCluster,
+  nodeAddressesOf,
   nodeBalancerLabel,
   nodeBalancerTags,
   type Ownership,
@@ -14,6 +19,7 @@ import {
   ownershipTag,
   parseOwnershipTag,
   uidPrefixOf,
+  whyInUse,
   whyNotAdoptable,
 } from "./ownership.ts";
 
@@ -143,6 +149,18 @@ const OWNERSHIP: { name: string; tags: string[]; live?: string[]; want: Ownershi
     live: [OTHER_UID],
     want: "other-service",
   },
+  { name: "two identities, one ours (a forged tag)", tags: [ID_OURS, ID_THEIRS], want: "contested" },
+  {
+    name: "this Service's tag and another live Service's",
+    tags: [ownershipTag("kubernetes", UID), ownershipTag("kubernetes", OTHER_UID), ID_OURS],
+    live: [OTHER_UID],
+    want: "contested",
+  },
+  {
+    name: "two gone Services' tags with our identity",
+    tags: [ownershipTag("kubernetes", GONE), ownershipTag("kubernetes", OTHER_UID), ID_OURS],
+    want: "contested",
+  },
 ];
 
 for (const c of OWNERSHIP) {
@@ -153,6 +171,51 @@ for (const c of OWNERSHIP) {
     if (!isAdoptable(got)) {
       assert.match(whyNotAdoptable(7, got), /^NodeBalancer 7 .*neither adopted, changed nor deleted/);
     }
+  });
+}
+
+Deno.test("contestedTags() names two identity tags, else two ownership tags, and nothing for one of each", () => {
+  const mine = ownershipTag("kubernetes", UID);
+  const other = ownershipTag("kubernetes", OTHER_UID);
+  assert.deepEqual(contestedTags([ID_OURS, "kubernetes", ID_THEIRS, mine]), [ID_OURS, ID_THEIRS]);
+  assert.deepEqual(contestedTags([mine, ID_OURS, other]), [mine, other]);
+  assert.deepEqual(contestedTags(["ccm-owner:garbage", mine]), ["ccm-owner:garbage", mine]);
+  assert.equal(contestedTags([mine, ID_OURS, "kubernetes"]), undefined);
+  assert.equal(contestedTags([mine, mine, ID_OURS, ID_OURS]), undefined, "a tag twice is one claim");
+  assert.match(
+    whyNotAdoptable(7, { kind: "contested", tags: [ID_OURS, ID_THEIRS] }),
+    new RegExp(`claims two owners \\(tags ${ID_OURS}, ${ID_THEIRS}\\): it belongs to nobody`),
+  );
+});
+
+const IN_USE: { name: string; backends: string[]; services: string[]; want: RegExp | undefined }[] = [
+  { name: "nothing shows it serves others", backends: [], services: [], want: undefined },
+  {
+    name: "backends not at this cluster's Nodes",
+    backends: ["192.168.200.7:31080", "[2600:3c03::1]:80"],
+    services: [],
+    want:
+      /serves someone else: backends at addresses no Node of this cluster has \(192\.168\.200\.7:31080, \[2600:3c03::1\]:80\)\. /,
+  },
+  {
+    name: "more backends than a Warning names",
+    backends: Array.from({ length: 7 }, (_, i) => `192.168.200.${i}:80`),
+    services: [],
+    want: /192\.168\.200\.4:80 and 2 more\)/,
+  },
+  {
+    name: "another Service points at it",
+    backends: [],
+    services: ["default/first (its nodebalancer-id)"],
+    want: /used by Service default\/first \(its nodebalancer-id\)\. .*--nodebalancer-id-adopts-any/,
+  },
+];
+
+for (const c of IN_USE) {
+  Deno.test(`whyInUse() ${c.name}`, () => {
+    const got = whyInUse(7, { foreignBackends: c.backends, otherServices: c.services });
+    if (c.want === undefined) assert.equal(got, undefined);
+    else assert.match(got ?? "", c.want);
   });
 }
 
@@ -188,4 +251,32 @@ Deno.test("ClusterIdentity.tag() reads once, and retries a failed read without r
   assert.equal(await identity.tag(), "ccm-cluster:0f1e2d3c4b5a46978877665544332211");
   await identity.tag();
   assert.equal(reads, 2);
+});
+
+Deno.test("nodeAddressesOf() holds every status address and the annotated private IPv4 and public IPv6", () => {
+  const n1 = node("n1", {
+    internalIps: ["10.0.0.2"],
+    annotations: {
+      "node.k8s.linode.com/private-ip": "192.168.140.11",
+      "node.k8s.linode.com/public-ipv6": "2600:3C03::F03C:91FF:FE24:1/128",
+    },
+  });
+  assert.deepEqual(
+    [...nodeAddressesOf([n1, node("n2", { internalIps: ["10.0.0.3"] })])].sort(),
+    ["10.0.0.2", "10.0.0.3", "192.168.140.11", "2600:3c03::f03c:91ff:fe24:1"],
+  );
+});
+
+function config(addresses: string[]): NodeBalancerConfigState {
+  return { nodes: addresses.map((address) => ({ address })) } as unknown as NodeBalancerConfigState;
+}
+
+Deno.test("foreignBackendsOf() lists the backends at an address no Node has, IPv6 in brackets and any case", () => {
+  const ours = new Set(["10.0.0.2", "2600:3c03::f03c:91ff:fe24:1"]);
+  const configs = [
+    config(["10.0.0.2:30080", "10.0.0.9:30080"]),
+    config(["[2600:3C03::F03C:91FF:FE24:1]:80", "[2600:3c03::9]:80"]),
+    config([]),
+  ];
+  assert.deepEqual(foreignBackendsOf(configs, ours), ["10.0.0.9:30080", "[2600:3c03::9]:80"]);
 });

@@ -8,14 +8,19 @@
  * Finding the NodeBalancer a Service already has goes by the rules that tie one to it, in order: the
  * `nodebalancer-id` annotation; this CCM's ownership tag; else, as the Go CCM does, the NodeBalancer at the
  * Service's status IP, or at its status hostname. Nothing else ties a NodeBalancer to a Service: nothing
- * else is ever adopted, changed or deleted.
+ * else is ever adopted, changed or deleted. The annotation is the one rule a Service author controls, so a
+ * NodeBalancer without ownership tags is taken through it only when nothing shows it serves someone else
+ * (`inUseEvidence`: backends that are not this cluster's Nodes, another Service pointing at it), unless the
+ * Service's own status already names it (the switch from the Go CCM) or `--nodebalancer-id-adopts-any` says
+ * adopt anything, as the Go CCM. Two NodeBalancers carrying the Service's ownership tag are taken only with
+ * proof of which is its own (the status names it, or this process created it).
  *
  * "Not found" is only said on data listed during this leadership term: every NodeBalancer this process
  * creates is written into the cache, so a listing from this term knows them all, and one from before (or a
  * failed refresh) could miss one made by the other replica. That is what keeps a Service whose status was
  * lost from getting a second NodeBalancer.
  */
-import type { V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
+import type { V1LoadBalancerIngress, V1Node, V1Service } from "@kubernetes/client-node";
 import type { NodeBalancerCache } from "../../cache/nodebalancers.ts";
 import type { NodeBalancerSummary } from "../../cache/types.ts";
 import { isNotFound } from "../../linode/errors.ts";
@@ -26,11 +31,14 @@ import type { CurrentNodeBalancer } from "./nodebalancer/diff.ts";
 import type { NodeBalancerWrites } from "./nodebalancer/writes.ts";
 import {
   type ClusterIdentity,
+  foreignBackendsOf,
   isAdoptable,
+  nodeAddressesOf,
   type OwnershipContext,
   ownershipOf,
   ownershipTag,
   uidPrefixOf,
+  whyInUse,
   whyNotAdoptable,
 } from "./ownership.ts";
 
@@ -152,6 +160,8 @@ interface OwnerDeps {
   identity: Pick<ClusterIdentity, "tag">;
   /** Every Service, to tell a NodeBalancer of a live Service from one left behind. */
   services: { list(): readonly V1Service[] };
+  /** The Nodes, whose addresses tell this cluster's backends from others'. */
+  nodes: { list(): readonly V1Node[] };
 }
 
 /** The tag that marks the Service's NodeBalancer and managed firewall as its own. */
@@ -174,6 +184,24 @@ export async function ownerContextOf(
   };
 }
 
+/** The rules that tie a NodeBalancer to `svc`, and what judging a take reads; throws while the identity is unknown. */
+export async function findRulesOf(
+  deps: OwnerDeps,
+  svc: V1Service,
+  nodeBalancerId: number | null,
+): Promise<FindRules> {
+  return {
+    nodeBalancerId: nodeBalancerId ?? undefined,
+    ownershipTag: ownershipTagOf(deps, svc),
+    owner: await ownerContextOf(deps, svc),
+    byId: {
+      adoptsAny: deps.defaults.services.nodeBalancerIdAdoptsAny,
+      nodes: () => deps.nodes.list(),
+      services: () => deps.services.list(),
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Its NodeBalancer.
 
@@ -186,10 +214,29 @@ export interface FoundNodeBalancer {
   readonly via: FoundVia;
 }
 
-/** What finding reads: the cached listing, and a direct GET for `nodebalancer-id`. */
+/**
+ * What finding reads: the cached listing, a direct GET for `nodebalancer-id`, the backends of an untagged one
+ * it names, and which NodeBalancers this process created.
+ */
 export interface FinderDeps {
-  cache: Pick<NodeBalancerCache, "list" | "peek" | "record">;
+  cache: Pick<NodeBalancerCache, "list" | "peek" | "record" | "details" | "createdHere">;
   nodeBalancers: Pick<NodeBalancerWrites, "get">;
+}
+
+/** What judging an untagged NodeBalancer named by `nodebalancer-id` reads. */
+export interface ByIdContext {
+  /** `--nodebalancer-id-adopts-any`: adopt any untagged one, as the Go CCM does. */
+  readonly adoptsAny: boolean;
+  nodes(): readonly V1Node[];
+  services(): readonly V1Service[];
+}
+
+/** The rules that tie a NodeBalancer to a Service (`findRulesOf`). */
+export interface FindRules {
+  readonly nodeBalancerId?: number;
+  readonly ownershipTag: string;
+  readonly owner: OwnershipContext;
+  readonly byId: ByIdContext;
 }
 
 /** How fresh the listing must be: requested within this many ms, asked when needed (the term's age). */
@@ -273,22 +320,26 @@ async function byAnnotation(deps: FinderDeps, id: number): Promise<NodeBalancerS
 export async function findNodeBalancer(
   deps: FinderDeps,
   svc: V1Service,
-  rules: { nodeBalancerId?: number; ownershipTag: string; owner: OwnershipContext },
+  rules: FindRules,
   options: FindOptions,
 ): Promise<FoundNodeBalancer | undefined> {
   if (rules.nodeBalancerId !== undefined) {
-    return checkOwner({ nb: await byAnnotation(deps, rules.nodeBalancerId), via: "annotation" }, rules.owner);
+    const found = checkOwner(
+      { nb: await byAnnotation(deps, rules.nodeBalancerId), via: "annotation" },
+      rules.owner,
+    );
+    const why = whyInUse(found.nb.id, await inUseEvidence(deps, svc, found.nb, rules));
+    if (why) throw new NodeBalancerNotOwnedError(found.nb.id, why);
+    return found;
   }
   const snapshot = await deps.cache.list({ maxAgeMs: options.maxAgeMs() });
+  const claimants = snapshot.data.filter((nb) => nb.tags.includes(rules.ownershipTag));
   // A foreign identity tag beside our ownership tag (a 64-bit UID prefix shared across clusters): not ours.
-  const owned = snapshot.data.filter((nb) =>
-    nb.tags.includes(rules.ownershipTag) && ownershipOf(nb.tags, rules.owner).kind === "this-service"
-  );
-  if (owned.length) {
-    // Two would be a leftover of a crash between create and status: the one in the status wins.
-    const oldest = owned.reduce((a, b) => a.id <= b.id ? a : b);
-    return { nb: findByStatus(svc, owned)?.nb ?? oldest, via: "ownership-tag" };
-  }
+  const owned = claimants.filter((nb) => ownershipOf(nb.tags, rules.owner).kind === "this-service");
+  if (owned.length) return { nb: provenClaimant(deps, svc, owned, rules.ownershipTag), via: "ownership-tag" };
+  // One claiming this Service and another owner: nobody's, and no second NodeBalancer is made beside it.
+  const contested = claimants.find((nb) => ownershipOf(nb.tags, rules.owner).kind === "contested");
+  if (contested) checkOwner({ nb: contested, via: "ownership-tag" }, rules.owner);
   const found = findByStatus(svc, snapshot.data);
   if (found) return checkOwner(found, rules.owner);
   if (snapshot.stale || snapshot.ageMs > options.maxAgeMs()) {
@@ -297,6 +348,80 @@ export async function findNodeBalancer(
     );
   }
   return undefined;
+}
+
+/**
+ * The one of several NodeBalancers carrying the Service's ownership tag that is provably its own: the one its
+ * status names, else the only one this process created. Without proof none is taken (a tag can be copied onto
+ * another NodeBalancer; the oldest id proves nothing): `NodeBalancerNotOwnedError` naming them.
+ */
+function provenClaimant(
+  deps: FinderDeps,
+  svc: V1Service,
+  owned: readonly NodeBalancerSummary[],
+  tag: string,
+): NodeBalancerSummary {
+  const [only] = owned;
+  if (only && owned.length === 1) return only;
+  const byStatus = findByStatus(svc, owned)?.nb;
+  if (byStatus) return byStatus;
+  const createdHere = owned.filter((nb) => deps.cache.createdHere(nb.id));
+  const [mine] = createdHere;
+  if (mine && createdHere.length === 1) return mine;
+  const ids = owned.map((nb) => nb.id).sort((a, b) => a - b);
+  throw new NodeBalancerNotOwnedError(
+    ids[0] ?? 0,
+    `NodeBalancers ${
+      ids.join(", ")
+    } all carry this Service's ownership tag ${tag}, and none is proven its own ` +
+      "(named by its status, or created by this CCM process): none is adopted, changed or deleted " +
+      "(delete the wrong one, or remove its ownership tag by hand)",
+  );
+}
+
+/** Services other than `svc` served by this CCM whose annotation or status points at `nb`: `ns/name (how)`. */
+export function otherPointersTo(
+  nb: NodeBalancerSummary,
+  services: readonly V1Service[],
+  svc: V1Service,
+): string[] {
+  const self = svc.metadata?.uid;
+  return services.flatMap((other) => {
+    if (other.metadata?.uid === self || !(wantsLoadBalancer(other) || hasFinalizer(other))) return [];
+    const reader = new AnnotationReader(other.metadata?.annotations);
+    const how = readNodeBalancerId(reader) === nb.id
+      ? "its nodebalancer-id"
+      : findByStatus(other, [nb])
+      ? "its status"
+      : undefined;
+    return how ? [`${other.metadata?.namespace ?? ""}/${other.metadata?.name ?? ""} (${how})`] : [];
+  });
+}
+
+/**
+ * What shows that a NodeBalancer named by `nodebalancer-id` and without this cluster's ownership tags serves
+ * someone else (none when it has them, or with `--nodebalancer-id-adopts-any`): another Service of this
+ * cluster pointing at it; for one without any ownership tag, backends at addresses none of this cluster's
+ * Nodes has, unless the Service's own status names it (a Go CCM Service after the switch: the status rule
+ * would adopt it anyway, and a Service author cannot write the status).
+ */
+async function inUseEvidence(
+  deps: FinderDeps,
+  svc: V1Service,
+  nb: NodeBalancerSummary,
+  rules: FindRules,
+): Promise<{ foreignBackends: string[]; otherServices: string[] }> {
+  const kind = ownershipOf(nb.tags, rules.owner).kind;
+  if (rules.byId.adoptsAny || (kind !== "untagged" && kind !== "released")) {
+    return { foreignBackends: [], otherServices: [] };
+  }
+  const otherServices = otherPointersTo(nb, rules.byId.services(), svc);
+  if (kind !== "untagged" || findByStatus(svc, [nb])) return { foreignBackends: [], otherServices };
+  const addresses = nodeAddressesOf(rules.byId.nodes());
+  return {
+    foreignBackends: foreignBackendsOf(await deps.cache.details.configs(nb.id), addresses),
+    otherServices,
+  };
 }
 
 /** The found NodeBalancer when this Service may take it; else `NodeBalancerNotOwnedError`. */

@@ -6,41 +6,15 @@
  * existed (ambiguous between two clusters named alike) are kept too.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { annotationKey } from "../../controllers/service/annotations/table.ts";
 import { ownershipTag } from "../../controllers/service/ownership.ts";
-import { startKubeSim } from "../../sim/kube/server.ts";
 import { FakeClock } from "../../common/clock.ts";
-import { type ServiceWorld, startServiceWorld, until } from "../service_fixture.ts";
+import { type ServiceWorld, startSecondCluster, startServiceWorld, until } from "../service_fixture.ts";
 
 const CLEANUP = "--cleanup-orphaned-nodebalancers";
 /** Two orphan checks (1 h apart) and a little more. */
 const TWO_CHECKS_MS = 2 * 3_600_000 + 120_000;
 const NB_WRITE = /^(PUT|DELETE|POST) \/v4\/nodebalancers\/(\d+)/;
-
-/** Cluster B: its own Kubernetes emulator, cluster A's Linode account. */
-async function secondCluster(a: ServiceWorld, clock: FakeClock, flags: string[]): Promise<ServiceWorld> {
-  const kube = await startKubeSim();
-  const dir = await Deno.makeTempDir({ prefix: "ccm_cluster_b_" });
-  const kubeconfig = join(dir, "kubeconfig");
-  await kube.writeKubeconfig(kubeconfig);
-  const env = {
-    LINODE_URL: a.linode.url,
-    LINODE_API_TOKEN: a.linode.token,
-    LINODE_REGION: "us-east",
-    KUBECONFIG: kubeconfig,
-  };
-  const sims = {
-    linode: a.linode,
-    kube,
-    env,
-    async close() {
-      await kube.close();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-  return await startServiceWorld({ sims, clock, flags });
-}
 
 /** NodeBalancer ids each CCM process wrote to, by its User-Agent (its Lease identity). */
 function writersOf(world: ServiceWorld): Map<string, Set<number>> {
@@ -59,7 +33,7 @@ for (const names of [["kubernetes", "kubernetes"], ["alpha", "beta"]] as const) 
   Deno.test(`two clusters named ${names.join(" and ")} in one Linode account never touch each other's NodeBalancers`, async () => {
     const clock = new FakeClock();
     await using a = await startServiceWorld({ clock, flags: [CLEANUP, `--cluster-name=${names[0]}`] });
-    await using b = await secondCluster(a, clock, [CLEANUP, `--cluster-name=${names[1]}`]);
+    await using b = await startSecondCluster(a, clock, [CLEANUP, `--cluster-name=${names[1]}`]);
     a.addNode("a-node-1", "192.168.128.11");
     b.addNode("b-node-1", "192.168.128.21");
     await a.start();

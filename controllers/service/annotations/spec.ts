@@ -28,6 +28,7 @@ export interface ServiceDefaults {
     | "disableVpcBackends"
     | "enableIpv6ForLoadBalancers"
     | "enableIpv6ForNodeBalancerBackends"
+    | "nodeBalancerIdAdoptsAny"
   >;
   readonly vpc: Pick<VpcConfig, "names" | "ids" | "subnetNames" | "subnetIds">;
 }
@@ -177,6 +178,8 @@ export interface LenientValue {
   readonly used: string;
   /** `<key>="<value>": expected <accepted>; used <used>`. */
   readonly message: string;
+  /** Dropped for what it would claim (reserved tags), where the Go CCM takes it as it is. */
+  readonly reserved?: boolean;
 }
 
 /** Longest annotation value quoted in a message; the full value stays on `value`. */

@@ -219,6 +219,20 @@ export class AnnotationReader {
     return undefined;
   }
 
+  /**
+   * Records tags dropped from `name` because they would claim ownership (`RESERVED_TAG_PREFIXES`): the rest of
+   * the value applies. Reported with the values read leniently, though the Go CCM takes them as they are.
+   */
+  dropReserved(name: string, value: string, dropped: readonly string[]): void {
+    const key = annotationKey(name);
+    const accepted = `tags not starting with ${RESERVED_TAG_PREFIXES.join(" or ")}`;
+    const named = dropped.map((t) => JSON.stringify(t)).join(", ");
+    const used = `the other tags, without ${named}: these prefixes mark which cluster and Service own a ` +
+      "NodeBalancer, and only this CCM writes them";
+    const message = `${key}=${JSON.stringify(value)}: expected ${accepted}; used ${used}`;
+    this.lenient.push({ key, value, accepted, used, message, reserved: true });
+  }
+
   /** Records a value read leniently (as the Go CCM reads it); `used` says what applies instead. */
   tolerate(name: string, value: string, used: string, accepted = acceptedText(name)): void {
     const key = annotationKey(name);
@@ -301,6 +315,19 @@ export class AnnotationReader {
 // ---------------------------------------------------------------------------------------------------------
 // The annotations the Go CCM reads leniently.
 
+/** What every ownership tag starts with (`ownership.ts`). */
+export const OWNERSHIP_TAG_PREFIX = "ccm-owner:";
+/** What every cluster identity tag starts with (`ownership.ts`). */
+export const CLUSTER_TAG_PREFIX = "ccm-cluster:";
+/** Tag prefixes only this CCM writes: never taken from an annotation (they would claim or disown a NodeBalancer). */
+export const RESERVED_TAG_PREFIXES: readonly string[] = [CLUSTER_TAG_PREFIX, OWNERSHIP_TAG_PREFIX];
+
+/** True for a tag with a reserved prefix, in any letter case (the API may compare tags so). */
+export function isReservedTag(tag: string): boolean {
+  const lower = tag.toLowerCase();
+  return RESERVED_TAG_PREFIXES.some((p) => lower.startsWith(p));
+}
+
 /** Shortest Linode tag (the API's `tags` entries hold 3 to 50 characters). */
 export const TAG_MIN_CHARS = 3;
 /** Longest Linode tag. */
@@ -378,13 +405,18 @@ export function readNodeBalancerId(reader: AnnotationReader): number | null {
 /**
  * `tags`: the Go CCM sends every tag and the API refuses one outside 3–50 characters, failing the whole
  * create or update; here such tags are left out of a new NodeBalancer, and an existing one keeps every tag
- * it has (the valid ones are added).
+ * it has (the valid ones are added). Tags with a reserved prefix (`ccm-cluster:`, `ccm-owner:`) are dropped
+ * and reported, never written: from a Service they could disown its NodeBalancer, or hand it to another
+ * cluster's orphan check. The Go CCM writes them as any tag.
  */
 export function readTags(reader: AnnotationReader): Lenient<string[]> {
   const raw = reader.raw("tags");
   if (raw === undefined) return { value: [], keep: false };
   // The Go CCM splits without trimming; trimmed tags are what a person means by "a, b".
-  const tags = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
+  const all = [...new Set(raw.split(",").map((t) => t.trim()).filter((t) => t !== ""))];
+  const reserved = all.filter(isReservedTag);
+  if (reserved.length > 0) reader.dropReserved("tags", raw, reserved);
+  const tags = all.filter((t) => !isReservedTag(t));
   const fits = (t: string) => t.length >= TAG_MIN_CHARS && t.length <= TAG_MAX_CHARS;
   const bad = tags.filter((t) => !fits(t));
   if (bad.length > 0) {

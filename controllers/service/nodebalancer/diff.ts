@@ -21,6 +21,7 @@ import {
 } from "./writes.ts";
 import type { DesiredConfig, DesiredNode, DesiredNodeBalancer } from "./desired.ts";
 import type { PortFamily } from "../annotations/spec.ts";
+import { isReservedTag } from "../annotations/table.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // What the diff reads and returns.
@@ -161,9 +162,11 @@ function nodeBalancerUpdate(current: CurrentNodeBalancer, desired: DesiredNodeBa
       new: desired.client_conn_throttle,
     });
   }
-  // Kept tags (a tag the API refuses was read leniently): none is removed, the planned ones are added.
+  // Kept tags (a tag the API refuses was read leniently): none is removed, the planned ones are added; but
+  // ownership and identity tags are only ever the planned ones (a kept one of another owner would make two).
   const keepTags = desired.keep?.includes("tags") ?? false;
-  const tags = keepTags ? [...new Set([...nb.tags, ...desired.tags])] : desired.tags;
+  const kept = nb.tags.filter((t) => !isReservedTag(t));
+  const tags = keepTags ? [...new Set([...kept, ...desired.tags])] : desired.tags;
   if (!sameTags(nb.tags, tags)) {
     body.tags = [...tags];
     changes.push({ field: "tags", old: [...nb.tags].sort(), new: [...tags].sort() });

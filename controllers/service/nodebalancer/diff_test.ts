@@ -255,6 +255,24 @@ Deno.test("diffNodeBalancer() leaves what a lenient value governs as it is and u
   assert.deepEqual(diff.changes.map((c) => c.field), ["configs[80/tcp].nodes[node-n1]"]);
 });
 
+Deno.test("diffNodeBalancer() with kept tags keeps the user's, but never an ownership or identity tag not planned", () => {
+  const desired = desiredFor(service({ annotations: { tags: "team-a,ab" } }));
+  assert.deepEqual(desired.keep, ["tags"]);
+  const current = asCurrent(desired);
+  const stale = ["ccm-owner:kubernetes/5e1f0000dead4bee", "ccm-cluster:" + "f".repeat(32)];
+  const before = {
+    ...current,
+    nodeBalancer: { ...current.nodeBalancer, tags: [...current.nodeBalancer.tags, "by-hand", ...stale] },
+  };
+  const diff = diffNodeBalancer(before, desired);
+  const tags = diff.changes.find((c) => c.field === "tags");
+  assert.deepEqual(
+    tags?.new,
+    [...desired.tags, "by-hand"].sort(),
+    "the user's tag kept, the stale claims dropped",
+  );
+});
+
 Deno.test("diffNodeBalancer() keeps the protocol of a port whose default-protocol is of the other family", () => {
   const current = asCurrent(desiredFor(service({ annotations: { "default-protocol": "http" } })));
   const desired = desiredFor(service({ annotations: { "default-protocol": "udp" } }));

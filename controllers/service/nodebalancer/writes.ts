@@ -219,7 +219,7 @@ export type NodeBalancerWrites = Pick<
 /** What applying needs: the client to write through and the cache to record in. */
 export interface ApplyDeps {
   nodeBalancers: NodeBalancerWrites;
-  cache: Pick<NodeBalancerCache, "record" | "details">;
+  cache: Pick<NodeBalancerCache, "record" | "recordCreated" | "details">;
 }
 
 type ConfigResponse = Awaited<ReturnType<NodeBalancerWrites["createConfig"]>>;
@@ -321,7 +321,7 @@ export async function createNodeBalancer(
 ): Promise<NodeBalancer> {
   const body = createNodeBalancerBody(plan.desired, firewallId);
   const nb = await deps.nodeBalancers.create(revealCreateBody(body));
-  deps.cache.record(nb);
+  deps.cache.recordCreated(nb);
   deps.cache.details.recordCreated(nb.id, plan.fingerprint);
   return nb;
 }

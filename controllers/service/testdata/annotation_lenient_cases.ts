@@ -175,6 +175,15 @@ export const LENIENT: LenientCase[] = [
     want: ["team-a"],
     used: "without",
   },
+  // Ownership and identity tags are this CCM's to write: dropped, in any letter case; not kept (`keep`), so an
+  // existing NodeBalancer loses none it has but gains none from the Service.
+  {
+    covers: "tags",
+    ann: { tags: `team-a, ccm-cluster:${"f".repeat(32)},CCM-Owner:kubernetes/0123456789abcdef` },
+    get: (s) => [s.tags, s.keep],
+    want: [["team-a"], []],
+    used: `without "ccm-cluster:${"f".repeat(32)}", "CCM-Owner:kubernetes/0123456789abcdef"`,
+  },
   // The API refuses a check_path without its leading slash: a new config gets /, an existing one keeps its path.
   {
     covers: "check-path",

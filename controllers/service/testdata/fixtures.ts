@@ -25,6 +25,7 @@ export function defaults(over: {
       disableVpcBackends: false,
       enableIpv6ForLoadBalancers: false,
       enableIpv6ForNodeBalancerBackends: false,
+      nodeBalancerIdAdoptsAny: false,
       ...over.services,
     },
     vpc: { names: [], ids: [], subnetNames: ["default"], subnetIds: [], ...over.vpc },
