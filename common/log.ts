@@ -39,6 +39,9 @@ const REDACTED = "***";
 const PEM_PRIVATE_KEY =
   /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|(?:[A-Za-z0-9+/=:,.\s-]|\\+[nrt])*)/g;
 
+/** Where every PEM block starts: a text without it holds no private key block. */
+const PEM_BEGIN = "-----BEGIN ";
+
 /** What a PEM private key block becomes in logs and error reports. */
 export const REDACTED_PRIVATE_KEY = "[private key redacted]";
 
@@ -47,8 +50,9 @@ export const REDACTED_PRIVATE_KEY = "[private key redacted]";
  * private key block with `REDACTED_PRIVATE_KEY` (a TLS key never needs to be named to be redacted).
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text.replace(PEM_PRIVATE_KEY, REDACTED_PRIVATE_KEY);
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join(REDACTED);
+  // Every log line passes here: the checks first, so a line without a key or a secret is not copied.
+  let out = text.includes(PEM_BEGIN) ? text.replace(PEM_PRIVATE_KEY, REDACTED_PRIVATE_KEY) : text;
+  for (const s of secrets) if (s.length >= 4 && out.includes(s)) out = out.replaceAll(s, REDACTED);
   return out;
 }
 
@@ -68,18 +72,27 @@ export function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text:
   while (written < bytes.length) written += stream.writeSync(bytes.subarray(written));
 }
 
-/** `value` with every string in it redacted (arrays, plain objects and errors copied, other values as they are). */
+/**
+ * `value` with every string in it redacted: errors always copied, arrays and plain objects copied when they
+ * hold something to redact (the value itself is never changed), anything else returned as it is.
+ */
 function redactValue(value: unknown, secrets: readonly string[]): unknown {
   if (typeof value === "string") return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
+  if (Array.isArray(value)) {
+    const out = value.map((v) => redactValue(v, secrets));
+    return out.some((v, i) => v !== value[i]) ? out : value;
+  }
   if (value instanceof Error) {
+    // Always a copy: an error's other own properties (a request's headers) must not reach the formatter.
     const copy = new Error(redactSecrets(value.message, secrets));
     copy.name = value.name;
     copy.stack = value.stack === undefined ? undefined : redactSecrets(value.stack, secrets);
     return copy;
   }
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactValue(v, secrets)]));
+    const entries = Object.entries(value);
+    const redacted = entries.map(([k, v]) => [k, redactValue(v, secrets)] as const);
+    return redacted.some(([, v], i) => v !== entries[i]?.[1]) ? Object.fromEntries(redacted) : value;
   }
   return value;
 }
