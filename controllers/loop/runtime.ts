@@ -274,7 +274,9 @@ export async function runResync(queue: WorkQueue<string>, options: ResyncOptions
     for (const key of keys) {
       if (signal.aborted) return;
       if (options.keepBackoff && queue.numRequeues(key) > 0) continue;
-      if (options.skip && await options.skip(key)) continue;
+      // A synchronous answer is taken as it is: a resync over 5,000 settled Nodes awaits nothing.
+      const skip = options.skip?.(key) ?? false;
+      if (skip === true || (skip !== false && await skip)) continue;
       queue.add(key);
     }
   }
@@ -476,10 +478,14 @@ export async function runController<M>(
         signal,
         keepBackoff: resync.keepBackoff,
         keys: () => resync.keys(ctx),
-        skip: spec.inputs && (async (key) => {
-          const skip = settled.isSettled(key, await inputsOf(spec, key, ctx));
-          if (skip) recordSkipped(metrics, spec.name);
-          return skip;
+        skip: spec.inputs && ((key) => {
+          const decide = (inputs: string | undefined) => {
+            const skip = settled.isSettled(key, inputs);
+            if (skip) recordSkipped(metrics, spec.name);
+            return skip;
+          };
+          const inputs = inputsOf(spec, key, ctx);
+          return inputs instanceof Promise ? inputs.then(decide) : decide(inputs);
         }),
       }));
     }
@@ -494,10 +500,12 @@ export async function runController<M>(
  * What a pass of `key` reads, or undefined when that cannot be told (a failed read): such a key is never
  * skipped, and its pass meets the failure itself.
  */
-async function inputsOf<M>(spec: ControllerSpec<M>, key: string, ctx: TermContext<M>) {
-  try {
-    return await spec.inputs?.(key, ctx);
-  } catch (error) {
+function inputsOf<M>(
+  spec: ControllerSpec<M>,
+  key: string,
+  ctx: TermContext<M>,
+): string | undefined | Promise<string | undefined> {
+  const unknown = (error: unknown): undefined => {
     if (ctx.signal.aborted) throw error;
     ctx.log.debug("{controller} {key}: inputs unknown, not skipped: {error}", {
       controller: spec.name,
@@ -505,6 +513,13 @@ async function inputsOf<M>(spec: ControllerSpec<M>, key: string, ctx: TermContex
       error: describeError(error),
     });
     return undefined;
+  };
+  try {
+    const inputs = spec.inputs?.(key, ctx);
+    // A synchronous answer stays synchronous (the resync asks once per key).
+    return inputs instanceof Promise ? inputs.catch(unknown) : inputs;
+  } catch (error) {
+    return unknown(error);
   }
 }
 
